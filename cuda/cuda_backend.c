@@ -1,0 +1,308 @@
+/**
+ * cuda_backend.c - the CUDA implementation of the operations table (backend.h):
+ * the vtable, mieb_backend_cuda_init, resident query sets, max_block_rows, and the
+ * helpers the operations share (input checks, corpus tiles, plan-and-reserve with
+ * OOM recovery). topk_block and score_pairs live in their own files.
+ *
+ * Every operation first refuses to run on a context that saw a CUDA error (some faults
+ * leave the CUDA context unusable until the process restarts) and marks the context
+ * broken when it returns MIEB_ERR_CUDA itself.
+ */
+#include "cuda_backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "topk_key.h"
+
+/* topk_block calls per max_block_rows answer: each call ends with a sort and a download
+ * of the per-query lists, so a block spans several tiles to amortise that. */
+#define MIEB_CUDA_TILES_PER_BLOCK 8
+/* Rows per item assumed for MaxSim when max_block_rows is asked without a query set:
+ * about one ColPali page. Longer items still work (topk_block tiles by tokens). */
+#define MIEB_CUDA_MAXSIM_ROWS_HINT 1024
+
+static struct mieb_cuda_ctx *ctx_of(struct mieb_backend *be) { return (struct mieb_cuda_ctx *)be->ctx; }
+
+static mieb_status usable(struct mieb_cuda_ctx *ctx)
+{
+    if (ctx->broken)
+        return mieb_fail(MIEB_ERR_CUDA, "cuda backend: unusable after an earlier CUDA error on device %d", ctx->device);
+    return MIEB_OK;
+}
+
+/* Remember a CUDA failure: later calls fail fast instead of touching a dead context. */
+static mieb_status settle(struct mieb_cuda_ctx *ctx, mieb_status st)
+{
+    if (st == MIEB_ERR_CUDA)
+        ctx->broken = 1;
+    return st;
+}
+
+mieb_status mieb_cuda_check_vecs(const struct mieb_vecs *v, int multi, const char *what, int64_t *max_item_rows)
+{
+    *max_item_rows = multi ? 0 : 1;
+    if (!v || v->n < 0 || v->rows < 0 || v->dim < 1)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: %s: bad shape", what);
+    if (v->rows > 0 && !v->data)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: %s: no data", what);
+    if (!multi) {
+        if (v->offsets)
+            return mieb_fail(MIEB_ERR_INVALID_ARG,
+                             "cuda backend: %s: multi-vector input needs MaxSim and only MaxSim accepts it", what);
+        if (v->rows != v->n)
+            return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: %s: %lld rows for %lld items", what,
+                             (long long)v->rows, (long long)v->n);
+        return MIEB_OK;
+    }
+    if (!v->offsets)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: %s: MaxSim needs multi-vector input (offsets)", what);
+    if (v->offsets[0] != 0 || v->offsets[v->n] != v->rows)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: %s: offsets must run from 0 to %lld", what,
+                         (long long)v->rows);
+    for (int64_t i = 0; i < v->n; i++) {
+        int64_t len = v->offsets[i + 1] - v->offsets[i];
+        if (len < 0)
+            return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: %s: offsets decrease at item %lld", what,
+                             (long long)i);
+        if (len > *max_item_rows)
+            *max_item_rows = len;
+    }
+    return MIEB_OK;
+}
+
+void mieb_cuda_next_tile(const struct mieb_vecs *docs, int maxsim, const struct mieb_cuda_plan *p, int64_t i0,
+                         struct mieb_cuda_tile *t)
+{
+    t->i0 = i0;
+    if (!maxsim) {
+        t->i1 = i0 + p->d_tile < docs->n ? i0 + p->d_tile : docs->n;
+        t->r0 = i0;
+        t->r1 = t->i1;
+        return;
+    }
+    /* whole items only; the plan guarantees d_tokens >= the longest item */
+    const int64_t *off = docs->offsets;
+    int64_t i1 = i0 + 1;
+    while (i1 < docs->n && i1 - i0 < p->d_tile && off[i1 + 1] - off[i0] <= p->d_tokens)
+        i1++;
+    t->i1 = i1;
+    t->r0 = off[i0];
+    t->r1 = off[i1];
+}
+
+mieb_status mieb_cuda_plan_reserve(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_in *in, int pairs,
+                                   struct mieb_cuda_plan *p)
+{
+    size_t budget = mieb_cuda_budget_left(ctx);
+    int shrunk_for_oom = 0;
+    for (;;) {
+        mieb_status st = pairs ? mieb_cuda_plan_pairs(in, budget, p) : mieb_cuda_plan_topk(in, budget, p);
+        if (st == MIEB_ERR_TOO_LARGE && shrunk_for_oom)
+            return mieb_fail(MIEB_ERR_OOM, "cuda: out of device memory: even the smallest tiles could not be "
+                                           "allocated on device %d", ctx->device);
+        if (st != MIEB_OK)
+            return st;
+        st = mieb_cuda_pool_reserve(ctx, &ctx->scratch, p->dev_bytes, "scratch tiles");
+        if (st == MIEB_OK)
+            st = mieb_cuda_pool_reserve(ctx, &ctx->staging, p->pin_bytes, "pinned staging");
+        if (st != MIEB_ERR_OOM)
+            return st;
+        /* The allocator said no although the budget said yes (other processes, or
+         * fragmentation): plan again within half of what failed. */
+        size_t failed = ctx->scratch.cap < p->dev_bytes ? p->dev_bytes : p->pin_bytes;
+        budget = failed / 2 < budget ? failed / 2 : budget / 2;
+        shrunk_for_oom = 1;
+        MIEB_LOGW("cuda: retrying with tiles planned for %.1f MiB", (double)budget / 1048576.0);
+        if (budget == 0)
+            return mieb_fail(MIEB_ERR_OOM, "cuda: out of memory on device %d", ctx->device);
+    }
+}
+
+/* ---- the operations table ---- */
+
+static void cuda_free(struct mieb_backend *be)
+{
+    mieb_cuda_ctx_free(ctx_of(be));
+    free(be);
+}
+
+static void release_qset(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs)
+{
+    if (!qs)
+        return;
+    if (qs->alloc) {
+        /* queued work may still read the queries */
+        if (cudaStreamSynchronize(ctx->stream) != cudaSuccess)
+            (void)cudaGetLastError();
+        mieb_cuda_dev_free(ctx, qs->alloc);
+        ctx->resident -= qs->bytes < ctx->resident ? qs->bytes : ctx->resident;
+    }
+    free(qs->h_offsets);
+    qs->magic = 0;
+    free(qs);
+}
+
+static void cuda_release_queries(struct mieb_backend *be, struct mieb_qset *qs)
+{
+    release_qset(ctx_of(be), qs);
+}
+
+static mieb_status prepare(struct mieb_cuda_ctx *ctx, const struct mieb_vecs *q, enum mieb_sim sim,
+                           struct mieb_qset **out)
+{
+    int multi = sim == MIEB_SIM_MAXSIM;
+    int64_t max_rows = 0;
+    mieb_status st = mieb_cuda_check_vecs(q, multi, "queries", &max_rows);
+    if (st != MIEB_OK)
+        return st;
+    size_t data_b = mieb_cuda_aligned((size_t)q->rows * (size_t)q->dim * sizeof(float));
+    size_t off_b = multi ? mieb_cuda_aligned((size_t)(q->n + 1) * sizeof(int64_t)) : 0;
+    if (data_b + off_b > mieb_cuda_budget_left(ctx))
+        return mieb_fail(MIEB_ERR_TOO_LARGE,
+                         "cuda: %lld query rows of dim %lld need %.1f MiB; %.1f MiB of the device budget is left",
+                         (long long)q->rows, (long long)q->dim, (double)(data_b + off_b) / 1048576.0,
+                         (double)mieb_cuda_budget_left(ctx) / 1048576.0);
+
+    struct mieb_qset *qs = calloc(1, sizeof *qs);
+    if (!qs)
+        return mieb_fail(MIEB_ERR_OOM, "cuda: query set");
+    qs->magic = MIEB_CUDA_QSET_MAGIC;
+    qs->sim = sim;
+    qs->n = q->n;
+    qs->rows = q->rows;
+    qs->dim = q->dim;
+    qs->max_item_rows = max_rows;
+    if (multi) {
+        qs->h_offsets = malloc(sizeof(int64_t) * (size_t)(q->n + 1));
+        if (!qs->h_offsets) {
+            free(qs);
+            return mieb_fail(MIEB_ERR_OOM, "cuda: query offsets");
+        }
+        memcpy(qs->h_offsets, q->offsets, sizeof(int64_t) * (size_t)(q->n + 1));
+    }
+    st = mieb_cuda_dev_alloc(ctx, &qs->alloc, data_b + off_b, "queries");
+    if (st != MIEB_OK) {
+        release_qset(ctx, qs);
+        return st;
+    }
+    qs->bytes = data_b + off_b;
+    ctx->resident += qs->bytes;
+    qs->d_data = (float *)qs->alloc;
+    if (multi)
+        qs->d_offsets = (int64_t *)((char *)qs->alloc + data_b);
+    /* Pageable source: the copy is staged by the driver; once per query set is fine. */
+    if (q->rows > 0)
+        MIEB_CUDA_CHECK_GOTO(cudaMemcpyAsync(qs->d_data, q->data, (size_t)q->rows * (size_t)q->dim * sizeof(float),
+                                             cudaMemcpyHostToDevice, ctx->stream),
+                             st, fail);
+    if (multi)
+        MIEB_CUDA_CHECK_GOTO(cudaMemcpyAsync(qs->d_offsets, q->offsets, sizeof(int64_t) * (size_t)(q->n + 1),
+                                             cudaMemcpyHostToDevice, ctx->stream),
+                             st, fail);
+    MIEB_CUDA_CHECK_GOTO(cudaStreamSynchronize(ctx->stream), st, fail);
+    *out = qs;
+    return MIEB_OK;
+fail:
+    release_qset(ctx, qs);
+    return st;
+}
+
+static mieb_status cuda_prepare_queries(struct mieb_backend *be, const struct mieb_vecs *q, enum mieb_sim sim,
+                                        struct mieb_qset **out)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    *out = NULL;
+    MIEB_TRY(usable(ctx));
+    return settle(ctx, prepare(ctx, q, sim, out));
+}
+
+static mieb_status check_qset(struct mieb_qset *qs)
+{
+    if (!qs || qs->magic != MIEB_CUDA_QSET_MAGIC)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: not a query set of this backend");
+    return MIEB_OK;
+}
+
+static mieb_status cuda_topk_block(struct mieb_backend *be, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                   int64_t k, float *out_scores, int64_t *out_idx)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    MIEB_TRY(usable(ctx));
+    MIEB_TRY(check_qset(qs));
+    return settle(ctx, mieb_cuda_topk_block(ctx, qs, docs, k, out_scores, out_idx));
+}
+
+static mieb_status cuda_score_pairs(struct mieb_backend *be, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                    int64_t n_pairs, const int64_t *qi, const int64_t *di, float *out)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    MIEB_TRY(usable(ctx));
+    MIEB_TRY(check_qset(qs));
+    return settle(ctx, mieb_cuda_score_pairs(ctx, qs, docs, n_pairs, qi, di, out));
+}
+
+/*
+ * Corpus items per topk_block call: several tiles of the plan for this query set (or,
+ * without one, 1024 single-vector queries), at most what a block-local index can hold.
+ * topk_block tiles internally, so a larger block still works; this is the size that
+ * keeps the per-call sort and download cheap relative to the scoring.
+ */
+static int64_t cuda_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs, int64_t dim, int64_t k)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    int maxsim = qs && qs->magic == MIEB_CUDA_QSET_MAGIC && qs->sim == MIEB_SIM_MAXSIM;
+    const int64_t big = (int64_t)MIEB_TOPK_MAX_INDEX + 1;
+    struct mieb_cuda_plan_in in = {0};
+    struct mieb_cuda_plan p;
+
+    in.maxsim = maxsim;
+    in.dim = dim > 0 ? dim : 1;
+    in.ke = k > 0 ? k : 1;
+    in.nq = qs ? qs->n : 1024;
+    in.q_rows = qs ? qs->rows : in.nq;
+    in.q_max = qs ? qs->max_item_rows : 1;
+    in.nd = big;
+    in.d_max = maxsim ? MIEB_CUDA_MAXSIM_ROWS_HINT : 1;
+    in.d_rows = maxsim ? big : in.nd;
+    if (mieb_cuda_plan_topk(&in, mieb_cuda_budget_left(ctx), &p) != MIEB_OK) {
+        mieb_clear_error();
+        return 1; /* topk_block itself will report the budget problem */
+    }
+    int64_t items = maxsim ? p.d_tokens / MIEB_CUDA_MAXSIM_ROWS_HINT : p.d_tile;
+    if (items < 1)
+        items = 1;
+    items *= MIEB_CUDA_TILES_PER_BLOCK;
+    return items < big ? items : big;
+}
+
+static const struct mieb_backend_i cuda_iface = {
+    /* .name            = */ "cuda",
+    /* .free            = */ cuda_free,
+    /* .prepare_queries = */ cuda_prepare_queries,
+    /* .release_queries = */ cuda_release_queries,
+    /* .topk_block      = */ cuda_topk_block,
+    /* .score_pairs     = */ cuda_score_pairs,
+    /* .max_block_rows  = */ cuda_max_block_rows,
+};
+
+mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)
+{
+    struct mieb_cuda_ctx *ctx = NULL;
+    *out = NULL;
+    mieb_status st = mieb_cuda_ctx_init(opts, &ctx);
+    if (st != MIEB_OK)
+        return st;
+    struct mieb_backend *be = calloc(1, sizeof *be);
+    if (!be) {
+        mieb_cuda_ctx_free(ctx);
+        return mieb_fail(MIEB_ERR_OOM, "cuda backend");
+    }
+    be->iface = cuda_iface;
+    be->ctx = ctx;
+    if (opts)
+        be->opts = *opts;
+    *out = be;
+    return MIEB_OK;
+}

@@ -1,0 +1,66 @@
+/**
+ * cuda_backend.h - what the CUDA backend's source files share (not a public header:
+ * the rest of mieb-eval sees only backend.h and mieb_backend_cuda_init).
+ */
+#ifndef MIEB_CUDA_BACKEND_H
+#define MIEB_CUDA_BACKEND_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "cuda_ctx.h"
+#include "cuda_plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MIEB_CUDA_QSET_MAGIC 0x51534554u /* "QSET" */
+
+/** A query set resident on the device (prepare_queries). */
+struct mieb_qset {
+    uint32_t magic;
+    enum mieb_sim sim;
+    int64_t n, rows, dim;
+    int64_t max_item_rows; /* longest item in rows (1 for single-vector) */
+    float *d_data;         /* [rows, dim] device */
+    int64_t *d_offsets;    /* [n + 1] device, MaxSim only (a view into the same allocation) */
+    int64_t *h_offsets;    /* [n + 1] host copy, MaxSim only: query chunks are cut on the host */
+    void *alloc;           /* the one device allocation behind d_data and d_offsets */
+    size_t bytes;          /* its size, counted in ctx->resident */
+};
+
+/** A run of corpus items [i0, i1) and the rows [r0, r1) of `docs` they occupy. */
+struct mieb_cuda_tile {
+    int64_t i0, i1, r0, r1;
+};
+
+/** The next corpus tile starting at item i0 under plan p (never splits an item). */
+void mieb_cuda_next_tile(const struct mieb_vecs *docs, int maxsim, const struct mieb_cuda_plan *p, int64_t i0,
+                         struct mieb_cuda_tile *t);
+
+/**
+ * Check a host vector set: sizes, data pointer, and for multi-vector sets offsets that
+ * start at 0, never decrease and end at rows. *max_item_rows gets the longest item.
+ */
+mieb_status mieb_cuda_check_vecs(const struct mieb_vecs *v, int multi, const char *what, int64_t *max_item_rows);
+
+/**
+ * Plan, then reserve the scratch and staging pools; on an allocation failure plan again
+ * within half the bytes that failed (OOM recovered by tiling smaller). MIEB_ERR_OOM only
+ * when even the smallest tiles cannot be allocated; MIEB_ERR_TOO_LARGE when they exceed
+ * the budget. `pairs` selects mieb_cuda_plan_pairs instead of mieb_cuda_plan_topk.
+ */
+mieb_status mieb_cuda_plan_reserve(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_in *in, int pairs,
+                                   struct mieb_cuda_plan *p);
+
+/* The two operations with their own files (cuda_topk_block.c, cuda_score_pairs.c). */
+mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                 int64_t k, float *out_scores, int64_t *out_idx);
+mieb_status mieb_cuda_score_pairs(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                  int64_t n_pairs, const int64_t *qi, const int64_t *di, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

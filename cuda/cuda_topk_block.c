@@ -1,0 +1,243 @@
+/**
+ * cuda_topk_block.c - topk_block on the GPU: stream a corpus block through the device in
+ * tiles and keep each query's k best (score, index) pairs.
+ *
+ * Per query group (normally all queries):
+ *   for each corpus tile t (slot b = t % 2):
+ *     host:   wait until slot b's previous upload finished, copy the tile's rows into
+ *             pinned slot b (this overlaps the GPU computing tile t-1)
+ *     copy:   wait until compute released device slot b, upload, record ev_h2d[b]
+ *     stream: wait ev_h2d[b]; per query chunk S = Q[chunk] . D[tile]^T (MaxSim: token
+ *             GEMM, then the MaxSim reduction); merge S into the running top-k state
+ *             (kernels/topk.cu); record ev_done[b]
+ *   sort each query's kept keys (Thrust), download them through a pinned buffer and
+ *   decode them into (score, index) rows on the host.
+ * The kept keys encode the tie rule (kernels/topk_key.h), so the result is the CPU
+ * reference's for equal scores, whatever the tiling.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+#include "cuda_check.h"
+#include "gemm.h"
+#include "maxsim.cuh"
+#include "thrust_shim.h"
+#include "topk.cuh"
+#include "topk_key.h"
+
+/* Views carved from the pools for one call (see mieb_cuda_plan_topk for the sizes). */
+struct topk_views {
+    uint64_t *state[2];           /* [group, ke] kept keys, ping-pong per tile */
+    uint64_t *thr;                /* [group] per-row thresholds */
+    void *sort_scratch;
+    size_t sort_bytes;
+    float *d_rows[MIEB_CUDA_N_SLOTS];    /* device slot: tile rows [d_tokens, dim] */
+    int64_t *d_off[MIEB_CUDA_N_SLOTS];   /* device slot: tile offsets, MaxSim */
+    float *p_rows[MIEB_CUDA_N_SLOTS];    /* pinned slot */
+    int64_t *p_off[MIEB_CUDA_N_SLOTS];
+    float *scores;                /* [q_chunk, d_tile] */
+    float *tok;                   /* [q_tokens, d_tokens], MaxSim */
+    uint64_t *p_result;           /* [result_rows, ke] pinned */
+};
+
+static mieb_status carve(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_in *in,
+                         const struct mieb_cuda_plan *p, struct topk_views *v)
+{
+    struct mieb_cuda_pool *dev = &ctx->scratch, *pin = &ctx->staging;
+    size_t keys = (size_t)p->group * (size_t)in->ke;
+    size_t rows_b = mieb_cuda_aligned((size_t)p->d_tokens * (size_t)in->dim * sizeof(float));
+    size_t off_b = (size_t)(p->d_tile + 1) * sizeof(int64_t);
+
+    memset(v, 0, sizeof *v);
+    v->state[0] = mieb_cuda_pool_take(dev, keys * sizeof(uint64_t));
+    v->state[1] = mieb_cuda_pool_take(dev, keys * sizeof(uint64_t));
+    v->thr = mieb_cuda_pool_take(dev, (size_t)p->group * sizeof(uint64_t));
+    v->sort_bytes = mieb_cuda_aligned(mieb_cuda_segsort_scratch_bytes((int64_t)keys));
+    v->sort_scratch = mieb_cuda_pool_take(dev, v->sort_bytes);
+    int ok = v->state[0] && v->state[1] && v->thr && v->sort_scratch;
+    for (int s = 0; s < MIEB_CUDA_N_SLOTS; s++) {
+        v->d_rows[s] = mieb_cuda_pool_take(dev, rows_b);
+        v->p_rows[s] = mieb_cuda_pool_take(pin, rows_b);
+        ok = ok && v->d_rows[s] && v->p_rows[s];
+        if (in->maxsim) {
+            v->d_off[s] = mieb_cuda_pool_take(dev, off_b);
+            v->p_off[s] = mieb_cuda_pool_take(pin, off_b);
+            ok = ok && v->d_off[s] && v->p_off[s];
+        }
+    }
+    v->scores = mieb_cuda_pool_take(dev, (size_t)p->q_chunk * (size_t)p->d_tile * sizeof(float));
+    if (in->maxsim)
+        v->tok = mieb_cuda_pool_take(dev, (size_t)p->q_tokens * (size_t)p->d_tokens * sizeof(float));
+    v->p_result = mieb_cuda_pool_take(pin, (size_t)p->result_rows * (size_t)in->ke * sizeof(uint64_t));
+    ok = ok && v->scores && (!in->maxsim || v->tok) && v->p_result;
+    if (!ok)
+        return mieb_fail(MIEB_ERR_INTERNAL, "cuda topk_block: the plan's pools are smaller than its views");
+    return MIEB_OK;
+}
+
+/* Host: fill pinned slot b with tile t; then queue its upload on the copy stream. */
+static mieb_status stage_tile(struct mieb_cuda_ctx *ctx, const struct mieb_vecs *docs, int maxsim,
+                              const struct mieb_cuda_tile *t, struct topk_views *v, int b)
+{
+    size_t bytes = (size_t)(t->r1 - t->r0) * (size_t)docs->dim * sizeof(float);
+    /* the pinned slot is free once its previous upload has finished */
+    MIEB_CUDA_CHECK(cudaEventSynchronize(ctx->ev_h2d[b]));
+    if (bytes)
+        memcpy(v->p_rows[b], docs->data + t->r0 * docs->dim, bytes);
+    if (maxsim)
+        for (int64_t j = 0; j <= t->i1 - t->i0; j++)
+            v->p_off[b][j] = docs->offsets[t->i0 + j] - t->r0;
+    /* the device slot is free once the compute that read it has finished */
+    MIEB_CUDA_CHECK(cudaStreamWaitEvent(ctx->copy_stream, ctx->ev_done[b], 0));
+    if (bytes)
+        MIEB_CUDA_CHECK(cudaMemcpyAsync(v->d_rows[b], v->p_rows[b], bytes, cudaMemcpyHostToDevice, ctx->copy_stream));
+    if (maxsim)
+        MIEB_CUDA_CHECK(cudaMemcpyAsync(v->d_off[b], v->p_off[b], sizeof(int64_t) * (size_t)(t->i1 - t->i0 + 1),
+                                        cudaMemcpyHostToDevice, ctx->copy_stream));
+    MIEB_CUDA_CHECK(cudaEventRecord(ctx->ev_h2d[b], ctx->copy_stream));
+    MIEB_CUDA_CHECK(cudaStreamWaitEvent(ctx->stream, ctx->ev_h2d[b], 0));
+    return MIEB_OK;
+}
+
+/* Next query chunk [qa, qb) of the group ending at g1. */
+static int64_t chunk_end(const struct mieb_qset *qs, const struct mieb_cuda_plan *p, int64_t qa, int64_t g1)
+{
+    int64_t qb = qa + p->q_chunk < g1 ? qa + p->q_chunk : g1;
+    if (qs->sim != MIEB_SIM_MAXSIM)
+        return qb;
+    const int64_t *off = qs->h_offsets;
+    int64_t e = qa + 1; /* the plan guarantees q_tokens >= the longest query */
+    while (e < qb && off[e + 1] - off[qa] <= p->q_tokens)
+        e++;
+    return e;
+}
+
+/* Scores of query chunk [qa, qb) against tile t (in slot b) into v->scores [qb-qa, i1-i0]. */
+static mieb_status score_chunk(struct mieb_cuda_ctx *ctx, const struct mieb_qset *qs, const struct mieb_cuda_tile *t,
+                               struct topk_views *v, int b, int64_t qa, int64_t qb)
+{
+    const int64_t dim = qs->dim, nd = t->i1 - t->i0;
+    if (qs->sim != MIEB_SIM_MAXSIM)
+        return mieb_cuda_gemm_rowmajor(ctx, qb - qa, nd, dim, 1.0f, qs->d_data + qa * dim, dim, false, v->d_rows[b],
+                                       dim, true, 0.0f, v->scores, nd);
+    const int64_t qr0 = qs->h_offsets[qa], qr1 = qs->h_offsets[qb], nr = t->r1 - t->r0;
+    /* tok[query token, doc token] = Q_tokens . D_tokens^T for the chunk and the tile */
+    MIEB_TRY(mieb_cuda_gemm_rowmajor(ctx, qr1 - qr0, nr, dim, 1.0f, qs->d_data + qr0 * dim, dim, false, v->d_rows[b],
+                                     dim, true, 0.0f, v->tok, nr > 0 ? nr : 1));
+    return mieb_cuda_maxsim(ctx, v->tok, nr, qs->d_offsets + qa, qr0, qb - qa, v->d_off[b], nd, v->scores, nd);
+}
+
+/* Sorted keys of group rows [0, g) -> out rows g0.., columns [0, ke) decoded, [ke, k) padded. */
+static mieb_status download(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan *p, const uint64_t *keys,
+                            int64_t g0, int64_t g, int64_t ke, int64_t k, struct topk_views *v, float *out_s,
+                            int64_t *out_i)
+{
+    for (int64_t r0 = 0; r0 < g; r0 += p->result_rows) {
+        int64_t rr = g - r0 < p->result_rows ? g - r0 : p->result_rows;
+        MIEB_CUDA_CHECK(cudaMemcpyAsync(v->p_result, keys + r0 * ke, sizeof(uint64_t) * (size_t)(rr * ke),
+                                        cudaMemcpyDeviceToHost, ctx->stream));
+        MIEB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+        for (int64_t r = 0; r < rr; r++) {
+            const uint64_t *src = v->p_result + r * ke;
+            float *os = out_s + (g0 + r0 + r) * k;
+            int64_t *oi = out_i + (g0 + r0 + r) * k;
+            for (int64_t j = 0; j < ke; j++) {
+                os[j] = src[j] ? mieb_topk_key_score(src[j]) : -INFINITY;
+                oi[j] = src[j] ? mieb_topk_key_index(src[j]) : -1;
+            }
+            for (int64_t j = ke; j < k; j++) {
+                os[j] = -INFINITY;
+                oi[j] = -1;
+            }
+        }
+    }
+    return MIEB_OK;
+}
+
+static mieb_status run_group(struct mieb_cuda_ctx *ctx, const struct mieb_qset *qs, const struct mieb_vecs *docs,
+                             const struct mieb_cuda_plan *p, struct topk_views *v, int64_t g0, int64_t g, int64_t ke,
+                             int64_t k, float *out_s, int64_t *out_i)
+{
+    const int maxsim = qs->sim == MIEB_SIM_MAXSIM;
+    int cur = 0;
+    MIEB_CUDA_CHECK(cudaMemsetAsync(v->state[cur], 0, sizeof(uint64_t) * (size_t)(g * ke), ctx->stream));
+    MIEB_CUDA_CHECK(cudaMemsetAsync(v->thr, 0, sizeof(uint64_t) * (size_t)g, ctx->stream));
+    struct mieb_cuda_tile t;
+    int64_t n_tiles = 0;
+    for (int64_t i0 = 0; i0 < docs->n; i0 = t.i1, n_tiles++) {
+        int b = (int)(n_tiles % MIEB_CUDA_N_SLOTS);
+        mieb_cuda_next_tile(docs, maxsim, p, i0, &t);
+        MIEB_TRY(stage_tile(ctx, docs, maxsim, &t, v, b));
+        for (int64_t qa = g0, qb; qa < g0 + g; qa = qb) {
+            qb = chunk_end(qs, p, qa, g0 + g);
+            MIEB_TRY(score_chunk(ctx, qs, &t, v, b, qa, qb));
+            int64_t off = (qa - g0) * ke;
+            MIEB_TRY(mieb_cuda_topk_update(ctx, v->scores, t.i1 - t.i0, qb - qa, t.i1 - t.i0, t.i0,
+                                           v->state[cur] + off, v->state[1 - cur] + off, v->thr + (qa - g0), ke));
+        }
+        MIEB_CUDA_CHECK(cudaEventRecord(ctx->ev_done[b], ctx->stream));
+        cur = 1 - cur;
+    }
+    MIEB_TRY(mieb_cuda_segsort_u64_desc(ctx, v->state[cur], g, ke, v->sort_scratch, v->sort_bytes));
+    return download(ctx, p, v->state[cur], g0, g, ke, k, v, out_s, out_i);
+}
+
+mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                 int64_t k, float *out_scores, int64_t *out_idx)
+{
+    const int maxsim = qs->sim == MIEB_SIM_MAXSIM;
+    int64_t d_max = 0;
+    mieb_status st = mieb_cuda_check_vecs(docs, maxsim, "corpus block", &d_max);
+    if (st != MIEB_OK)
+        return st;
+    if (docs->dim != qs->dim)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: query dim %lld != corpus dim %lld",
+                         (long long)qs->dim, (long long)docs->dim);
+    if (docs->n > (int64_t)MIEB_TOPK_MAX_INDEX + 1)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: a corpus block holds at most %lld items, got %lld",
+                         (long long)MIEB_TOPK_MAX_INDEX + 1, (long long)docs->n);
+    if (k <= 0 || qs->n == 0)
+        return MIEB_OK;
+    if (!out_scores || !out_idx)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: topk_block without output arrays");
+    const int64_t ke = k < docs->n ? k : docs->n;
+    if (ke == 0) { /* empty block: every slot is padding */
+        for (int64_t i = 0; i < qs->n * k; i++) {
+            out_scores[i] = -INFINITY;
+            out_idx[i] = -1;
+        }
+        return MIEB_OK;
+    }
+
+    struct mieb_cuda_plan_in in = {0};
+    in.maxsim = maxsim;
+    in.dim = qs->dim;
+    in.ke = ke;
+    in.nq = qs->n;
+    in.q_rows = qs->rows;
+    in.q_max = qs->max_item_rows;
+    in.nd = docs->n;
+    in.d_rows = docs->rows;
+    in.d_max = d_max;
+    struct mieb_cuda_plan p;
+    struct topk_views v;
+    MIEB_TRY(mieb_cuda_plan_reserve(ctx, &in, 0, &p));
+    MIEB_TRY(carve(ctx, &in, &p, &v));
+    MIEB_LOGD("cuda topk: %lld queries x %lld items, k %lld: groups of %lld, tiles of %lld items, chunks of %lld "
+              "queries, %.1f MiB device",
+              (long long)qs->n, (long long)docs->n, (long long)ke, (long long)p.group, (long long)p.d_tile,
+              (long long)p.q_chunk, (double)p.dev_bytes / 1048576.0);
+
+    for (int64_t g0 = 0; g0 < qs->n && st == MIEB_OK; g0 += p.group) {
+        int64_t g = qs->n - g0 < p.group ? qs->n - g0 : p.group;
+        st = run_group(ctx, qs, docs, &p, &v, g0, g, ke, k, out_scores, out_idx);
+    }
+    if (st != MIEB_OK) {
+        /* leave no queued work reading the pools or the caller's memory */
+        if (cudaStreamSynchronize(ctx->copy_stream) != cudaSuccess || cudaStreamSynchronize(ctx->stream) != cudaSuccess)
+            (void)cudaGetLastError();
+    }
+    return st;
+}

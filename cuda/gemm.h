@@ -1,0 +1,40 @@
+/**
+ * gemm.h - the one GEMM wrapper: ROW-MAJOR, not BLAS column-major.
+ *
+ * Nothing else in mieb-eval calls cublasSgemm or cublasGemmEx (STYLE.md §7.12): the
+ * operand swap that maps row-major onto column-major cuBLAS, the int range checks and
+ * the choice of arithmetic live here once.
+ */
+#ifndef MIEB_CUDA_GEMM_H
+#define MIEB_CUDA_GEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cuda_ctx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * C = alpha * op(A) . op(B) + beta * C on ctx->stream, all matrices row-major fp32 in
+ * device memory, with unit inner stride:
+ *   op(A) is [m, k]: A is [m, k] with lda >= k, or (trans_a) [k, m] with lda >= m;
+ *   op(B) is [k, n]: B is [k, n] with ldb >= n, or (trans_b) [n, k] with ldb >= k;
+ *   C is [m, n] with ldc >= n.
+ * Scores Q.D^T are `gemm_rowmajor(ctx, nq, nd, dim, 1, Q, dim, false, D, dim, true, 0, S, nd)`.
+ *
+ * Arithmetic follows ctx->precision: fp32 (default; exact fp32 products and sums, in
+ * cuBLAS' order), TF32 or BF16 tensor-core inputs with fp32 accumulation only when the
+ * run asked for them. Every dimension and leading dimension must fit in int.
+ * Returns MIEB_ERR_CUBLAS (last error names the call) or MIEB_ERR_INTERNAL on a bad shape.
+ */
+mieb_status mieb_cuda_gemm_rowmajor(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n, int64_t k, float alpha,
+                                    const float *A, int64_t lda, bool trans_a, const float *B, int64_t ldb,
+                                    bool trans_b, float beta, float *C, int64_t ldc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

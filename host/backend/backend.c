@@ -1,0 +1,105 @@
+/* backend.c - backend selection from --device and the NULL-checked operation wrappers. */
+#include "backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+mieb_status mieb_backend_init(const char *device, const struct mieb_backend_opts *opts,
+                              struct mieb_backend **out)
+{
+    struct mieb_backend_opts o = opts ? *opts : (struct mieb_backend_opts){0};
+    *out = NULL;
+    if (!device || !strcmp(device, "cpu"))
+        return mieb_backend_cpu_init(&o, out);
+    int want_cuda = !strncmp(device, "cuda", 4);
+    if (!want_cuda && strcmp(device, "auto"))
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "unknown --device '%s' (expected auto, cpu, cuda or cuda:N)", device);
+    if (want_cuda && device[4] == ':') {
+        char *end = NULL;
+        long idx = strtol(device + 5, &end, 10);
+        if (!end || *end || idx < 0 || end == device + 5)
+            return mieb_fail(MIEB_ERR_INVALID_ARG, "bad device '%s' (expected cuda:N)", device);
+        o.device_index = (int)idx;
+    } else if (want_cuda && device[4] != '\0') {
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "unknown --device '%s'", device);
+    }
+#ifdef MIEB_HAVE_CUDA
+    mieb_status st = mieb_backend_cuda_init(&o, out);
+    if (st == MIEB_OK)
+        return MIEB_OK;
+    if (want_cuda)
+        return st == MIEB_ERR_NO_DEVICE ? st : mieb_fail_context(MIEB_ERR_NO_DEVICE, "--device %s", device);
+    MIEB_LOGW("no usable CUDA device (%s); scoring on the CPU", mieb_last_error());
+#else
+    if (want_cuda)
+        return mieb_fail(MIEB_ERR_NO_DEVICE, "--device %s: this mieb-eval was built without CUDA", device);
+    MIEB_LOGD("built without CUDA; --device auto uses the CPU");
+#endif
+    return mieb_backend_cpu_init(&o, out);
+}
+
+void mieb_backend_free(struct mieb_backend *be)
+{
+    if (be)
+        be->iface.free(be);
+}
+
+mieb_status mieb_backend_prepare_queries(struct mieb_backend *be, const struct mieb_vecs *q,
+                                         enum mieb_sim sim, struct mieb_qset **out)
+{
+    if (!be->iface.prepare_queries)
+        return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: prepare_queries", be->iface.name);
+    return be->iface.prepare_queries(be, q, sim, out);
+}
+
+void mieb_backend_release_queries(struct mieb_backend *be, struct mieb_qset *qs)
+{
+    if (qs && be->iface.release_queries)
+        be->iface.release_queries(be, qs);
+}
+
+mieb_status mieb_backend_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
+                                    const struct mieb_vecs *docs, int64_t k,
+                                    float *out_scores, int64_t *out_idx)
+{
+    if (!be->iface.topk_block)
+        return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: topk_block", be->iface.name);
+    return be->iface.topk_block(be, qs, docs, k, out_scores, out_idx);
+}
+
+mieb_status mieb_backend_score_pairs(struct mieb_backend *be, struct mieb_qset *qs,
+                                     const struct mieb_vecs *docs, int64_t n_pairs,
+                                     const int64_t *qi, const int64_t *di, float *out)
+{
+    if (!be->iface.score_pairs)
+        return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: score_pairs", be->iface.name);
+    return be->iface.score_pairs(be, qs, docs, n_pairs, qi, di, out);
+}
+
+int64_t mieb_backend_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs, int64_t dim, int64_t k)
+{
+    return be->iface.max_block_rows ? be->iface.max_block_rows(be, qs, dim, k) : INT64_MAX;
+}
+
+mieb_status mieb_sim_parse(const char *name, enum mieb_sim *out)
+{
+    if (!name || !*name || !strcmp(name, "cosine") || !strcmp(name, "cos_sim"))
+        *out = MIEB_SIM_COSINE;
+    else if (!strcmp(name, "dot") || !strcmp(name, "dot_score"))
+        *out = MIEB_SIM_DOT;
+    else if (!strcmp(name, "MaxSim") || !strcmp(name, "max_sim") || !strcmp(name, "maxsim"))
+        *out = MIEB_SIM_MAXSIM;
+    else
+        return mieb_fail(MIEB_ERR_CONFIG, "unknown similarity_fn_name '%s' (expected cosine, dot or MaxSim)", name);
+    return MIEB_OK;
+}
+
+const char *mieb_sim_name(enum mieb_sim sim)
+{
+    switch (sim) {
+    case MIEB_SIM_COSINE: return "cosine";
+    case MIEB_SIM_DOT: return "dot";
+    case MIEB_SIM_MAXSIM: return "MaxSim";
+    }
+    return "?";
+}

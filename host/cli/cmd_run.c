@@ -1,0 +1,426 @@
+/**
+ * cmd_run.c - `mieb-eval run`: score tasks and write mteb results (FORMAT.md §4).
+ *
+ *   mieb-eval run --task-data DIR --embeddings DIR -t TASK [TASK ...] --output-folder DIR
+ *                 [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]
+ *                 [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]
+ *                 [--threads N] [-v]
+ *
+ * A task whose inputs are invalid is reported on stderr (file, dataset, what is wrong),
+ * nothing is written for it, the other tasks are still scored, and the exit status is
+ * MIEB_EXIT_TASK_FAILED.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "cli/commands.h"
+#include "config/model_meta.h"
+#include "config/registry.h"
+#include "core/fileutil.h"
+#include "families/family.h"
+#include "io/results_writer.h"
+#include "io/task_data.h"
+
+#define MAX_TASKS 512
+
+struct run_opts {
+    const char *task_data, *emb, *out, *device, *sim_override, *overwrite;
+    const char *tasks[MAX_TASKS];
+    int n_tasks;
+    const char *benchmarks[16];
+    int n_benchmarks;
+    size_t mem_limit;
+    int threads, verbose;
+};
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) { interrupted = sig; }
+
+static void run_usage(FILE *f)
+{
+    fputs("usage: mieb-eval run --task-data DIR --embeddings DIR -t TASK [TASK ...] --output-folder DIR\n"
+          "                     [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]\n"
+          "                     [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]\n"
+          "                     [--threads N] [-v]\n"
+          "\n"
+          "  --task-data DIR      folder of <TaskName>.h5 ground-truth files\n"
+          "  --embeddings DIR     folder with model_meta.json and <TaskName>/<split>/<subset>/<role>.h5\n"
+          "  -t, --tasks TASK...  tasks to score (names as in mteb)\n"
+          "  -b, --benchmark B    every task of a benchmark: MIEB(eng), MIEB(Multilingual), MIEB(lite), MIEB(Img)\n"
+          "  --output-folder DIR  results go to DIR/results/<org>__<model>/<revision>/<TaskName>.json\n"
+          "  --device D           auto (CUDA if usable, else CPU), cpu, cuda, cuda:N   [auto]\n"
+          "  --mem-limit SIZE     memory for embeddings and search state, e.g. 512M, 8G [half of RAM]\n"
+          "  --similarity S       override model_meta.json's similarity_fn_name\n"
+          "  --overwrite-strategy always | never | only-missing (skip tasks whose result exists) [always]\n"
+          "  --threads N          CPU threads [all cores]\n"
+          "\n"
+          "exit status: 0 all scored, 1 a task failed, 2 usage, 3 no device, 4 fatal, 130 interrupted\n",
+          f);
+}
+
+/* "512M", "8G", "1.5G", "1000000" -> bytes */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v <= 0)
+        return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'B' || *end == 'b')
+        end++;
+    if (*end == 'B')
+        end++;
+    if (*end)
+        return -1;
+    *out = (size_t)(v * mul);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->device = "auto";
+    o->overwrite = "always";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_VAL()                                                      \
+    do {                                                                \
+        if (!val) {                                                     \
+            fprintf(stderr, "mieb-eval run: %s needs a value\n", a);    \
+            return -1;                                                  \
+        }                                                               \
+        i++;                                                            \
+    } while (0)
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            run_usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--task-data")) {
+            NEED_VAL();
+            o->task_data = val;
+        } else if (!strcmp(a, "--embeddings")) {
+            NEED_VAL();
+            o->emb = val;
+        } else if (!strcmp(a, "--output-folder") || !strcmp(a, "--output_folder")) {
+            NEED_VAL();
+            o->out = val;
+        } else if (!strcmp(a, "--device")) {
+            NEED_VAL();
+            o->device = val;
+        } else if (!strcmp(a, "--similarity")) {
+            NEED_VAL();
+            o->sim_override = val;
+        } else if (!strcmp(a, "--overwrite-strategy")) {
+            NEED_VAL();
+            o->overwrite = val;
+            if (strcmp(val, "always") && strcmp(val, "never") && strcmp(val, "only-missing")) {
+                fprintf(stderr, "mieb-eval run: --overwrite-strategy must be always, never or only-missing\n");
+                return -1;
+            }
+        } else if (!strcmp(a, "--mem-limit")) {
+            NEED_VAL();
+            if (parse_size(val, &o->mem_limit) != 0) {
+                fprintf(stderr, "mieb-eval run: bad --mem-limit '%s' (examples: 512M, 8G)\n", val);
+                return -1;
+            }
+        } else if (!strcmp(a, "--threads")) {
+            NEED_VAL();
+            o->threads = atoi(val);
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            o->verbose = 1;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--benchmark") || !strcmp(a, "--benchmarks")) {
+            NEED_VAL();
+            if (o->n_benchmarks < 16)
+                o->benchmarks[o->n_benchmarks++] = val;
+        } else if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
+            /* one or more task names up to the next option */
+            int got = 0;
+            while (i + 1 < argc && argv[i + 1][0] != '-') {
+                if (o->n_tasks >= MAX_TASKS) {
+                    fprintf(stderr, "mieb-eval run: too many tasks\n");
+                    return -1;
+                }
+                o->tasks[o->n_tasks++] = argv[++i];
+                got++;
+            }
+            if (!got) {
+                fprintf(stderr, "mieb-eval run: %s needs at least one task name\n", a);
+                return -1;
+            }
+        } else {
+            fprintf(stderr, "mieb-eval run: unknown option '%s'\n", a);
+            return -1;
+        }
+#undef NEED_VAL
+    }
+    if (!o->task_data || !o->emb || !o->out) {
+        fprintf(stderr, "mieb-eval run: --task-data, --embeddings and --output-folder are required\n");
+        return -1;
+    }
+    if (!o->n_tasks && !o->n_benchmarks) {
+        fprintf(stderr, "mieb-eval run: name tasks with -t or a benchmark with -b\n");
+        return -1;
+    }
+    return 0;
+}
+
+static double now_wall(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
+static double now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void add_phase(cJSON *phases, const char *name, double start, double end, const char *split,
+                      const char *subset)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "name", name);
+    cJSON_AddNumberToObject(p, "start", start);
+    cJSON_AddNumberToObject(p, "end", end);
+    cJSON_AddStringToObject(p, "split", split);
+    cJSON_AddStringToObject(p, "subset", subset);
+    cJSON_AddItemToArray(phases, p);
+}
+
+/* Score every split and subset of one task and write its result file. */
+static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ctx *rc,
+                              const struct mieb_task *task, const char *results_dir)
+{
+    char path[PATH_MAX];
+    struct mieb_taskdata *td = NULL;
+    double t0 = now_mono();
+    mieb_status st;
+    cJSON *scores = NULL, *phases = NULL;
+
+    if (task->family != MIEB_FAMILY_RETRIEVAL)
+        return mieb_fail(MIEB_ERR_UNSUPPORTED, "task %s: type %s is not supported yet by this mieb-eval",
+                         task->name, task->type);
+    if (snprintf(path, sizeof path, "%s/%s.h5", o->task_data, task->name) >= (int)sizeof path)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "path too long");
+    st = mieb_taskdata_open(path, task->name, &td);
+    if (st != MIEB_OK)
+        return st;
+    scores = cJSON_CreateObject();
+    phases = cJSON_CreateArray();
+    add_phase(phases, "Data loading", 0.0, now_mono() - t0, "", "");
+    for (int s = 0; s < task->n_splits && st == MIEB_OK; s++) {
+        const char *split = task->splits[s];
+        cJSON *list = cJSON_AddArrayToObject(scores, split);
+        for (int h = 0; h < task->n_subsets && st == MIEB_OK; h++) {
+            const char *subset = task->subsets[h];
+            double ts = now_mono() - t0;
+            if (interrupted) {
+                st = mieb_fail(MIEB_ERR_INTERRUPTED, "interrupted by signal %d", (int)interrupted);
+                break;
+            }
+            if (!mieb_taskdata_has_group(td, split, subset)) {
+                st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: group /%s/%s is missing (task %s evaluates split %s, subset %s)",
+                               path, split, subset, task->name, split, subset);
+                break;
+            }
+            cJSON *sub = cJSON_CreateObject();
+            cJSON_AddItemToArray(list, sub);
+            st = mieb_retrieval_score_subset(rc, task, td, split, subset, sub);
+            if (st != MIEB_OK)
+                break;
+            const cJSON *ms = cJSON_GetObjectItemCaseSensitive(sub, task->main_score);
+            if (!cJSON_IsNumber(ms)) {
+                st = mieb_fail(MIEB_ERR_INTERNAL, "task %s: main score %s was not computed", task->name,
+                               task->main_score);
+                break;
+            }
+            cJSON_AddNumberToObject(sub, "main_score", ms->valuedouble);
+            cJSON_AddStringToObject(sub, "hf_subset", subset);
+            cJSON_AddItemToObject(sub, "languages", mieb_task_languages(task, subset));
+            cJSON_AddStringToObject(sub, "mteb_version", MIEB_MTEB_VERSION);
+            add_phase(phases, "Evaluation", ts, now_mono() - t0, split, subset);
+        }
+    }
+    if (st == MIEB_OK) {
+        struct mieb_task_result r = {
+            .dataset_revision = mieb_taskdata_revision(td)[0] ? mieb_taskdata_revision(td) : task->revision,
+            .task_name = task->name,
+            .scores = scores,
+            .evaluation_time = now_mono() - t0,
+            .date = now_wall(),
+            .phases = phases,
+        };
+        st = mieb_results_write(results_dir, &r);
+    }
+    cJSON_Delete(scores);
+    cJSON_Delete(phases);
+    mieb_taskdata_close(td);
+    return st;
+}
+
+static const char *benchmark_key(const char *name)
+{
+    static const struct { const char *name, *key; } map[] = {
+        {"MIEB(eng)", "eng"}, {"MIEB(Multilingual)", "multilingual"}, {"MIEB(lite)", "lite"}, {"MIEB(Img)", "img"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(name, map[i].name) || !strcmp(name, map[i].key))
+            return map[i].key;
+    return NULL;
+}
+
+static int task_in_benchmark(const struct mieb_task *t, const char *key)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(t->json, "benchmarks"), *e;
+    cJSON_ArrayForEach(e, b)
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, key))
+            return 1;
+    return 0;
+}
+
+int mieb_cmd_run(int argc, char **argv)
+{
+    struct run_opts o;
+    struct mieb_registry reg = {0};
+    struct mieb_model_meta meta;
+    struct mieb_backend *be = NULL;
+    struct mieb_backend_opts bo = {0};
+    char results_dir[PATH_MAX];
+    const struct mieb_task *todo[MAX_TASKS];
+    int n_todo = 0, failed = 0, rc_exit = MIEB_EXIT_OK;
+    mieb_status st;
+
+    int pa = parse_args(argc, argv, &o);
+    if (pa != 0) {
+        if (pa < 0)
+            run_usage(stderr);
+        return pa > 0 ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
+    }
+    if (o.verbose)
+        mieb_log_set(NULL, NULL, MIEB_LOG_DEBUG);
+    if (!o.mem_limit) {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        o.mem_limit = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 2 : (size_t)4 << 30;
+    }
+    if ((st = mieb_registry_load_default(&reg)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval: error: %s\n", mieb_last_error());
+        return MIEB_EXIT_FATAL;
+    }
+    for (int i = 0; i < o.n_tasks; i++) {
+        const struct mieb_task *t = mieb_registry_find(&reg, o.tasks[i]);
+        if (!t) {
+            fprintf(stderr, "mieb-eval run: unknown task '%s' (not in the task registry)\n", o.tasks[i]);
+            mieb_registry_free(&reg);
+            return MIEB_EXIT_USAGE;
+        }
+        todo[n_todo++] = t;
+    }
+    for (int b = 0; b < o.n_benchmarks; b++) {
+        const char *key = benchmark_key(o.benchmarks[b]);
+        if (!key) {
+            fprintf(stderr, "mieb-eval run: unknown benchmark '%s'\n", o.benchmarks[b]);
+            mieb_registry_free(&reg);
+            return MIEB_EXIT_USAGE;
+        }
+        for (int i = 0; i < reg.n_tasks && n_todo < MAX_TASKS; i++) {
+            const struct mieb_task *t = &reg.tasks[i];
+            int dup = 0;
+            for (int j = 0; j < n_todo; j++)
+                dup |= todo[j] == t;
+            if (dup || !task_in_benchmark(t, key))
+                continue;
+            /* a benchmark run scores what is present and says what it skips */
+            char p[PATH_MAX];
+            snprintf(p, sizeof p, "%s/%s.h5", o.task_data, t->name);
+            if (!mieb_file_exists(p)) {
+                MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
+                continue;
+            }
+            if (t->family != MIEB_FAMILY_RETRIEVAL) {
+                MIEB_LOGW("skipping %s: type %s is not supported yet", t->name, t->type);
+                continue;
+            }
+            todo[n_todo++] = t;
+        }
+    }
+    if ((st = mieb_model_meta_load(o.emb, &meta)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval: error: %s\n", mieb_last_error());
+        mieb_registry_free(&reg);
+        return MIEB_EXIT_FATAL;
+    }
+    if (o.sim_override && (st = mieb_sim_parse(o.sim_override, &meta.sim)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval run: --similarity: %s\n", mieb_last_error());
+        mieb_registry_free(&reg);
+        return MIEB_EXIT_USAGE;
+    }
+    bo.mem_limit = o.mem_limit;
+    bo.n_threads = o.threads;
+    if ((st = mieb_backend_init(o.device, &bo, &be)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval: error: %s\n", mieb_last_error());
+        mieb_registry_free(&reg);
+        return st == MIEB_ERR_NO_DEVICE ? MIEB_EXIT_NO_DEVICE : MIEB_EXIT_USAGE;
+    }
+    if ((st = mieb_results_dir(o.out, meta.name, meta.revision, results_dir, sizeof results_dir)) != MIEB_OK ||
+        (st = mieb_results_copy_model_meta(meta.path, results_dir)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval: error: %s\n", mieb_last_error());
+        mieb_backend_free(be);
+        mieb_registry_free(&reg);
+        return MIEB_EXIT_FATAL;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit};
+    MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", n_todo, meta.name, be->iface.name,
+              mieb_sim_name(meta.sim));
+    for (int i = 0; i < n_todo && !interrupted; i++) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s.json", results_dir, todo[i]->name);
+        if (strcmp(o.overwrite, "always") && mieb_file_exists(p)) {
+            MIEB_LOGI("%s: result exists, skipped (--overwrite-strategy %s)", todo[i]->name, o.overwrite);
+            continue;
+        }
+        double t0 = now_mono();
+        mieb_clear_error();
+        st = score_task(&o, &rc, todo[i], results_dir);
+        if (st == MIEB_ERR_INTERRUPTED)
+            break;
+        if (st != MIEB_OK) {
+            fprintf(stderr, "mieb-eval: error: task %s not scored (%s): %s\n", todo[i]->name,
+                    mieb_status_str(st), mieb_last_error());
+            failed++;
+            if (st == MIEB_ERR_CUDA || st == MIEB_ERR_CUBLAS)
+                rc_exit = MIEB_EXIT_FATAL;
+            continue;
+        }
+        MIEB_LOGI("%s: scored in %.2f s -> %s", todo[i]->name, now_mono() - t0, p);
+    }
+    if (interrupted) {
+        fprintf(stderr, "mieb-eval: interrupted; finished results are kept, rerun with --overwrite-strategy only-missing to resume\n");
+        rc_exit = MIEB_EXIT_INTERRUPTED;
+    } else if (failed && rc_exit == MIEB_EXIT_OK) {
+        rc_exit = MIEB_EXIT_TASK_FAILED;
+    }
+    printf("%s\n", results_dir);
+    mieb_backend_free(be);
+    mieb_registry_free(&reg);
+    return rc_exit;
+}

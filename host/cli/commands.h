@@ -1,0 +1,22 @@
+/**
+ * commands.h - the subcommands of the mieb-eval program and its exit statuses.
+ *
+ * Each command parses its own arguments and returns an exit status; only main() exits.
+ */
+#ifndef MIEB_CLI_COMMANDS_H
+#define MIEB_CLI_COMMANDS_H
+
+/* Documented exit statuses (README "Exit status"). */
+enum mieb_exit {
+    MIEB_EXIT_OK = 0,          /* every requested task was scored */
+    MIEB_EXIT_TASK_FAILED = 1, /* at least one task had invalid or missing inputs; others were scored */
+    MIEB_EXIT_USAGE = 2,       /* bad command line */
+    MIEB_EXIT_NO_DEVICE = 3,   /* --device cuda and no usable GPU */
+    MIEB_EXIT_FATAL = 4,       /* could not run at all (unreadable registry, output not writable, ...) */
+    MIEB_EXIT_INTERRUPTED = 130,
+};
+
+int mieb_cmd_run(int argc, char **argv);   /* mieb-eval run ...   (cmd_run.c) */
+int mieb_cmd_synth(int argc, char **argv); /* mieb-eval synth ... (cmd_synth.c) */
+
+#endif

@@ -1,0 +1,44 @@
+/* main.c - mieb-eval entry point: picks the subcommand; the only place that exits. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/blas_tune.h"
+#include "cli/commands.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: mieb-eval <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  run     score tasks from task-data and embedding files, write mteb results\n"
+          "  synth   generate a deterministic synthetic suite (task data + embeddings)\n"
+          "\n"
+          "'mieb-eval <command> --help' describes each command.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    /* Before any BLAS call: make OpenBLAS use fast kernels on CPUs it does not know. */
+    mieb_blas_tune_startup(argc, argv);
+
+    if (argc < 2) {
+        usage(stderr);
+        return MIEB_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(stdout);
+        return MIEB_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("mieb-eval %s\n", MIEB_VERSION);
+        return MIEB_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "run"))
+        return mieb_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "synth"))
+        return mieb_cmd_synth(argc - 1, argv + 1);
+    fprintf(stderr, "mieb-eval: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return MIEB_EXIT_USAGE;
+}

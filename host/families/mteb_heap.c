@@ -1,0 +1,85 @@
+/* mteb_heap.c - CPython heapq, operation for operation, on (score, id) tuples. */
+#include "mteb_heap.h"
+
+#include <string.h>
+
+void mieb_pyheap_init(struct mieb_pyheap *h, float *score, int64_t *doc, int64_t cap, const char *const *ids)
+{
+    h->score = score;
+    h->doc = doc;
+    h->n = 0;
+    h->cap = cap;
+    h->ids = ids;
+}
+
+/* Python: (sa, ida) < (sb, idb) for tuples (float, str). */
+static inline int tuple_lt(const struct mieb_pyheap *h, float sa, int64_t da, float sb, int64_t db)
+{
+    if (sa != sb)
+        return sa < sb;
+    return strcmp(h->ids[da], h->ids[db]) < 0;
+}
+
+/* CPython _heapq siftdown: move the item at pos up towards startpos while it is smaller than its parent. */
+static void siftdown(struct mieb_pyheap *h, int64_t startpos, int64_t pos)
+{
+    float s = h->score[pos];
+    int64_t d = h->doc[pos];
+    while (pos > startpos) {
+        int64_t parent = (pos - 1) >> 1;
+        if (!tuple_lt(h, s, d, h->score[parent], h->doc[parent]))
+            break;
+        h->score[pos] = h->score[parent];
+        h->doc[pos] = h->doc[parent];
+        pos = parent;
+    }
+    h->score[pos] = s;
+    h->doc[pos] = d;
+}
+
+/* CPython _heapq siftup: bubble the smaller child up to a leaf, then siftdown the item there. */
+static void siftup(struct mieb_pyheap *h, int64_t pos)
+{
+    int64_t endpos = h->n, startpos = pos, limit = endpos >> 1;
+    float s = h->score[pos];
+    int64_t d = h->doc[pos];
+    while (pos < limit) {
+        int64_t child = 2 * pos + 1;
+        /* the right child is chosen unless left < right (ties go right, as in CPython) */
+        if (child + 1 < endpos &&
+            !tuple_lt(h, h->score[child], h->doc[child], h->score[child + 1], h->doc[child + 1]))
+            child++;
+        h->score[pos] = h->score[child];
+        h->doc[pos] = h->doc[child];
+        pos = child;
+    }
+    h->score[pos] = s;
+    h->doc[pos] = d;
+    siftdown(h, startpos, pos);
+}
+
+void mieb_pyheap_push(struct mieb_pyheap *h, float s, int64_t doc)
+{
+    h->score[h->n] = s;
+    h->doc[h->n] = doc;
+    h->n++;
+    siftdown(h, 0, h->n - 1);
+}
+
+void mieb_pyheap_pushpop(struct mieb_pyheap *h, float s, int64_t doc)
+{
+    /* heappushpop returns the item unchanged unless heap[0] < item */
+    if (h->n == 0 || !tuple_lt(h, h->score[0], h->doc[0], s, doc))
+        return;
+    h->score[0] = s;
+    h->doc[0] = doc;
+    siftup(h, 0);
+}
+
+void mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc)
+{
+    if (h->n < limit)
+        mieb_pyheap_push(h, s, doc);
+    else
+        mieb_pyheap_pushpop(h, s, doc);
+}

@@ -1,0 +1,32 @@
+/**
+ * mteb_heap.h - an exact emulation of the Python heapq min-heap mteb keeps per query.
+ *
+ * mteb's search pushes (score, corpus_id) tuples with heapq.heappush while the heap has
+ * fewer than top_k entries and heapq.heappushpop afterwards; the results dict is then
+ * built in heap-array order. That order decides which of several tied top documents
+ * skip_first_result drops, and the summation order of nAUC's np.std, so it is
+ * reproduced here operation for operation (CPython's _heapq siftdown/siftup), with
+ * Python's tuple order: score first, then the id string (code point order == UTF-8
+ * byte order, i.e. strcmp).
+ */
+#ifndef MIEB_FAMILIES_MTEB_HEAP_H
+#define MIEB_FAMILIES_MTEB_HEAP_H
+
+#include <stdint.h>
+
+struct mieb_pyheap {
+    float *score;             /* [cap] */
+    int64_t *doc;             /* [cap] corpus row */
+    int64_t n, cap;
+    const char *const *ids;   /* corpus ids, indexed by row (borrowed) */
+};
+
+void mieb_pyheap_init(struct mieb_pyheap *h, float *score, int64_t *doc, int64_t cap, const char *const *ids);
+/** heapq.heappush (the caller guarantees n < cap). */
+void mieb_pyheap_push(struct mieb_pyheap *h, float s, int64_t doc);
+/** heapq.heappushpop: push, then pop the smallest (which may be the new item itself). */
+void mieb_pyheap_pushpop(struct mieb_pyheap *h, float s, int64_t doc);
+/** mteb's loop body: heappush while n < limit, else heappushpop. */
+void mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc);
+
+#endif

@@ -1,0 +1,239 @@
+/* retrieval_search.c - mteb's full-corpus search and candidate scoring, reproduced. */
+#include "retrieval_search.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backend/cpu_kernels.h"
+#include "../backend/topk_heap.h"
+#include "mteb_heap.h"
+
+#define CHUNK_K (MIEB_MTEB_TOP_K + 1) /* torch.topk(k = top_k + 1) per chunk */
+
+int64_t mieb_search_bytes_per_query(void)
+{
+    /* chunk accumulator + merge scratch + block top-k + result heap, each (float, int64) */
+    return (int64_t)(CHUNK_K * 3 + MIEB_MTEB_TOP_K) * (int64_t)(sizeof(float) + sizeof(int64_t));
+}
+
+void mieb_search_out_free(struct mieb_search_out *o)
+{
+    free(o->res_s);
+    free(o->res_d);
+    free(o->res_n);
+    memset(o, 0, sizeof *o);
+}
+
+static mieb_status alloc_out(struct mieb_search_out *o, int64_t nq)
+{
+    o->n_queries = nq;
+    o->res_s = malloc(sizeof(float) * (size_t)(nq * MIEB_MTEB_TOP_K + 1));
+    o->res_d = malloc(sizeof(int64_t) * (size_t)(nq * MIEB_MTEB_TOP_K + 1));
+    o->res_n = calloc((size_t)nq + 1, sizeof(int64_t));
+    if (!o->res_s || !o->res_d || !o->res_n) {
+        mieb_search_out_free(o);
+        return mieb_fail(MIEB_ERR_OOM, "search results for %lld queries", (long long)nq);
+    }
+    return MIEB_OK;
+}
+
+/* The block's rows as backend input; cosine rows are L2-normalised in place first (the
+   stream hands the block over until the next call, so writing to it is safe). */
+static void block_vecs(const struct mieb_run_ctx *rc, const struct mieb_emb_block *b, int64_t dim,
+                       struct mieb_vecs *v)
+{
+    if (rc->sim == MIEB_SIM_COSINE)
+        mieb_cpu_l2_normalize_rows((float *)b->data, b->rows, dim);
+    v->data = b->data;
+    v->offsets = b->offsets;
+    v->n = b->count;
+    v->rows = b->rows;
+    v->dim = dim;
+}
+
+/* Full-corpus search: chunked top-1001, then the emulated heap (PROTOCOLS.md §8.2). */
+static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t nq,
+                               struct mieb_emb_role *corpus, const struct mieb_retrieval_data *rd,
+                               int64_t block_items, struct mieb_search_out *out)
+{
+    const struct mieb_emb_info *info = mieb_emb_role_info(corpus);
+    int64_t n_corpus = info->n_items;
+    size_t per = (size_t)nq * CHUNK_K;
+    float *acc_s = malloc(sizeof(float) * per), *blk_s = malloc(sizeof(float) * per);
+    int64_t *acc_i = malloc(sizeof(int64_t) * per), *blk_i = malloc(sizeof(int64_t) * per);
+    int64_t *acc_n = calloc((size_t)nq + 1, sizeof(int64_t));
+    float *tmp_s = malloc(sizeof(float) * CHUNK_K);
+    int64_t *tmp_i = malloc(sizeof(int64_t) * CHUNK_K);
+    struct mieb_pyheap *heaps = calloc((size_t)nq + 1, sizeof *heaps);
+    struct mieb_emb_stream *stream = NULL;
+    mieb_status st = MIEB_OK;
+
+    if (!acc_s || !blk_s || !acc_i || !blk_i || !acc_n || !tmp_s || !tmp_i || !heaps) {
+        st = mieb_fail(MIEB_ERR_OOM, "search state for %lld queries", (long long)nq);
+        goto done;
+    }
+    for (int64_t t = 0; t < nq; t++)
+        mieb_pyheap_init(&heaps[t], out->res_s + t * MIEB_MTEB_TOP_K, out->res_d + t * MIEB_MTEB_TOP_K,
+                         MIEB_MTEB_TOP_K, (const char *const *)rd->corpus_ids);
+    st = mieb_emb_stream_open(corpus, block_items, &stream);
+    if (st != MIEB_OK)
+        goto done;
+    for (;;) {
+        struct mieb_emb_block blk;
+        struct mieb_vecs docs;
+        bool fin = false;
+        st = mieb_emb_stream_next(stream, &blk, &fin);
+        if (st != MIEB_OK || fin)
+            break;
+        block_vecs(rc, &blk, info->dim, &docs);
+        int64_t kb = blk.count < CHUNK_K ? blk.count : CHUNK_K;
+        st = mieb_backend_topk_block(rc->be, qs, &docs, kb, blk_s, blk_i);
+        if (st != MIEB_OK)
+            break;
+        /* fold the block's lists (block-local rows) into each query's chunk accumulator */
+        for (int64_t t = 0; t < nq; t++) {
+            float *bs = blk_s + (size_t)t * kb;
+            int64_t *bi = blk_i + (size_t)t * kb;
+            for (int64_t j = 0; j < kb; j++)
+                bi[j] += blk.start;
+            float *as = acc_s + (size_t)t * CHUNK_K;
+            int64_t *ai = acc_i + (size_t)t * CHUNK_K;
+            int64_t n = mieb_topk_merge(as, ai, acc_n[t], bs, bi, kb, CHUNK_K, tmp_s, tmp_i);
+            memcpy(as, tmp_s, sizeof(float) * (size_t)n);
+            memcpy(ai, tmp_i, sizeof(int64_t) * (size_t)n);
+            acc_n[t] = n;
+        }
+        int64_t end = blk.start + blk.count;
+        if (end % MIEB_MTEB_CORPUS_CHUNK == 0 || end == n_corpus) {
+            /* mteb's chunk is complete: push its top-k, best first, into the heap */
+            for (int64_t t = 0; t < nq; t++) {
+                const float *as = acc_s + (size_t)t * CHUNK_K;
+                const int64_t *ai = acc_i + (size_t)t * CHUNK_K;
+                for (int64_t j = 0; j < acc_n[t]; j++)
+                    mieb_pyheap_offer(&heaps[t], MIEB_MTEB_TOP_K, as[j], ai[j]);
+                acc_n[t] = 0;
+            }
+        }
+    }
+    if (st == MIEB_OK)
+        for (int64_t t = 0; t < nq; t++)
+            out->res_n[t] = heaps[t].n;
+done:
+    mieb_emb_stream_close(stream);
+    free(acc_s);
+    free(blk_s);
+    free(acc_i);
+    free(blk_i);
+    free(acc_n);
+    free(tmp_s);
+    free(tmp_i);
+    free(heaps);
+    return st;
+}
+
+/* Candidate scoring (mteb's _rerank_documents, PROTOCOLS.md §8.3). */
+static mieb_status search_candidates(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t nq,
+                                     const int64_t *qrow, struct mieb_emb_role *corpus,
+                                     const struct mieb_retrieval_data *rd, int64_t block_items,
+                                     struct mieb_search_out *out)
+{
+    const struct mieb_emb_info *info = mieb_emb_role_info(corpus);
+    int64_t n_pairs = 0;
+    for (int64_t t = 0; t < nq; t++)
+        n_pairs += rd->cand_indptr[qrow[t] + 1] - rd->cand_indptr[qrow[t]];
+    int64_t *pq = malloc(sizeof(int64_t) * (size_t)(n_pairs + 1));
+    int64_t *pd = malloc(sizeof(int64_t) * (size_t)(n_pairs + 1));
+    int64_t *bq = malloc(sizeof(int64_t) * (size_t)(n_pairs + 1));
+    int64_t *bd = malloc(sizeof(int64_t) * (size_t)(n_pairs + 1));
+    int64_t *bp = malloc(sizeof(int64_t) * (size_t)(n_pairs + 1));
+    float *ps = malloc(sizeof(float) * (size_t)(n_pairs + 1));
+    float *bs = malloc(sizeof(float) * (size_t)(n_pairs + 1));
+    struct mieb_emb_stream *stream = NULL;
+    mieb_status st = MIEB_OK;
+    if (!pq || !pd || !bq || !bd || !bp || !ps || !bs) {
+        st = mieb_fail(MIEB_ERR_OOM, "%lld candidate pairs", (long long)n_pairs);
+        goto done;
+    }
+    {
+        int64_t p = 0;
+        for (int64_t t = 0; t < nq; t++)
+            for (int64_t c = rd->cand_indptr[qrow[t]]; c < rd->cand_indptr[qrow[t] + 1]; c++) {
+                pq[p] = t;
+                pd[p++] = rd->cand_doc[c];
+            }
+    }
+    /* Score the pairs block by block: the corpus may be larger than memory. */
+    st = mieb_emb_stream_open(corpus, block_items, &stream);
+    if (st != MIEB_OK)
+        goto done;
+    for (;;) {
+        struct mieb_emb_block blk;
+        struct mieb_vecs docs;
+        bool fin = false;
+        st = mieb_emb_stream_next(stream, &blk, &fin);
+        if (st != MIEB_OK || fin)
+            break;
+        block_vecs(rc, &blk, info->dim, &docs);
+        int64_t m = 0;
+        for (int64_t p = 0; p < n_pairs; p++)
+            if (pd[p] >= blk.start && pd[p] < blk.start + blk.count) {
+                bq[m] = pq[p];
+                bd[m] = pd[p] - blk.start;
+                bp[m++] = p;
+            }
+        if (m == 0)
+            continue;
+        st = mieb_backend_score_pairs(rc->be, qs, &docs, m, bq, bd, bs);
+        if (st != MIEB_OK)
+            break;
+        for (int64_t j = 0; j < m; j++)
+            ps[bp[j]] = bs[j];
+    }
+    if (st != MIEB_OK)
+        goto done;
+    {
+        int64_t p = 0;
+        for (int64_t t = 0; t < nq; t++) {
+            int64_t nc = rd->cand_indptr[qrow[t] + 1] - rd->cand_indptr[qrow[t]];
+            /* torch.topk(min(top_k, n)): best first; ties in candidate order */
+            struct mieb_topk_heap th;
+            int64_t keep = nc < MIEB_MTEB_TOP_K ? nc : MIEB_MTEB_TOP_K;
+            mieb_topk_heap_init(&th, bs, bd, keep);
+            for (int64_t c = 0; c < nc; c++)
+                mieb_topk_heap_push(&th, ps[p + c], c);
+            int64_t got = th.n;
+            mieb_topk_heap_drain_sorted(&th, bs, bd);
+            struct mieb_pyheap h;
+            mieb_pyheap_init(&h, out->res_s + t * MIEB_MTEB_TOP_K, out->res_d + t * MIEB_MTEB_TOP_K,
+                             MIEB_MTEB_TOP_K, (const char *const *)rd->corpus_ids);
+            for (int64_t j = 0; j < got; j++)
+                mieb_pyheap_push(&h, bs[j], pd[p + bd[j]]);
+            out->res_n[t] = h.n;
+            p += nc;
+        }
+    }
+done:
+    mieb_emb_stream_close(stream);
+    free(pq);
+    free(pd);
+    free(bq);
+    free(bd);
+    free(bp);
+    free(ps);
+    free(bs);
+    return st;
+}
+
+mieb_status mieb_search_tile(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t n_tile,
+                             const int64_t *qrow, struct mieb_emb_role *corpus,
+                             const struct mieb_retrieval_data *rd, int64_t block_items,
+                             struct mieb_search_out *out)
+{
+    MIEB_TRY(alloc_out(out, n_tile));
+    mieb_status st = rd->cand_indptr
+                         ? search_candidates(rc, qs, n_tile, qrow, corpus, rd, block_items, out)
+                         : search_full(rc, qs, n_tile, corpus, rd, block_items, out);
+    if (st != MIEB_OK)
+        mieb_search_out_free(out);
+    return st;
+}

@@ -1,0 +1,48 @@
+/**
+ * retrieval_search.h - mteb's search, reproduced: for a tile of queries, stream the
+ * corpus and build each query's results list exactly as mteb's SearchEncoderWrapper does.
+ *
+ * Full-corpus search (PROTOCOLS.md §8.2): the corpus is cut into mteb's chunks of 50,000
+ * documents; in each chunk every query keeps its top min(1001, chunk) documents (backend
+ * top-k: score descending, index ascending), which are offered in that order to the
+ * emulated heapq of 1000 (mieb_pyheap). Our corpus blocks divide mteb's chunks, so any
+ * memory limit gives the same lists.
+ * Candidate scoring (§8.3): each query's candidates are scored, ordered best first (ties:
+ * candidate-list order), the first min(1000, n) are heappush'ed.
+ * The result of each query is its heap array (dict insertion order).
+ */
+#ifndef MIEB_FAMILIES_RETRIEVAL_SEARCH_H
+#define MIEB_FAMILIES_RETRIEVAL_SEARCH_H
+
+#include <stdint.h>
+
+#include "../io/embeddings.h"
+#include "../io/task_data.h"
+#include "family.h"
+
+#define MIEB_MTEB_TOP_K 1000
+#define MIEB_MTEB_CORPUS_CHUNK 50000
+
+/** Per-query results of one tile: query t has res_n[t] entries at res_s/res_d + t*1000. */
+struct mieb_search_out {
+    int64_t n_queries;
+    float *res_s;     /* [n_queries, 1000] scores in heap-array order */
+    int64_t *res_d;   /* [n_queries, 1000] corpus rows */
+    int64_t *res_n;   /* [n_queries] */
+};
+
+/**
+ * Search for the prepared queries `qs` (qrow[t] = row of tile query t in the task's query
+ * list, used for candidates) against the corpus role.
+ * block_items: corpus items per block (a divisor of 50000, or >= the corpus).
+ */
+mieb_status mieb_search_tile(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t n_tile,
+                             const int64_t *qrow, struct mieb_emb_role *corpus,
+                             const struct mieb_retrieval_data *rd, int64_t block_items,
+                             struct mieb_search_out *out);
+void mieb_search_out_free(struct mieb_search_out *o);
+
+/** Bytes of per-query state mieb_search_tile keeps (for tiling under --mem-limit). */
+int64_t mieb_search_bytes_per_query(void);
+
+#endif

@@ -1,0 +1,37 @@
+/* emb_internal.h - the embedding role's private state, shared by embeddings.c and emb_shards.c. */
+#ifndef MIEB_IO_EMB_INTERNAL_H
+#define MIEB_IO_EMB_INTERNAL_H
+
+#include "embeddings.h"
+#include "h5_util.h"
+
+/** One file of a role: the single <role>.h5, or one shard. */
+struct emb_shard {
+    char *path;
+    int64_t file_size;
+    int64_t item_start, n_items; /* the items it holds: row_start / n_rows attributes */
+    int64_t n_rows;              /* rows of its /embeddings */
+    int64_t row_base;            /* global /embeddings row of its first row */
+    enum mieb_emb_dtype dtype;
+    bool has_row_index;
+    int64_t *local_off;          /* [n_items+1] its /offsets (multi-vector), else NULL */
+};
+
+struct mieb_emb_role {
+    char *task, *split, *subset, *role;
+    struct mieb_emb_info info;
+    struct emb_shard *sh; /* sorted by item_start; they cover [0, n_items) exactly once */
+    int n_shards;
+    bool sharded;         /* files are <role>-NNNNN-of-MMMMM.h5 (row_start, n_rows required) */
+    int64_t *offsets;     /* [n_items+1] global row offsets (multi-vector), else NULL */
+    /* One open file at a time (reads are sequential, and roles may have many shards). */
+    int cur;              /* shard index of the open file, -1 none */
+    hid_t cur_file, cur_dset, cur_memtype;
+};
+
+/** Make shard si the open file (with the HDF5 lock held). */
+mieb_status mieb_emb_shard_acquire(struct mieb_emb_role *r, int si);
+/** Close the open file, if any (with the HDF5 lock held). */
+void mieb_emb_shard_release(struct mieb_emb_role *r);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * emb_stream.c - double-buffered block streamer over an embedding role.
+ *
+ * A background thread reads block b+1 into one buffer while the caller works on block b
+ * in the other. The thread calls HDF5 only through mieb_emb_role_read, which holds the
+ * global HDF5 lock (h5_util.h), so the caller may use other HDF5 readers meanwhile.
+ * An error in the thread is stored with its message and returned by the next
+ * mieb_emb_stream_next(); the thread then stops reading.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embeddings.h"
+
+enum buf_state { BUF_FREE, BUF_READY, BUF_FAILED };
+
+struct stream_buf {
+    float *data;       /* [max_rows, dim] */
+    int64_t *offsets;  /* [block_items+1] */
+    int64_t start, count, rows;
+    enum buf_state state;
+};
+
+struct mieb_emb_stream {
+    struct mieb_emb_role *r;
+    int64_t start, end, block;
+    struct mieb_emb_alloc alloc;
+    struct stream_buf b[2];
+    pthread_t thread;
+    bool thread_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+    int held;          /* buffer handed to the caller by the last next(), or -1 */
+    int take;          /* buffer the caller gets next */
+    int64_t take_start;/* first item of the block the caller gets next */
+    mieb_status err;
+    char errmsg[2048];
+};
+
+static void *default_alloc(size_t n, void *user)
+{
+    (void)user;
+    return malloc(n);
+}
+
+static void default_free(void *p, void *user)
+{
+    (void)user;
+    free(p);
+}
+
+static void *reader_main(void *arg)
+{
+    struct mieb_emb_stream *s = arg;
+    int i = 0;
+    for (int64_t blk = s->start; blk < s->end; blk += s->block, i ^= 1) {
+        struct stream_buf *b = &s->b[i];
+        pthread_mutex_lock(&s->mu);
+        while (b->state != BUF_FREE && !s->stop)
+            pthread_cond_wait(&s->cv, &s->mu);
+        bool stop = s->stop;
+        pthread_mutex_unlock(&s->mu);
+        if (stop)
+            break;
+        b->start = blk;
+        b->count = s->end - blk < s->block ? s->end - blk : s->block;
+        mieb_status st = mieb_emb_role_rows_of(s->r, b->start, b->count, &b->rows);
+        if (st == MIEB_OK)
+            st = mieb_emb_role_read(s->r, b->start, b->count, b->data, b->offsets);
+        pthread_mutex_lock(&s->mu);
+        if (st != MIEB_OK) {
+            /* mieb_last_error() is per thread: carry the message to the caller's thread */
+            s->err = st;
+            snprintf(s->errmsg, sizeof s->errmsg, "%s", mieb_last_error());
+            b->state = BUF_FAILED;
+        } else {
+            b->state = BUF_READY;
+        }
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        if (st != MIEB_OK)
+            break;
+    }
+    return NULL;
+}
+
+mieb_status mieb_emb_stream_open_ex(struct mieb_emb_role *r, int64_t start, int64_t end, int64_t block_items,
+                                    const struct mieb_emb_alloc *alloc, struct mieb_emb_stream **out)
+{
+    const struct mieb_emb_info *info = mieb_emb_role_info(r);
+    if (block_items < 1 || start < 0 || end < start || end > info->n_items)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: stream over items [%lld, %lld) in blocks of %lld is impossible "
+                         "(role has %lld items)", mieb_emb_role_path(r), (long long)start, (long long)end,
+                         (long long)block_items, (long long)info->n_items);
+    struct mieb_emb_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return mieb_fail(MIEB_ERR_OOM, "out of memory opening a stream");
+    s->r = r, s->start = start, s->end = end, s->block = block_items;
+    s->alloc = alloc && alloc->alloc && alloc->free ? *alloc
+                                                    : (struct mieb_emb_alloc){default_alloc, default_free, NULL};
+    s->held = -1, s->take = 0, s->take_start = start;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    /* Size the buffers for the largest block (multi-vector blocks differ in rows). */
+    int64_t max_rows = 0, rows;
+    for (int64_t b = start; b < end; b += block_items) {
+        int64_t cnt = end - b < block_items ? end - b : block_items;
+        mieb_status st = mieb_emb_role_rows_of(r, b, cnt, &rows);
+        if (st != MIEB_OK) {
+            mieb_emb_stream_close(s);
+            return st;
+        }
+        if (rows > max_rows)
+            max_rows = rows;
+    }
+    size_t data_bytes = (size_t)(max_rows ? max_rows : 1) * (size_t)info->dim * sizeof(float);
+    size_t off_bytes = (size_t)(block_items + 1) * sizeof(int64_t);
+    for (int i = 0; i < 2; i++) {
+        s->b[i].data = s->alloc.alloc(data_bytes, s->alloc.user);
+        s->b[i].offsets = malloc(off_bytes);
+        if (!s->b[i].data || !s->b[i].offsets) {
+            mieb_emb_stream_close(s);
+            return mieb_fail(MIEB_ERR_OOM, "%s: cannot allocate 2 stream buffers of %zu bytes",
+                             mieb_emb_role_path(r), data_bytes);
+        }
+    }
+    if (pthread_create(&s->thread, NULL, reader_main, s) != 0) {
+        mieb_emb_stream_close(s);
+        return mieb_fail(MIEB_ERR_INTERNAL, "cannot start the embedding reader thread");
+    }
+    s->thread_started = true;
+    *out = s;
+    return MIEB_OK;
+}
+
+mieb_status mieb_emb_stream_open(struct mieb_emb_role *r, int64_t block_items, struct mieb_emb_stream **out)
+{
+    return mieb_emb_stream_open_ex(r, 0, mieb_emb_role_info(r)->n_items, block_items, NULL, out);
+}
+
+mieb_status mieb_emb_stream_next(struct mieb_emb_stream *s, struct mieb_emb_block *blk, bool *done)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->held >= 0) { /* the caller is done with the previous block */
+        s->b[s->held].state = BUF_FREE;
+        s->held = -1;
+        pthread_cond_broadcast(&s->cv);
+    }
+    if (s->take_start >= s->end) {
+        pthread_mutex_unlock(&s->mu);
+        *done = true;
+        return MIEB_OK;
+    }
+    struct stream_buf *b = &s->b[s->take];
+    while (b->state == BUF_FREE)
+        pthread_cond_wait(&s->cv, &s->mu);
+    if (b->state == BUF_FAILED) {
+        mieb_status st = s->err;
+        char msg[sizeof s->errmsg];
+        memcpy(msg, s->errmsg, sizeof msg);
+        pthread_mutex_unlock(&s->mu);
+        return mieb_fail(st, "%s", msg);
+    }
+    blk->start = b->start;
+    blk->count = b->count;
+    blk->rows = b->rows;
+    blk->data = b->data;
+    blk->offsets = mieb_emb_role_info(s->r)->multivector ? b->offsets : NULL;
+    s->held = s->take;
+    s->take ^= 1;
+    s->take_start += b->count;
+    pthread_mutex_unlock(&s->mu);
+    *done = false;
+    return MIEB_OK;
+}
+
+void mieb_emb_stream_close(struct mieb_emb_stream *s)
+{
+    if (!s)
+        return;
+    if (s->thread_started) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = true;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (s->b[i].data)
+            s->alloc.free(s->b[i].data, s->alloc.user);
+        free(s->b[i].offsets);
+    }
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s);
+}

@@ -1,0 +1,207 @@
+/*
+ * embeddings.c - open an embedding role (one file or shards), validate it against
+ * FORMAT.md §2, and read item ranges as float32 by hyperslab (never the whole role).
+ *
+ * Shard discovery and the cover check live in emb_shards.c; the streamer in emb_stream.c.
+ * All HDF5 work is done under the global HDF5 lock (h5_util.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emb_internal.h"
+#include "half.h"
+
+void mieb_emb_role_close(struct mieb_emb_role *r)
+{
+    if (!r)
+        return;
+    mieb_h5_lock();
+    mieb_emb_shard_release(r);
+    mieb_h5_unlock();
+    for (int i = 0; i < r->n_shards; i++) {
+        free(r->sh[i].path);
+        free(r->sh[i].local_off);
+    }
+    free(r->sh);
+    free(r->offsets);
+    free(r->task);
+    free(r->split);
+    free(r->subset);
+    free(r->role);
+    free(r);
+}
+
+const struct mieb_emb_info *mieb_emb_role_info(const struct mieb_emb_role *r) { return &r->info; }
+const char *mieb_emb_role_path(const struct mieb_emb_role *r) { return r->n_shards ? r->sh[0].path : ""; }
+
+/* Index of the shard holding item `item` (shards are sorted by item_start and cover 0..n). */
+static int shard_of(const struct mieb_emb_role *r, int64_t item)
+{
+    int lo = 0, hi = r->n_shards - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (r->sh[mid].item_start <= item)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    /* skip empty shards that share the start with the one holding the item */
+    while (lo < r->n_shards - 1 && r->sh[lo].n_items == 0)
+        lo++;
+    return lo;
+}
+
+const char *mieb_emb_role_file_of(const struct mieb_emb_role *r, int64_t item)
+{
+    if (item < 0 || item >= r->info.n_items)
+        return NULL;
+    return r->sh[shard_of(r, item)].path;
+}
+
+mieb_status mieb_emb_role_rows_of(struct mieb_emb_role *r, int64_t start, int64_t count, int64_t *rows)
+{
+    if (start < 0 || count < 0 || start + count > r->info.n_items)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: items [%lld, %lld) are outside the role's %lld items",
+                         mieb_emb_role_path(r), (long long)start, (long long)(start + count),
+                         (long long)r->info.n_items);
+    *rows = r->info.multivector ? r->offsets[start + count] - r->offsets[start] : count;
+    return MIEB_OK;
+}
+
+/* Item (0-based within the shard) owning local row `row`, for messages. */
+static int64_t item_of_row(const struct emb_shard *s, int64_t row)
+{
+    if (!s->local_off)
+        return row;
+    int64_t lo = 0, hi = s->n_items - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (s->local_off[mid] <= row)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/*
+ * Read local rows [row0, row0+nrows) of shard si into dst as float32 and reject non-finite
+ * values. The 16-bit encodings are read into the upper half of dst and widened in place:
+ * element i is read before float i overwrites it (float i covers 16-bit slots <= i), so no
+ * scratch buffer is needed.
+ */
+static mieb_status read_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst)
+{
+    struct emb_shard *s = &r->sh[si];
+    const int64_t dim = r->info.dim;
+    mieb_status st;
+    if (nrows == 0)
+        return MIEB_OK;
+    MIEB_TRY(mieb_emb_shard_acquire(r, si));
+    hsize_t off[2] = {(hsize_t)row0, 0}, cnt[2] = {(hsize_t)nrows, (hsize_t)dim};
+    hid_t fsp = H5Dget_space(r->cur_dset);
+    hid_t msp = H5Screate_simple(2, cnt, NULL);
+    herr_t rc = -1;
+    size_t n = (size_t)nrows * (size_t)dim;
+    uint16_t *half = (uint16_t *)(void *)dst + n; /* upper half of dst */
+    if (fsp >= 0 && msp >= 0 && H5Sselect_hyperslab(fsp, H5S_SELECT_SET, off, NULL, cnt, NULL) >= 0)
+        rc = H5Dread(r->cur_dset, r->cur_memtype, msp, fsp, H5P_DEFAULT,
+                     s->dtype == MIEB_EMB_F32 ? (void *)dst : (void *)half);
+    if (msp >= 0)
+        H5Sclose(msp);
+    if (fsp >= 0)
+        H5Sclose(fsp);
+    if (rc < 0)
+        return mieb_h5_fail(MIEB_ERR_HDF5, "%s: /embeddings: read of rows %lld..%lld failed", s->path,
+                            (long long)row0, (long long)(row0 + nrows));
+    if (s->dtype != MIEB_EMB_F32) {
+        /* Copy each block of 16-bit values out before the floats overwrite them (memcpy
+         * keeps the compiler from reordering across the two views of one buffer). */
+        uint16_t tmp[1024];
+        const bool f16 = s->dtype == MIEB_EMB_F16;
+        for (size_t i0 = 0; i0 < n; i0 += 1024) {
+            size_t m = n - i0 < 1024 ? n - i0 : 1024;
+            memcpy(tmp, (const char *)(const void *)half + i0 * 2, m * 2);
+            for (size_t k = 0; k < m; k++)
+                dst[i0 + k] = f16 ? mieb_half_to_float(tmp[k]) : mieb_bf16_to_float(tmp[k]);
+        }
+    }
+    /* exponent all ones <=> inf or NaN; one integer test per value */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits = mieb_float_to_bits(dst[i]);
+        if ((bits & 0x7f800000u) == 0x7f800000u) {
+            int64_t row = row0 + (int64_t)(i / (size_t)dim), col = (int64_t)(i % (size_t)dim);
+            st = mieb_fail(MIEB_ERR_BAD_DATA,
+                           "%s: /embeddings row %lld (item %lld of the role), column %lld holds %s", s->path,
+                           (long long)row, (long long)(s->item_start + item_of_row(s, row)), (long long)col,
+                           (bits & 0x007fffffu) ? "NaN" : "Inf");
+            return st;
+        }
+    }
+    return MIEB_OK;
+}
+
+mieb_status mieb_emb_role_read(struct mieb_emb_role *r, int64_t start, int64_t count, float *dst,
+                               int64_t *dst_offsets)
+{
+    int64_t rows;
+    mieb_status st = MIEB_OK;
+    MIEB_TRY(mieb_emb_role_rows_of(r, start, count, &rows));
+    if (r->info.multivector && !dst_offsets)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: multi-vector role read without an offsets buffer",
+                         mieb_emb_role_path(r));
+    if (dst_offsets)
+        for (int64_t i = 0; i <= count; i++)
+            dst_offsets[i] = r->info.multivector ? r->offsets[start + i] - r->offsets[start] : i;
+    mieb_h5_lock();
+    int64_t item = start, end = start + count, done_rows = 0;
+    while (item < end && st == MIEB_OK) {
+        int si = shard_of(r, item);
+        struct emb_shard *s = &r->sh[si];
+        int64_t a = item - s->item_start; /* local items [a, b) */
+        int64_t b = (end < s->item_start + s->n_items ? end : s->item_start + s->n_items) - s->item_start;
+        int64_t r0 = s->local_off ? s->local_off[a] : a, r1 = s->local_off ? s->local_off[b] : b;
+        st = read_rows(r, si, r0, r1 - r0, dst + (size_t)done_rows * (size_t)r->info.dim);
+        done_rows += r1 - r0;
+        item = s->item_start + b;
+    }
+    mieb_h5_unlock();
+    return st;
+}
+
+mieb_status mieb_emb_role_row_index(struct mieb_emb_role *r, int64_t **out)
+{
+    *out = NULL;
+    if (!r->info.has_row_index)
+        return MIEB_OK;
+    int64_t n = r->info.n_items, *all = malloc((size_t)(n ? n : 1) * sizeof *all);
+    if (!all)
+        return mieb_fail(MIEB_ERR_OOM, "%s: /row_index: out of memory", mieb_emb_role_path(r));
+    mieb_status st = MIEB_OK;
+    mieb_h5_lock();
+    for (int i = 0; i < r->n_shards && st == MIEB_OK; i++) {
+        struct emb_shard *s = &r->sh[i];
+        int64_t *part = NULL, d[2];
+        if ((st = mieb_emb_shard_acquire(r, i)) != MIEB_OK)
+            break;
+        st = mieb_h5_read_i64(r->cur_file, s->path, "/row_index", 1, 1, s->file_size, &part, d);
+        if (st == MIEB_OK && d[0] != s->n_items)
+            st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /row_index has %lld entries, expected %lld", s->path,
+                           (long long)d[0], (long long)s->n_items);
+        for (int64_t k = 0; st == MIEB_OK && k < s->n_items; k++) {
+            if (part[k] < 0)
+                st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /row_index[%lld] = %lld is negative", s->path, (long long)k,
+                               (long long)part[k]);
+            all[s->item_start + k] = part[k];
+        }
+        free(part);
+    }
+    mieb_h5_unlock();
+    if (st != MIEB_OK) {
+        free(all);
+        return st;
+    }
+    *out = all;
+    return MIEB_OK;
+}

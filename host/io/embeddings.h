@@ -1,0 +1,104 @@
+/**
+ * embeddings.h - reader for embedding role files and shards (FORMAT.md §2).
+ *
+ * A role is <emb>/<TaskName>/<split>/<hf_subset>/<role>.h5 or the shards
+ * <role>-NNNNN-of-MMMMM.h5, which together must cover every row exactly once
+ * (row_start / n_rows attributes; overlaps and gaps are errors). /embeddings may be
+ * float32, float16, or uint16 with attribute dtype="bfloat16"; contiguous or chunked
+ * and filtered. Rows are always returned as float32. Non-finite values are an error
+ * naming the file, dataset and row.
+ */
+#ifndef MIEB_IO_EMBEDDINGS_H
+#define MIEB_IO_EMBEDDINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/status.h"
+
+struct mieb_emb_role; /* opaque */
+
+enum mieb_emb_dtype { MIEB_EMB_F32 = 0, MIEB_EMB_F16 = 1, MIEB_EMB_BF16 = 2 };
+
+struct mieb_emb_info {
+    int64_t n_items;        /* items of the role (queries, documents, images ...) */
+    int64_t n_rows;         /* rows of /embeddings in total (== n_items unless multi-vector) */
+    int64_t dim;
+    bool multivector;       /* /offsets present */
+    enum mieb_emb_dtype dtype;
+    int n_shards;
+    bool has_row_index;
+};
+
+/**
+ * Open a role. Checks every file's root attributes (format "mieb-emb", format_version 1,
+ * task_name, split, hf_subset, role, dim) and the shard cover. Missing role: MIEB_ERR_NOT_FOUND.
+ */
+mieb_status mieb_emb_role_open(const char *emb_dir, const char *task, const char *split,
+                               const char *subset, const char *role, struct mieb_emb_role **out);
+void mieb_emb_role_close(struct mieb_emb_role *r);
+const struct mieb_emb_info *mieb_emb_role_info(const struct mieb_emb_role *r);
+/** Path of the role (the single file, or the first shard) for messages. */
+const char *mieb_emb_role_path(const struct mieb_emb_role *r);
+
+/**
+ * Read items [start, start+count) as float32 into dst (row-major, dim columns).
+ * Single-vector: dst has count*dim floats.
+ * Multi-vector: *dst_offsets (count+1, relative, [0] == 0) receives the row offsets and dst
+ * must hold offsets-range rows; use mieb_emb_role_rows_of() to size it first.
+ */
+mieb_status mieb_emb_role_read(struct mieb_emb_role *r, int64_t start, int64_t count,
+                               float *dst, int64_t *dst_offsets);
+/** Number of /embeddings rows that items [start, start+count) occupy. */
+mieb_status mieb_emb_role_rows_of(struct mieb_emb_role *r, int64_t start, int64_t count, int64_t *rows);
+/** The optional /row_index (malloc'd copy, n_items entries), or NULL with MIEB_OK when absent. */
+mieb_status mieb_emb_role_row_index(struct mieb_emb_role *r, int64_t **out);
+
+/**
+ * Block streamer: reads consecutive blocks of items on a background thread, so reading
+ * block b+1 overlaps scoring block b (double buffering). Block sizes are given in items;
+ * buffers are owned by the stream.
+ */
+struct mieb_emb_stream;
+struct mieb_emb_block {
+    int64_t start, count;   /* items */
+    int64_t rows;           /* rows of data (== count when single-vector) */
+    const float *data;      /* [rows, dim] */
+    const int64_t *offsets; /* [count+1] relative, or NULL when single-vector */
+};
+mieb_status mieb_emb_stream_open(struct mieb_emb_role *r, int64_t block_items, struct mieb_emb_stream **out);
+/** Next block; *done = true (and blk untouched) after the last. The block stays valid until the next call. */
+mieb_status mieb_emb_stream_next(struct mieb_emb_stream *s, struct mieb_emb_block *blk, bool *done);
+void mieb_emb_stream_close(struct mieb_emb_stream *s);
+
+/* ---- additions beyond the first draft of this interface ---- */
+
+/**
+ * Buffer allocator for the streamer, so a CUDA caller can hand out pinned host memory
+ * (cudaHostAlloc) and copy blocks to the device asynchronously. NULL means malloc/free.
+ */
+struct mieb_emb_alloc {
+    void *(*alloc)(size_t bytes, void *user);
+    void (*free)(void *ptr, void *user);
+    void *user;
+};
+
+/**
+ * Like mieb_emb_stream_open, for items [start, end) only and with an optional allocator.
+ *
+ * Threading: HDF5 (Debian's serial build) is not thread-safe, so every HDF5 call in
+ * host/io, including the streamer's background reads, holds one global recursive lock
+ * (mieb_h5_lock in h5_util.h). Other readers (task data, other roles) may therefore be
+ * used from the caller's thread while a stream is active; they simply wait for a block
+ * read in progress. Code outside host/io that calls HDF5 directly must take that lock.
+ * A stream itself is used from one thread; errors met by the background thread are
+ * reported by the next mieb_emb_stream_next() call, with the same message.
+ */
+mieb_status mieb_emb_stream_open_ex(struct mieb_emb_role *r, int64_t start, int64_t end, int64_t block_items,
+                                    const struct mieb_emb_alloc *alloc, struct mieb_emb_stream **out);
+
+/** Which file holds item `item` of the role (for messages); NULL when out of range. */
+const char *mieb_emb_role_file_of(const struct mieb_emb_role *r, int64_t item);
+
+#endif

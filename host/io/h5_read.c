@@ -1,0 +1,251 @@
+/* h5_read.c - whole-dataset readers for the small arrays of task-data files (ints, floats, strings). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5_util.h"
+
+bool mieb_utf8_valid(const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        size_t n;
+        unsigned cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if (c >= 0xc2 && c <= 0xdf) {
+            n = 1, cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            n = 2, cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            n = 3, cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (i + n >= len) /* continuation bytes run past the end */
+            return false;
+        for (size_t k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        /* reject overlong forms, UTF-16 surrogates and code points above U+10FFFF */
+        if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+mieb_status mieb_h5_read_i64(hid_t file, const char *fname, const char *dpath, int min_rank, int max_rank,
+                             int64_t file_size, int64_t **out, int64_t dims[2])
+{
+    hid_t ds = -1, ft = -1;
+    int rank;
+    int64_t d[2];
+    char tn[32];
+    mieb_status st;
+    mieb_h5_lock();
+    if ((st = mieb_h5_dset_open(file, fname, dpath, min_rank, max_rank, file_size, &ds, &rank, d)) != MIEB_OK)
+        goto done;
+    ft = H5Dget_type(ds);
+    if (H5Tget_class(ft) != H5T_INTEGER) {
+        mieb_h5_type_name(ft, tn, sizeof tn);
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: has type %s, expected an integer type", fname, dpath, tn);
+        goto done;
+    }
+    size_t n = (size_t)d[0] * (size_t)d[1];
+    int64_t *buf = malloc((n ? n : 1) * sizeof *buf);
+    if (!buf) {
+        st = mieb_fail(MIEB_ERR_OOM, "%s: %s: cannot allocate %zu values", fname, dpath, n);
+        goto done;
+    }
+    /* HDF5 converts any integer width and sign to int64 (out-of-range uint64 saturates). */
+    if (n && H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+        free(buf);
+        st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: read failed", fname, dpath);
+        goto done;
+    }
+    *out = buf;
+    dims[0] = d[0];
+    dims[1] = d[1];
+done:
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (ds >= 0)
+        H5Dclose(ds);
+    mieb_h5_unlock();
+    return st;
+}
+
+mieb_status mieb_h5_read_f64(hid_t file, const char *fname, const char *dpath, int64_t file_size, double **out,
+                             int64_t *n_out)
+{
+    hid_t ds = -1, ft = -1;
+    int64_t d[2];
+    char tn[32];
+    mieb_status st;
+    mieb_h5_lock();
+    if ((st = mieb_h5_dset_open(file, fname, dpath, 1, 1, file_size, &ds, NULL, d)) != MIEB_OK)
+        goto done;
+    ft = H5Dget_type(ds);
+    H5T_class_t c = H5Tget_class(ft);
+    if (c != H5T_INTEGER && c != H5T_FLOAT) {
+        mieb_h5_type_name(ft, tn, sizeof tn);
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: has type %s, expected a numeric type", fname, dpath, tn);
+        goto done;
+    }
+    size_t n = (size_t)d[0];
+    double *buf = malloc((n ? n : 1) * sizeof *buf);
+    if (!buf) {
+        st = mieb_fail(MIEB_ERR_OOM, "%s: %s: cannot allocate %zu values", fname, dpath, n);
+        goto done;
+    }
+    if (n && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+        free(buf);
+        st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: read failed", fname, dpath);
+        goto done;
+    }
+    *out = buf;
+    *n_out = (int64_t)n;
+done:
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (ds >= 0)
+        H5Dclose(ds);
+    mieb_h5_unlock();
+    return st;
+}
+
+/* A growing byte buffer plus the start offset of every string appended to it. */
+struct str_acc {
+    char *bytes;
+    size_t len, cap;
+    size_t *start; /* [n] */
+};
+
+static bool acc_push(struct str_acc *a, int64_t i, const char *s, size_t len)
+{
+    if (a->len + len + 1 > a->cap) {
+        size_t cap = a->cap ? a->cap : 4096;
+        while (cap < a->len + len + 1)
+            cap *= 2;
+        char *nb = realloc(a->bytes, cap);
+        if (!nb)
+            return false;
+        a->bytes = nb, a->cap = cap;
+    }
+    a->start[i] = a->len;
+    memcpy(a->bytes + a->len, s, len);
+    a->bytes[a->len + len] = '\0';
+    a->len += len + 1;
+    return true;
+}
+
+#define STR_BLOCK 65536 /* strings per H5Dread: bounds HDF5's temporary vlen allocations */
+
+mieb_status mieb_h5_read_strings(hid_t file, const char *fname, const char *dpath, int64_t file_size, char ***out,
+                                 int64_t *n_out)
+{
+    hid_t ds = -1, ft = -1, mt = -1, fsp = -1, msp = -1;
+    int64_t d[2];
+    char tn[32];
+    void *blk = NULL;
+    struct str_acc acc = {0};
+    mieb_status st;
+    mieb_h5_lock();
+    if ((st = mieb_h5_dset_open(file, fname, dpath, 1, 1, file_size, &ds, NULL, d)) != MIEB_OK)
+        goto done;
+    ft = H5Dget_type(ds);
+    if (H5Tget_class(ft) != H5T_STRING) {
+        mieb_h5_type_name(ft, tn, sizeof tn);
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: has type %s, expected strings", fname, dpath, tn);
+        goto done;
+    }
+    const int64_t n = d[0];
+    const bool vlen = H5Tis_variable_str(ft) > 0;
+    const size_t fsz = vlen ? 0 : H5Tget_size(ft);
+    const H5T_str_t pad = H5Tget_strpad(ft);
+    mt = H5Tcopy(H5T_C_S1);
+    H5Tset_cset(mt, H5Tget_cset(ft));
+    if (vlen) {
+        H5Tset_size(mt, H5T_VARIABLE);
+    } else {
+        H5Tset_size(mt, fsz);
+        H5Tset_strpad(mt, pad);
+    }
+    acc.start = malloc((size_t)(n ? n : 1) * sizeof *acc.start);
+    blk = calloc(STR_BLOCK, vlen ? sizeof(char *) : fsz);
+    if (!acc.start || !blk) {
+        st = mieb_fail(MIEB_ERR_OOM, "%s: %s: cannot allocate for %lld strings", fname, dpath, (long long)n);
+        goto done;
+    }
+    fsp = H5Dget_space(ds);
+    for (int64_t b0 = 0; b0 < n; b0 += STR_BLOCK) {
+        hsize_t off = (hsize_t)b0, cnt = (hsize_t)(n - b0 < STR_BLOCK ? n - b0 : STR_BLOCK);
+        msp = H5Screate_simple(1, &cnt, NULL);
+        H5Sselect_hyperslab(fsp, H5S_SELECT_SET, &off, NULL, &cnt, NULL);
+        if (H5Dread(ds, mt, msp, fsp, H5P_DEFAULT, blk) < 0) {
+            st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: read of strings %lld..%lld failed", fname, dpath,
+                              (long long)b0, (long long)(b0 + (int64_t)cnt));
+            goto done;
+        }
+        for (hsize_t k = 0; k < cnt && st == MIEB_OK; k++) {
+            const char *s;
+            size_t len;
+            if (vlen) {
+                s = ((char **)blk)[k];
+                len = s ? strlen(s) : 0;
+            } else {
+                s = (const char *)blk + k * fsz;
+                len = strnlen(s, fsz);
+                if (pad == H5T_STR_SPACEPAD)
+                    while (len > 0 && s[len - 1] == ' ')
+                        len--;
+            }
+            if (len && !mieb_utf8_valid(s, len))
+                st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s[%lld] is not valid UTF-8", fname, dpath,
+                               (long long)(b0 + (int64_t)k));
+            else if (!acc_push(&acc, b0 + (int64_t)k, len ? s : "", len))
+                st = mieb_fail(MIEB_ERR_OOM, "%s: %s: out of memory reading strings", fname, dpath);
+        }
+        if (vlen)
+            H5Dvlen_reclaim(mt, msp, H5P_DEFAULT, blk);
+        H5Sclose(msp);
+        msp = -1;
+        if (st != MIEB_OK)
+            goto done;
+    }
+    /* One block: pointer array, then the bytes, so a single free() releases it all. */
+    size_t ptr_bytes = (size_t)(n ? n : 1) * sizeof(char *);
+    char **res = malloc(ptr_bytes + acc.len + 1);
+    if (!res) {
+        st = mieb_fail(MIEB_ERR_OOM, "%s: %s: out of memory reading strings", fname, dpath);
+        goto done;
+    }
+    char *base = (char *)res + ptr_bytes;
+    if (acc.len)
+        memcpy(base, acc.bytes, acc.len);
+    for (int64_t i = 0; i < n; i++)
+        res[i] = base + acc.start[i];
+    *out = res;
+    *n_out = n;
+done:
+    if (msp >= 0)
+        H5Sclose(msp);
+    if (fsp >= 0)
+        H5Sclose(fsp);
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (ds >= 0)
+        H5Dclose(ds);
+    mieb_h5_unlock();
+    free(blk);
+    free(acc.bytes);
+    free(acc.start);
+    return st;
+}

@@ -1,0 +1,101 @@
+/**
+ * h5_util.h - small HDF5 helpers shared by the readers (task_data.c, embeddings.c).
+ *
+ * Thread rule: Debian's libhdf5 is the serial, non-thread-safe build, so every HDF5 call
+ * made by host/io goes through one process-wide recursive lock (mieb_h5_lock). All the
+ * functions here take it themselves; code elsewhere that calls HDF5 directly must wrap the
+ * calls in mieb_h5_lock()/mieb_h5_unlock() too, or it races with the embedding streamer's
+ * background thread.
+ *
+ * HDF5's own error-stack printing is switched off (mieb_h5_init); failures are reported
+ * through mieb_fail() with "<file>: <dataset path>: <what is wrong>", plus the innermost
+ * HDF5 message where the library itself failed.
+ *
+ * Every function returning mieb_status leaves *out untouched (or NULL) on failure.
+ */
+#ifndef MIEB_IO_H5_UTIL_H
+#define MIEB_IO_H5_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hdf5.h>
+
+#include "../core/status.h"
+
+/** Silence HDF5's error printing (idempotent, thread-safe). Called by every open helper. */
+void mieb_h5_init(void);
+/** The process-wide recursive HDF5 lock. */
+void mieb_h5_lock(void);
+void mieb_h5_unlock(void);
+
+/** Copy the innermost message of HDF5's current error stack into buf ("" when empty). */
+void mieb_h5_last_error(char *buf, size_t n);
+/**
+ * mieb_fail() for a failed HDF5 call: the formatted message, then "(HDF5: <innermost
+ * message>)" when HDF5 left one; the HDF5 error stack is cleared. Returns st.
+ */
+mieb_status mieb_h5_fail(mieb_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/**
+ * Open an existing HDF5 file read-only. Missing file: MIEB_ERR_NOT_FOUND; not HDF5,
+ * truncated or otherwise unopenable: MIEB_ERR_BAD_DATA. *file_size gets the byte size
+ * on disk (used to refuse impossible declared sizes); it may be NULL.
+ */
+mieb_status mieb_h5_open_ro(const char *path, hid_t *out, int64_t *file_size);
+
+/** Does the object at path exist (every intermediate link checked)? */
+bool mieb_h5_exists(hid_t loc, const char *path);
+/** Is path an existing dataset? */
+bool mieb_h5_is_dataset(hid_t loc, const char *path);
+
+/* ---- attributes; fname/objpath only name the location in messages ---- */
+bool mieb_h5_attr_exists(hid_t obj, const char *name);
+/** Scalar (or 1-element) string attribute, variable or fixed length. *out is malloc'd. */
+mieb_status mieb_h5_attr_str(hid_t obj, const char *name, const char *fname, const char *objpath, char **out);
+/** Scalar (or 1-element) integer attribute of any integer type. */
+mieb_status mieb_h5_attr_i64(hid_t obj, const char *name, const char *fname, const char *objpath, int64_t *out);
+/** Scalar (or 1-element) integer or float attribute, as double. */
+mieb_status mieb_h5_attr_f64(hid_t obj, const char *name, const char *fname, const char *objpath, double *out);
+
+/** Short type name for messages: "int32", "uint16", "float64", "float16", "string", "compound" ... */
+void mieb_h5_type_name(hid_t type, char *buf, size_t n);
+
+/**
+ * Open dataset dpath (absolute) and return its rank and dims. Missing: MIEB_ERR_NOT_FOUND.
+ * The rank must be in [min_rank, max_rank] and the declared size must be plausible for
+ * a file of file_size bytes (mieb_h5_check_plausible), else MIEB_ERR_BAD_DATA.
+ */
+mieb_status mieb_h5_dset_open(hid_t file, const char *fname, const char *dpath, int min_rank, int max_rank,
+                              int64_t file_size, hid_t *dset, int *rank, int64_t dims[2]);
+
+/**
+ * Refuse declared sizes the file cannot hold before anything is allocated: raw bytes
+ * beyond the file size (unfiltered storage), beyond 1100x the file size (deflate's best
+ * ratio is about 1032:1), chunks above 512 MiB, external or virtual storage.
+ */
+mieb_status mieb_h5_check_plausible(hid_t dset, const char *fname, const char *dpath, int64_t file_size);
+
+/**
+ * Read a whole 1-D or 2-D integer dataset (any integer type, converted) as int64.
+ * dims[1] is 1 for a 1-D dataset. *out is malloc'd (at least one element, so never NULL).
+ */
+mieb_status mieb_h5_read_i64(hid_t file, const char *fname, const char *dpath, int min_rank, int max_rank,
+                             int64_t file_size, int64_t **out, int64_t dims[2]);
+/** Read a whole 1-D numeric dataset (integer or float) as float64. */
+mieb_status mieb_h5_read_f64(hid_t file, const char *fname, const char *dpath, int64_t file_size, double **out,
+                             int64_t *n);
+
+/**
+ * Read a 1-D string dataset (variable-length or fixed-length, UTF-8 or ASCII). Every
+ * string must be valid UTF-8. Result: one malloc'd block, an array of n pointers
+ * followed by the NUL-terminated bytes, so free(*out) releases everything.
+ */
+mieb_status mieb_h5_read_strings(hid_t file, const char *fname, const char *dpath, int64_t file_size, char ***out,
+                                 int64_t *n);
+
+/** True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
+bool mieb_utf8_valid(const char *s, size_t len);
+
+#endif

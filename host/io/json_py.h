@@ -1,0 +1,31 @@
+/**
+ * json_py.h - serialise a cJSON tree exactly as Python's json.dump(obj, f, indent=2)
+ * does with its defaults (ensure_ascii, ", " / ": " separators, NaN and Infinity
+ * literals), so result files are byte-identical to the ones mteb writes.
+ * Every number is written as a Python float (repr: shortest round-trip digits), since
+ * every number in an mteb TaskResult is a float.
+ */
+#ifndef MIEB_IO_JSON_PY_H
+#define MIEB_IO_JSON_PY_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "../core/status.h"
+
+/** A growable byte buffer. */
+struct mieb_buf {
+    char *data;
+    size_t len, cap;
+};
+mieb_status mieb_buf_append(struct mieb_buf *b, const char *s, size_t n);
+void mieb_buf_free(struct mieb_buf *b);
+
+/** Append the serialisation of `item` (indent 2, as json.dump) to out. */
+mieb_status mieb_json_py_dump(const cJSON *item, struct mieb_buf *out);
+
+/** Round every number in the tree (recursively) to `ndigits` with Python's round(). */
+void mieb_json_round_numbers(cJSON *item, int ndigits);
+
+#endif

@@ -1,0 +1,81 @@
+/* results_writer.c - mteb TaskResult JSON files, written atomically. */
+#include "results_writer.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/fileutil.h"
+#include "json_py.h"
+
+mieb_status mieb_results_dir(const char *out_folder, const char *model_name, const char *revision,
+                             char *buf, size_t n)
+{
+    char model[512];
+    size_t j = 0;
+    for (const char *p = model_name; *p && j + 3 < sizeof model; p++) {
+        if (*p == '/') {
+            model[j++] = '_';
+            model[j++] = '_';
+        } else {
+            model[j++] = *p;
+        }
+    }
+    model[j] = '\0';
+    int w = snprintf(buf, n, "%s/results/%s/%s", out_folder, model, revision && *revision ? revision : "no_revision_available");
+    if (w < 0 || (size_t)w >= n)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "results path too long");
+    return MIEB_OK;
+}
+
+mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r)
+{
+    char path[PATH_MAX];
+    struct mieb_buf buf = {0};
+    mieb_status st;
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return mieb_fail(MIEB_ERR_OOM, "result json");
+    cJSON_AddStringToObject(root, "dataset_revision", r->dataset_revision);
+    cJSON_AddStringToObject(root, "task_name", r->task_name);
+    cJSON_AddStringToObject(root, "mteb_version", MIEB_MTEB_VERSION);
+    mieb_json_round_numbers(r->scores, 6);
+    /* borrow the caller's trees for the dump, detach them again afterwards */
+    cJSON_AddItemReferenceToObject(root, "scores", r->scores);
+    cJSON_AddNumberToObject(root, "evaluation_time", r->evaluation_time);
+    cJSON_AddNullToObject(root, "kg_co2_emissions");
+    cJSON_AddNumberToObject(root, "date", r->date);
+    if (r->phases)
+        cJSON_AddItemReferenceToObject(root, "evaluation_phases", r->phases);
+    else
+        cJSON_AddNullToObject(root, "evaluation_phases");
+
+    st = mieb_json_py_dump(root, &buf);
+    cJSON_Delete(root); /* references do not free the referenced trees */
+    if (st != MIEB_OK) {
+        mieb_buf_free(&buf);
+        return st;
+    }
+    st = mieb_mkdirs(dir);
+    if (st == MIEB_OK && snprintf(path, sizeof path, "%s/%s.json", dir, r->task_name) >= (int)sizeof path)
+        st = mieb_fail(MIEB_ERR_INVALID_ARG, "result path too long");
+    if (st == MIEB_OK)
+        st = mieb_write_file_atomic(path, buf.data, buf.len);
+    mieb_buf_free(&buf);
+    return st;
+}
+
+mieb_status mieb_results_copy_model_meta(const char *src_path, const char *dir)
+{
+    char *text = NULL, path[PATH_MAX];
+    size_t len = 0;
+    MIEB_TRY(mieb_read_file(src_path, 16u << 20, &text, &len));
+    mieb_status st = mieb_mkdirs(dir);
+    if (st == MIEB_OK)
+        st = mieb_path_join(path, sizeof path, dir, "model_meta.json");
+    if (st == MIEB_OK)
+        st = mieb_write_file_atomic(path, text, len);
+    free(text);
+    return st;
+}

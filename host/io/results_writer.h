@@ -1,0 +1,40 @@
+/**
+ * results_writer.h - mteb TaskResult files (PROTOCOLS.md §10, FORMAT.md §3).
+ *
+ * Layout: <out>/results/<org>__<model>/<revision>/<TaskName>.json, keys in TaskResult
+ * order (dataset_revision, task_name, mteb_version, scores, evaluation_time,
+ * kg_co2_emissions, date, evaluation_phases), every float under "scores" rounded to 6
+ * decimals with Python's round, serialised as Python's json.dump(indent=2), written
+ * atomically. model_meta.json is copied verbatim beside the results.
+ */
+#ifndef MIEB_IO_RESULTS_WRITER_H
+#define MIEB_IO_RESULTS_WRITER_H
+
+#include <cjson/cJSON.h>
+
+#include "../core/status.h"
+
+/** The mteb release whose scoring mieb-eval reproduces; written as mteb_version. */
+#define MIEB_MTEB_VERSION "2.26.24"
+
+struct mieb_task_result {
+    const char *dataset_revision;
+    const char *task_name;
+    cJSON *scores;            /* {split: [subset dicts]}; the writer rounds it in place */
+    double evaluation_time;   /* seconds */
+    double date;              /* Unix time */
+    cJSON *phases;            /* list of {name, start, end, split, subset}, or NULL */
+};
+
+/**
+ * Directory for a model's results: <out>/results/<org>__<model>/<revision>
+ * (the model name's '/' becomes "__", as mteb's result cache does).
+ */
+mieb_status mieb_results_dir(const char *out_folder, const char *model_name, const char *revision,
+                             char *buf, size_t n);
+/** Serialise and write one task result atomically to <dir>/<task_name>.json. */
+mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r);
+/** Copy <emb>/model_meta.json verbatim to <dir>/model_meta.json (atomically). */
+mieb_status mieb_results_copy_model_meta(const char *src_path, const char *dir);
+
+#endif

@@ -1,0 +1,78 @@
+/**
+ * synth.h - the deterministic synthetic suite behind `mieb-eval synth`.
+ *
+ * One generator per task family, each in host/io/synth_<family>.c with the signature of
+ * mieb_synth_retrieval(); cmd_synth.c parses the command line and dispatches on the
+ * task's family. Everything is derived from (seed, task, split, subset) through a small
+ * portable PRNG, and embeddings are built from integers scaled by a power of two, so the
+ * files are bit-identical on every machine and compiler (no libm, no FMA contraction),
+ * and one task's files do not depend on which other tasks were generated.
+ */
+#ifndef MIEB_IO_SYNTH_H
+#define MIEB_IO_SYNTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../config/registry.h"
+#include "../core/status.h"
+#include "embeddings.h"
+#include "h5_write.h"
+
+enum mieb_synth_sim { MIEB_SYNTH_COSINE = 0, MIEB_SYNTH_DOT = 1, MIEB_SYNTH_MAXSIM = 2 };
+
+struct mieb_synth_opts {
+    const char *out_dir;     /* writes <out>/task-data/<Task>.h5 and <out>/embeddings/... */
+    uint64_t seed;
+    double scale;            /* fraction of the registry's n_queries / n_corpus */
+    int dim;
+    enum mieb_emb_dtype dtype;
+    int shards;              /* <= 1: single role files */
+    bool compress;           /* chunked + shuffle + deflate */
+    enum mieb_synth_sim sim; /* MaxSim writes multi-vector roles with /offsets */
+};
+
+/* ---- PRNG: xoshiro256** seeded by splitmix64 (public-domain reference algorithms) ---- */
+struct mieb_rng {
+    uint64_t s[4];
+};
+void mieb_rng_seed(struct mieb_rng *r, uint64_t seed);
+/** Seed from the suite seed and a list of strings (task, split, subset, purpose). */
+void mieb_rng_seed_for(struct mieb_rng *r, uint64_t seed, const char *a, const char *b, const char *c,
+                       const char *d);
+uint64_t mieb_rng_next(struct mieb_rng *r);
+/** Uniform integer in [0, n), n >= 1, without modulo bias. */
+uint64_t mieb_rng_below(struct mieb_rng *r, uint64_t n);
+/** True with probability num/den. */
+bool mieb_rng_chance(struct mieb_rng *r, uint64_t num, uint64_t den);
+/** Bell-shaped integer noise in [-2*amp, 2*amp] (Irwin-Hall sum of four uniforms, halved). */
+int32_t mieb_rng_noise(struct mieb_rng *r, int32_t amp);
+
+/* ---- shared helpers ---- */
+/** Items for a registry count: max(min, round(n * scale / parts)). */
+int64_t mieb_synth_count(double n, double scale, int parts, int64_t min);
+/** Integer components -> float32 (exact: value = k * 2^-9). */
+static inline float mieb_synth_value(int32_t k) { return (float)k * 0x1p-9f; }
+
+/**
+ * Create <out>/task-data/<Task>.h5 (as a .tmp until committed) with the root attributes
+ * of FORMAT.md §1 plus the optional synthetic = 1 and synth_seed.
+ */
+mieb_status mieb_synth_task_file(const struct mieb_synth_opts *o, const struct mieb_task *t,
+                                 struct mieb_h5w_file *f);
+
+/**
+ * Write one role under <out>/embeddings from integer vectors vec [n_items, dim].
+ * With MaxSim each item becomes 1..4 token rows: token 0 is the item vector, the others
+ * add noise drawn from a hash of the item vector itself, so items with identical vectors
+ * (duplicates, a query and its own image in the corpus) get identical token blocks and
+ * stay exact ties, in any role.
+ */
+mieb_status mieb_synth_write_role(const struct mieb_synth_opts *o, const struct mieb_task *t, const char *split,
+                                  const char *subset, const char *role, const int32_t *vec, int64_t n_items);
+
+/* ---- family generators (one file each) ---- */
+/** Any2AnyRetrieval, Any2AnyMultilingualRetrieval, DocumentUnderstanding, VisionCentricQA. */
+mieb_status mieb_synth_retrieval(const struct mieb_synth_opts *o, const struct mieb_task *t);
+
+#endif

@@ -1,0 +1,54 @@
+/**
+ * npmath.h - numpy 2.x float64 reductions, with numpy's exact operation order.
+ *
+ * mteb's nAUC and its confidence features go through np.sum / np.mean / np.std,
+ * np.add.reduceat, np.argsort(stable=True) and scipy's trapezoid. Their results depend on
+ * numpy's summation order (pairwise, 8-way unrolled blocks of 128), so a plain loop
+ * differs in the last bits and, through nAUC's exact-equality test, sometimes by NaN.
+ * Verified against numpy 2.4 (tests/py/test_retrieval_metrics.py).
+ */
+#ifndef MIEB_METRICS_NPMATH_H
+#define MIEB_METRICS_NPMATH_H
+
+#include <stdint.h>
+
+#include "../core/status.h"
+
+/**
+ * np.add.reduce(a) (np.sum) of a contiguous float64 array: numpy starts from the add
+ * identity 0.0 and adds the pairwise sum of all n elements (0.0 for n == 0, so
+ * np.sum([-0.0]) is 0.0). numpy 2.x does not split contiguous inputs into buffer-sized
+ * chunks, so the pairwise recursion covers the whole array.
+ */
+double mieb_np_sum(const double *a, int64_t n);
+
+/**
+ * One segment of np.add.reduceat(a, starts): the first element is copied into the output
+ * and the pairwise sum of the remaining n-1 is added to it (a different rounding from
+ * mieb_np_sum). n must be >= 1.
+ */
+double mieb_np_reduceat_segment(const double *a, int64_t n);
+
+/** np.mean(a) = np.sum(a) / n. NaN for n == 0, as numpy returns (with a warning). */
+double mieb_np_mean(const double *a, int64_t n);
+
+/**
+ * np.std(a) with ddof 0: mean = sum/n, then sum((a-mean)^2)/n, sqrt. `scratch` holds n
+ * doubles and may be `a` itself (then a is overwritten). NaN for n == 0.
+ */
+double mieb_np_std(const double *a, int64_t n, double *scratch);
+
+/**
+ * np.argsort(a, stable=True): idx[0..n) such that a[idx] is ascending, equal values keep
+ * their index order, NaNs go last (numpy's order). Fails only on allocation.
+ */
+mieb_status mieb_np_argsort_stable(const double *a, int64_t n, int64_t *idx);
+
+/**
+ * scipy.integrate.trapezoid(y, x) as sklearn.metrics.auc calls it:
+ * np.sum((x[1:]-x[:-1]) * (y[1:]+y[:-1]) / 2.0). `scratch` holds n-1 doubles.
+ * 0.0 for n < 2.
+ */
+double mieb_np_trapezoid(const double *y, const double *x, int64_t n, double *scratch);
+
+#endif

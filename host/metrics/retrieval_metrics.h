@@ -1,0 +1,55 @@
+/**
+ * retrieval_metrics.h - mteb's retrieval scores, bit for bit (PROTOCOLS.md §8.4-8.5).
+ *
+ * Per query: trec_eval 9.0.8 semantics for ndcg_cut, map_cut, recall, P and success
+ * (ranking by score descending, ties by doc id string descending, relevance_level 1),
+ * mteb's MRR, and the nAUC confidence features (max, std, diff1) over the results dict.
+ * Over queries: mteb's averaging (Python sequential sum / n, rounded to 5 decimals for
+ * the trec measures; MRR unrounded), and nAUC with numpy's exact arithmetic (pairwise
+ * summation, stable argsort, trapezoid). Queries are added in results-dict order, which
+ * is the order of the task's (filtered) query list.
+ */
+#ifndef MIEB_METRICS_RETRIEVAL_H
+#define MIEB_METRICS_RETRIEVAL_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "../core/status.h"
+
+#define MIEB_RET_NK 7
+/** mteb's k_values: 1, 3, 5, 10, 20, 100, 1000. */
+extern const int mieb_ret_k_values[MIEB_RET_NK];
+
+/**
+ * One query's results dict exactly as mteb holds it when metrics are computed, i.e. after
+ * the top-1000 heap and after skip_first_result: n entries in dict insertion order.
+ */
+struct mieb_ret_query_result {
+    int64_t n;                    /* entries in the results dict (0 .. 1000) */
+    const float *scores;          /* [n] similarity (fp32, as torch produced it) */
+    const char *const *doc_ids;   /* [n] corpus id strings */
+    const int32_t *rel;           /* [n] qrels value of each doc; 0 when the doc has no qrels entry */
+    int64_t n_qrels;              /* all qrels entries of this query (any value, retrieved or not) */
+    const int32_t *qrels_values;  /* [n_qrels] */
+};
+
+struct mieb_ret_eval; /* opaque accumulator of per-query values */
+
+mieb_status mieb_ret_eval_new(struct mieb_ret_eval **out);
+/** Compute and keep this query's per-query values. Copies what it needs; q may be reused. */
+mieb_status mieb_ret_eval_add(struct mieb_ret_eval *ev, const struct mieb_ret_query_result *q);
+/**
+ * Append mteb's 148 metric keys, in make_score_dict order, to the JSON object `scores`
+ * (ndcg_at_K, map_at_K, recall_at_K, accuracy, precision_at_K, mrr_at_K,
+ * nauc_{ndcg,map,recall,precision}_at_K_{max,std,diff1}, nauc_mrr_at_K_{...}, hit_rate_at_K).
+ * Values are doubles with mteb's internal rounding applied (NaN where mteb gives NaN);
+ * the 6-decimal write-time rounding is the results writer's job.
+ * Fails with MIEB_ERR_BAD_DATA when no query was added (mteb divides by zero there).
+ */
+mieb_status mieb_ret_eval_finish(struct mieb_ret_eval *ev, cJSON *scores);
+int64_t mieb_ret_eval_count(const struct mieb_ret_eval *ev);
+void mieb_ret_eval_free(struct mieb_ret_eval *ev);
+
+#endif

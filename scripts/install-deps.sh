@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything mieb-eval needs to build, run and test on a Debian machine,
+# from Debian's packages and PyPI only. Idempotent: a second run is quick.
+#   scripts/install-deps.sh          build + test dependencies
+# Run as root (or with sudo available).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+pkgs=(build-essential cmake pkg-config
+      libhdf5-dev hdf5-tools libcjson-dev libopenblas0-pthread libopenblas-pthread-dev
+      python3 python3-venv python3-numpy python3-h5py python3-scipy)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python test references (pytrec_eval-terrier wraps trec_eval 9.0.8, which mteb uses;
+# mteb itself is installed without its heavy dependencies, only its metric module is loaded).
+if [ "${MIEB_SKIP_PY:-0}" != "1" ]; then
+  "$here/scripts/setup-pyenv.sh"
+fi

@@ -1,0 +1,71 @@
+"""Shared helpers for the Python parity tests: locate the built helper programs and load
+reference code. A missing reference or build is an error, never a skip: CI installs them."""
+import glob
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+
+def build_dir() -> Path:
+    d = os.environ.get("MIEB_BUILD_DIR")
+    if not d:
+        raise RuntimeError("MIEB_BUILD_DIR is not set (ctest sets it to the build directory)")
+    return Path(d)
+
+
+def tool(name: str) -> Path:
+    p = build_dir() / "tests" / name
+    if not p.exists():
+        raise RuntimeError(f"{p} is missing: build the '{name}' target first")
+    return p
+
+
+def run_tool(name: str, stdin: str, *args: str) -> str:
+    res = subprocess.run([str(tool(name)), *args], input=stdin, capture_output=True,
+                         text=True, timeout=600)
+    if res.returncode != 0:
+        raise RuntimeError(f"{name} failed ({res.returncode}): {res.stderr[-2000:]}")
+    return res.stdout
+
+
+def load_mteb_retrieval_metrics():
+    """mteb's own _evaluators/retrieval_metrics.py from the venv's mteb (installed without
+    its model dependencies, so `import mteb` fails): loaded by path, with a stub for the
+    one name it imports from mteb.types."""
+    paths = sorted(glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages",
+                                          "mteb", "_evaluators", "retrieval_metrics.py")))
+    if not paths:
+        raise RuntimeError("mteb is not installed in this Python (scripts/setup-pyenv.sh)")
+    from typing import Any, NamedTuple
+
+    class RetrievalEvaluationResult(NamedTuple):
+        all_scores: Any
+        ndcg: Any
+        map: Any
+        recall: Any
+        precision: Any
+        naucs: Any
+        mrr: Any
+        naucs_mrr: Any
+        hit_rate: Any
+
+    saved = {k: sys.modules.get(k) for k in ("mteb", "mteb.types")}
+    stub_types = types.ModuleType("mteb.types")
+    stub_types.RetrievalEvaluationResult = RetrievalEvaluationResult
+    sys.modules.setdefault("mteb", types.ModuleType("mteb"))
+    sys.modules["mteb.types"] = stub_types
+    try:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("mteb_retrieval_metrics_ref", paths[0])
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    return mod

@@ -1,0 +1,414 @@
+"""Embedding-role reader (host/io/embeddings.c, emb_shards.c, emb_stream.c) on files written
+by h5py: every encoding and layout FORMAT.md §2 allows, shards, multi-vector offsets,
+row_index, the block streamer, and every kind of bad input (status + message)."""
+from __future__ import annotations
+
+import os
+
+import h5py
+import numpy as np
+import pytest
+
+from io_helpers import (BAD_DATA, HDF5, NOT_FOUND, OK, emb_dump, expected_f32, role_dir, write_role_file,
+                        write_shards)
+
+
+def rand_emb(n, d, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, d)).astype(np.float32)
+
+
+def dump_role(ed, role="corpus", *extra):
+    return emb_dump("role", ed, "T", "test", "default", role, *extra)
+
+
+def assert_same(out, want):
+    got = np.array(out["bits"], dtype=np.uint64).astype(np.uint32).reshape(want.shape)
+    assert np.array_equal(got, np.ascontiguousarray(want, np.float32).view(np.uint32))
+    vals = np.array(out["data"], dtype=np.float64).astype(np.float32).reshape(want.shape)
+    assert np.array_equal(vals, want)
+
+
+LAYOUTS = [dict(), dict(chunks=(7, 5)), dict(chunks=(4, 5), gzip=True, shuffle=True), dict(chunks=(16, 5), gzip=True)]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16", ">f4", ">f2"])
+@pytest.mark.parametrize("layout", range(len(LAYOUTS)), ids=["contiguous", "chunked", "gzip+shuffle", "gzip"])
+def test_encodings_and_layouts(tmp_path, dtype, layout):
+    ed = str(tmp_path)
+    x = rand_emb(23, 5)
+    stored = write_role_file(os.path.join(role_dir(ed), "corpus.h5"), x, dtype=dtype, **LAYOUTS[layout])
+    rc, out = dump_role(ed)
+    assert rc == OK, out
+    info = out["info"]
+    assert (info["n_items"], info["n_rows"], info["dim"], info["n_shards"]) == (23, 23, 5, 1)
+    assert info["dtype"] == {"f32": "float32", ">f4": "float32", "f16": "float16", ">f2": "float16",
+                             "bf16": "bfloat16"}[dtype]
+    assert not info["multivector"] and not info["has_row_index"]
+    assert_same(out, expected_f32(stored))
+    # a sub-range and the streamer with a block size that does not divide n
+    rc, sub = dump_role(ed, "corpus", 5, 11)
+    assert rc == OK
+    assert_same(sub, expected_f32(stored)[5:16])
+    rc, st = dump_role(ed, "corpus", "--stream", 4)
+    assert rc == OK and st["blocks"] == 6
+    assert_same(st, expected_f32(stored))
+
+
+def test_float16_special_values(tmp_path):
+    """Every finite half, including subnormals and -0, widened exactly as numpy does."""
+    ed = str(tmp_path)
+    bits = np.arange(0, 65536, dtype=np.uint32)
+    bits = bits[((bits >> 10) & 0x1F) != 0x1F].astype(np.uint16)  # drop inf/nan
+    h = bits.view(np.float16)
+    n = len(h) // 16
+    data = h[: n * 16].reshape(n, 16)
+    with h5py.File(os.path.join(role_dir(ed), "corpus.h5"), "w") as f:
+        f.attrs.update(dict(format="mieb-emb", format_version=1, task_name="T", split="test",
+                            hf_subset="default", role="corpus", dim=16))
+        f["embeddings"] = data
+    rc, out = dump_role(ed)
+    assert rc == OK, out
+    assert_same(out, data.astype(np.float32))
+
+
+def test_bfloat16_attr_on_root(tmp_path):
+    ed = str(tmp_path)
+    stored = write_role_file(os.path.join(role_dir(ed), "corpus.h5"), rand_emb(9, 3), dtype="bf16",
+                             bf16_attr="root")
+    rc, out = dump_role(ed)
+    assert rc == OK and out["info"]["dtype"] == "bfloat16"
+    assert_same(out, expected_f32(stored))
+
+
+def test_uint16_without_bfloat16_attr_is_bad(tmp_path):
+    ed = str(tmp_path)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    with h5py.File(p, "w") as f:
+        f.attrs.update(dict(format="mieb-emb", format_version=1, task_name="T", split="test",
+                            hf_subset="default", role="corpus", dim=3))
+        f["embeddings"] = np.zeros((4, 3), np.uint16)
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "corpus.h5" in out["error"] and "bfloat16" in out["error"]
+
+
+def test_float64_embeddings_are_bad(tmp_path):
+    ed = str(tmp_path)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    write_role_file(p, rand_emb(4, 3))
+    with h5py.File(p, "r+") as f:
+        del f["embeddings"]
+        f["embeddings"] = np.zeros((4, 3), np.float64)
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "/embeddings" in out["error"] and "float64" in out["error"]
+
+
+def test_shards_good(tmp_path):
+    ed = str(tmp_path)
+    x = rand_emb(30, 4)
+    ri = np.arange(100, 130)
+    # written out of order on purpose: the cover is by row_start, not by shard number
+    write_shards(ed, "corpus", x, [(0, 7), (7, 1), (8, 0), (8, 22)], row_index=ri, dtype="f16", chunks=(3, 4),
+                 gzip=True)
+    rc, out = dump_role(ed)
+    assert rc == OK, out
+    assert out["info"]["n_shards"] == 4 and out["info"]["n_items"] == 30 and out["info"]["has_row_index"]
+    assert out["path"].endswith("corpus-00000-of-00004.h5")
+    want = x.astype(np.float16).astype(np.float32)
+    assert_same(out, want)
+    assert out["row_index"] == ri.tolist()
+    rc, sub = dump_role(ed, "corpus", 5, 20)  # crosses three shards, one of them empty
+    assert rc == OK
+    assert_same(sub, want[5:25])
+    for block in (1, 3, 8, 100):
+        rc, st = dump_role(ed, "corpus", "--stream", block)
+        assert rc == OK
+        assert_same(st, want)
+
+
+def test_multivector_offsets(tmp_path):
+    ed = str(tmp_path)
+    off = np.array([0, 2, 3, 3, 7, 9, 12])  # an item with no token rows too
+    x = rand_emb(12, 4)
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), x, offsets=off)
+    rc, out = dump_role(ed)
+    assert rc == OK and out["info"]["multivector"] and out["info"]["n_items"] == 6 and out["info"]["n_rows"] == 12
+    assert out["offsets"] == off.tolist()
+    assert_same(out, x)
+    rc, sub = dump_role(ed, "corpus", 2, 3)
+    assert rc == OK and sub["offsets"] == [0, 0, 4, 6]
+    assert_same(sub, x[3:9])
+    rc, st = dump_role(ed, "corpus", "--stream", 4)
+    assert rc == OK and st["offsets"] == off.tolist()
+    assert_same(st, x)
+
+
+def test_multivector_shards(tmp_path):
+    ed = str(tmp_path)
+    off = np.array([0, 1, 4, 6, 7, 11, 12, 15])
+    x = rand_emb(15, 3)
+    write_shards(ed, "queries", x, [(0, 3), (3, 4)], offsets=off, dtype="bf16", chunks=(2, 3), gzip=True,
+                 shuffle=True)
+    rc, out = dump_role(ed, "queries")
+    assert rc == OK, out
+    assert out["offsets"] == off.tolist()
+    bits = ((x.view(np.uint32).astype(np.uint64) + 0x7FFF + ((x.view(np.uint32) >> 16) & 1)) >> 16)
+    assert_same(out, expected_f32(bits.astype(np.uint16)))
+    rc, st = dump_role(ed, "queries", "--stream", 2)
+    assert rc == OK and st["offsets"] == off.tolist()
+
+
+@pytest.mark.parametrize("off,msg", [([1, 2, 4], "start with 0"), ([0, 3, 2], "decreases"),
+                                     ([0, 2, 3], "/offsets[2] = 3")])
+def test_bad_offsets(tmp_path, off, msg):
+    ed = str(tmp_path)
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), rand_emb(4, 3), offsets=off)
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and msg in out["error"] and "corpus.h5" in out["error"]
+
+
+def test_row_index_single(tmp_path):
+    ed = str(tmp_path)
+    write_role_file(os.path.join(role_dir(ed), "train.h5"), rand_emb(5, 2), role="train",
+                    row_index=[4, 8, 15, 16, 23])
+    rc, out = dump_role(ed, "train")
+    assert rc == OK and out["row_index"] == [4, 8, 15, 16, 23]
+
+
+def test_row_index_wrong_length(tmp_path):
+    ed = str(tmp_path)
+    write_role_file(os.path.join(role_dir(ed), "train.h5"), rand_emb(5, 2), role="train", row_index=[1, 2])
+    rc, out = dump_role(ed, "train")
+    assert rc == BAD_DATA and "/row_index" in out["error"]
+
+
+def test_row_index_in_some_shards_only(tmp_path):
+    ed = str(tmp_path)
+    x = rand_emb(6, 2)
+    paths = write_shards(ed, "corpus", x, [(0, 3), (3, 3)], row_index=np.arange(6))
+    with h5py.File(paths[1], "r+") as f:
+        del f["row_index"]
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "row_index" in out["error"]
+
+
+# ---- bad inputs: status and a message naming file and dataset ----
+
+@pytest.mark.parametrize("bad,dtype", [(np.nan, "f32"), (np.inf, "f32"), (-np.inf, "f16"), (np.nan, "bf16")])
+def test_non_finite(tmp_path, bad, dtype):
+    ed = str(tmp_path)
+    x = rand_emb(20, 4)
+    x[13, 2] = bad
+    write_shards(ed, "corpus", x, [(0, 10), (10, 10)], dtype=dtype)
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA
+    e = out["error"]
+    assert "corpus-00001-of-00002.h5" in e and "/embeddings" in e and "row 3 (item 13" in e
+    assert ("NaN" if np.isnan(bad) else "Inf") in e
+    rc, out = dump_role(ed, "corpus", "--stream", 3)  # same error through the reader thread
+    assert rc == BAD_DATA and "row 3 (item 13" in out["error"]
+    rc, out = dump_role(ed, "corpus", 0, 10)  # rows before the bad one read fine
+    assert rc == OK
+
+
+def test_missing_role(tmp_path):
+    ed = str(tmp_path)
+    role_dir(ed)
+    rc, out = dump_role(ed, "queries")
+    assert rc == NOT_FOUND and "queries.h5" in out["error"]
+    rc, out = emb_dump("role", ed, "NoTask", "test", "default", "queries")
+    assert rc == NOT_FOUND and "NoTask/test/default/queries.h5" in out["error"]
+
+
+def test_shard_overlap(tmp_path):
+    ed = str(tmp_path)
+    write_shards(ed, "corpus", rand_emb(10, 2), [(0, 6), (5, 5)])
+    rc, out = dump_role(ed)
+    e = out["error"]
+    assert rc == BAD_DATA and "overlap" in e and "corpus-00000-of-00002.h5" in e and "corpus-00001-of-00002.h5" in e
+    assert "row_start" in e and "rows 5..5" in e
+
+
+def test_shard_gap(tmp_path):
+    ed = str(tmp_path)
+    write_shards(ed, "corpus", rand_emb(10, 2), [(0, 4), (5, 5)])
+    rc, out = dump_role(ed)
+    e = out["error"]
+    assert rc == BAD_DATA and "no shard" in e and "rows 4..4" in e and "corpus-00001-of-00002.h5" in e
+    assert "n_rows" in e
+
+
+def test_shard_gap_at_start(tmp_path):
+    ed = str(tmp_path)
+    write_shards(ed, "corpus", rand_emb(10, 2), [(2, 8)])
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "rows 0..1 are in no shard" in out["error"]
+
+
+def test_shard_missing(tmp_path):
+    ed = str(tmp_path)
+    paths = write_shards(ed, "corpus", rand_emb(9, 2), [(0, 3), (3, 3), (6, 3)])
+    os.remove(paths[1])
+    rc, out = dump_role(ed)
+    assert rc == NOT_FOUND and "corpus-00001-of-00003.h5" in out["error"] and "missing" in out["error"]
+
+
+def test_mixed_single_and_shards(tmp_path):
+    ed = str(tmp_path)
+    write_shards(ed, "corpus", rand_emb(6, 2), [(0, 3), (3, 3)])
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), rand_emb(6, 2))
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "corpus.h5" in out["error"] and "-of-00002.h5" in out["error"]
+
+
+def test_shard_count_disagrees(tmp_path):
+    ed = str(tmp_path)
+    write_shards(ed, "corpus", rand_emb(6, 2), [(0, 3)], m=2)
+    d = role_dir(ed)
+    write_role_file(os.path.join(d, "corpus-00001-of-00003.h5"), rand_emb(3, 2),
+                    attrs=dict(row_start=np.int64(3), n_rows=np.int64(3)))
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "number of shards" in out["error"]
+
+
+def test_shard_without_row_start(tmp_path):
+    ed = str(tmp_path)
+    paths = write_shards(ed, "corpus", rand_emb(6, 2), [(0, 3), (3, 3)])
+    with h5py.File(paths[1], "r+") as f:
+        del f.attrs["row_start"]
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "row_start" in out["error"] and "corpus-00001-of-00002.h5" in out["error"]
+
+
+def test_shard_n_rows_mismatch(tmp_path):
+    ed = str(tmp_path)
+    paths = write_shards(ed, "corpus", rand_emb(6, 2), [(0, 3), (3, 3)])
+    with h5py.File(paths[0], "r+") as f:
+        f.attrs["n_rows"] = np.int64(4)
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "n_rows = 4" in out["error"]
+
+
+def test_shard_dims_disagree(tmp_path):
+    ed = str(tmp_path)
+    d = role_dir(ed)
+    write_role_file(os.path.join(d, "corpus-00000-of-00002.h5"), rand_emb(3, 2),
+                    attrs=dict(row_start=np.int64(0), n_rows=np.int64(3)))
+    write_role_file(os.path.join(d, "corpus-00001-of-00002.h5"), rand_emb(3, 5),
+                    attrs=dict(row_start=np.int64(3), n_rows=np.int64(3)))
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "dimension" in out["error"]
+
+
+@pytest.mark.parametrize("attr,value,msg", [
+    ("format", "mieb-task", "attribute format is 'mieb-task'"),
+    ("format", None, "missing attribute 'format'"),
+    ("format_version", 2, "format_version is 2"),
+    ("format_version", "1", "format_version' has type string"),
+    ("task_name", "Other", "task_name is 'Other', expected 'T'"),
+    ("split", "dev", "split is 'dev'"),
+    ("hf_subset", "en", "hf_subset is 'en'"),
+    ("role", "queries", "role is 'queries', expected 'corpus'"),
+    ("dim", 7, "dimension mismatch"),
+    ("dim", None, "missing attribute 'dim'"),
+])
+def test_bad_root_attributes(tmp_path, attr, value, msg):
+    ed = str(tmp_path)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    write_role_file(p, rand_emb(4, 3))
+    with h5py.File(p, "r+") as f:
+        if value is None:
+            del f.attrs[attr]
+        else:
+            f.attrs[attr] = value
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and msg in out["error"] and "corpus.h5" in out["error"], out
+
+
+def test_fixed_length_string_attributes(tmp_path):
+    """numpy bytes attributes (fixed-length ASCII) are accepted like h5py's str ones."""
+    ed = str(tmp_path)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    write_role_file(p, rand_emb(4, 3))
+    with h5py.File(p, "r+") as f:
+        for k in ("format", "task_name", "split", "hf_subset", "role"):
+            f.attrs[k] = np.bytes_(f.attrs[k].encode())
+    rc, out = dump_role(ed)
+    assert rc == OK, out
+
+
+def test_embeddings_wrong_rank(tmp_path):
+    ed = str(tmp_path)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    write_role_file(p, rand_emb(4, 3))
+    with h5py.File(p, "r+") as f:
+        del f["embeddings"]
+        f["embeddings"] = np.zeros(12, np.float32)
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "/embeddings" in out["error"] and "dimensions" in out["error"]
+
+
+def test_missing_embeddings_dataset(tmp_path):
+    ed = str(tmp_path)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    write_role_file(p, rand_emb(4, 3))
+    with h5py.File(p, "r+") as f:
+        del f["embeddings"]
+    rc, out = dump_role(ed)
+    assert rc == NOT_FOUND and "/embeddings" in out["error"] and "corpus.h5" in out["error"]
+
+
+@pytest.mark.parametrize("frac", [0.5, 0.9, 0.1])
+def test_truncated_file(tmp_path, frac):
+    ed = str(tmp_path)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    write_role_file(p, rand_emb(200, 16))
+    size = os.path.getsize(p)
+    with open(p, "r+b") as f:
+        f.truncate(int(size * frac))
+    rc, out = dump_role(ed)
+    assert rc in (BAD_DATA, HDF5) and "corpus.h5" in out["error"], out
+
+
+def test_not_hdf5(tmp_path):
+    ed = str(tmp_path)
+    with open(os.path.join(role_dir(ed), "corpus.h5"), "wb") as f:
+        f.write(b"this is not an HDF5 file\n" * 10)
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "corpus.h5" in out["error"]
+
+
+def test_corrupt_bytes_never_crash(tmp_path):
+    """Overwrite stretches of a chunked+compressed file with garbage: always a clean status."""
+    ed = str(tmp_path)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    write_role_file(p, rand_emb(300, 8), chunks=(16, 8), gzip=True, shuffle=True)
+    clean = open(p, "rb").read()
+    rng = np.random.default_rng(5)
+    for trial in range(12):
+        b = bytearray(clean)
+        at = int(rng.integers(0, len(b) - 64))
+        b[at:at + 64] = rng.integers(0, 256, 64, dtype=np.uint8).tobytes()
+        open(p, "wb").write(bytes(b))
+        rc, out = dump_role(ed)
+        assert rc in (OK, BAD_DATA, HDF5, NOT_FOUND), (trial, at, rc, out)
+        if rc != OK:
+            assert "corpus.h5" in out["error"]
+
+
+def test_huge_declared_size_refused(tmp_path):
+    """A dataset declaring far more data than the file holds is refused before any allocation."""
+    ed = str(tmp_path)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    with h5py.File(p, "w") as f:
+        f.attrs.update(dict(format="mieb-emb", format_version=1, task_name="T", split="test",
+                            hf_subset="default", role="corpus", dim=1000))
+        f.create_dataset("embeddings", shape=(10**9, 1000), dtype=np.float32, chunks=(1, 1000),
+                         compression="gzip")
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "declared size" in out["error"] and "/embeddings" in out["error"]
+    with h5py.File(p, "w") as f:
+        f.attrs.update(dict(format="mieb-emb", format_version=1, task_name="T", split="test",
+                            hf_subset="default", role="corpus", dim=100))
+        f.create_dataset("embeddings", shape=(10**6, 100), dtype=np.float32)  # contiguous, never written
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "declared size" in out["error"]

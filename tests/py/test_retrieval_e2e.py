@@ -1,0 +1,235 @@
+"""End to end: files written by h5py -> `mieb-eval run` -> result JSON, compared key by key
+with mteb's own metric code run on mteb's search loop (tests/py/mteb_ref.py), and byte by
+byte with Python's json.dump of the same values.
+
+Embeddings are built so that every similarity is exact in float32 (small integer
+coordinates; cosine inputs have power-of-two norms), so our scores and numpy's agree to
+the bit and exact ties (duplicate documents, equal dot products) are frequent.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+
+import fmt_writer as fw
+import mteb_ref as ref
+
+BIN = os.path.join(ref.BUILD, "mieb-eval")
+
+
+def exact_vectors(rng, n, dim, scale_pow2=True):
+    """Vectors with 4 nonzero entries of +-1 (norm exactly 2), optionally scaled by 2^k."""
+    v = np.zeros((n, dim), dtype=np.float32)
+    for i in range(n):
+        idx = rng.choice(dim, 4, replace=False)
+        v[i, idx] = rng.choice([-1.0, 1.0], 4)
+    if scale_pow2:
+        v *= (2.0 ** rng.integers(-2, 3, size=(n, 1))).astype(np.float32)
+    return v
+
+
+def random_qrels(rng, n_q, n_c, near):
+    """Per query: a few graded docs (some near the query), some 0 and negative judgements;
+    about 10% of queries get no qrels at all (mteb drops them), a few get only zeros."""
+    qrels = []
+    for q in range(n_q):
+        u = rng.random()
+        if u < 0.1:
+            qrels.append([])
+            continue
+        docs = set(near[q]) | set(rng.choice(n_c, rng.integers(0, 4), replace=False).tolist())
+        lst = []
+        for d in sorted(docs):
+            s = int(rng.choice([0, 1, 1, 2, 3, -1])) if u > 0.15 else 0
+            lst.append((int(d), s))
+        qrels.append(lst)
+    return qrels
+
+
+def build_task(tmp, rng, task, n_q, n_c, dim, sim="cosine", dtype="f32", shards=1, candidates=False,
+               self_match=False, subsets=("default",), split="test", multivector=False, compress=False):
+    td, ed = os.path.join(tmp, "task-data"), os.path.join(tmp, "emb")
+    fw.write_model_meta(ed, sim=sim)
+    f = fw.open_task_file(td, task)
+    truth = {}
+    for subset in subsets:
+        q = exact_vectors(rng, n_q, dim)
+        c = exact_vectors(rng, n_c, dim)
+        near = []
+        for i in range(n_q):
+            k = rng.integers(1, 4)
+            rows = rng.choice(n_c, k, replace=False)
+            c[rows] = q[i] * (2.0 ** rng.integers(-1, 2))  # planted relevant docs (ties with each other)
+            near.append(rows.tolist())
+        if self_match:
+            c[:n_q] = q  # each query's own image is in the corpus
+        dup = rng.choice(n_c, max(1, n_c // 20), replace=False)
+        c[dup[1:]] = c[dup[0]]  # duplicate documents: exact ties
+        query_ids = [f"q{i}-{subset}" for i in range(n_q)]
+        corpus_ids = [f"d{i:05d}" if i % 7 else f"dé{i}ü" for i in range(n_c)]
+        qrels = random_qrels(rng, n_q, n_c, near)
+        cands = None
+        if candidates:
+            cands = [[d for d, _ in ql] for ql in qrels]
+        fw.write_retrieval_group(f, split, subset, query_ids, corpus_ids, qrels, cands)
+        qoff = coff = None
+        if multivector:
+            # items of 1..3 tokens
+            qt = rng.integers(1, 4, n_q)
+            ct = rng.integers(1, 4, n_c)
+            qoff = np.concatenate([[0], np.cumsum(qt)])
+            coff = np.concatenate([[0], np.cumsum(ct)])
+            q = exact_vectors(rng, int(qoff[-1]), dim)
+            c = exact_vectors(rng, int(coff[-1]), dim)
+        qs = fw.write_role(ed, task, split, subset, "queries", q, offsets=qoff, dtype=dtype, shards=1,
+                           compress=compress)
+        cs = fw.write_role(ed, task, split, subset, "corpus", c, offsets=coff, dtype=dtype, shards=shards,
+                           compress=compress)
+        truth[subset] = dict(q=qs, c=cs, qoff=qoff, coff=coff, query_ids=query_ids, corpus_ids=corpus_ids,
+                             qrels=qrels, cands=cands)
+    f.close()
+    return td, ed, truth
+
+
+def maxsim(q, qoff, c, coff):
+    s = np.zeros((len(qoff) - 1, len(coff) - 1), dtype=np.float32)
+    for i in range(len(qoff) - 1):
+        qq = q[qoff[i]:qoff[i + 1]]
+        for j in range(len(coff) - 1):
+            tok = (qq @ c[coff[j]:coff[j + 1]].T).astype(np.float32)
+            acc = np.float32(0)
+            for t in tok.max(axis=1):
+                acc = np.float32(acc + t)
+            s[i, j] = acc
+    return s
+
+
+def reference_subset(t, sim, skip):
+    qids_kept = [i for i, ql in enumerate(t["qrels"]) if ql]
+    query_ids = [t["query_ids"][i] for i in qids_kept]
+    qrels = {t["query_ids"][i]: {t["corpus_ids"][d]: s for d, s in t["qrels"][i]} for i in qids_kept}
+    if sim == "MaxSim":
+        s = maxsim(t["q"], t["qoff"], t["c"], t["coff"])
+        qv = s[qids_kept]  # precomputed score rows; search on identity "embeddings"
+        heaps = {}
+        results = {}
+        import heapq
+        for qi, qid in zip(range(len(qids_kept)), query_ids):
+            h = []
+            row = qv[qi]
+            for start in range(0, row.shape[0], 50000):
+                sub = row[start:start + 50000]
+                for j in ref._topk_desc(sub, min(1001, sub.shape[0])):
+                    item = (float(sub[j]), t["corpus_ids"][start + j])
+                    heapq.heappush(h, item) if len(h) < 1000 else heapq.heappushpop(h, item)
+            results[qid] = {c: sc for sc, c in h}
+    else:
+        q, c = t["q"][qids_kept], t["c"]
+        if sim == "cosine":
+            q, c = ref.normalize(q), ref.normalize(c)
+        if t["cands"] is not None:
+            top_ranked = {t["query_ids"][i]: [t["corpus_ids"][d] for d in t["cands"][i]] for i in qids_kept}
+            results = ref.search_candidates(q, c, query_ids, t["corpus_ids"], top_ranked)
+        else:
+            results = ref.search_full(q, c, query_ids, t["corpus_ids"])
+    return ref.score_dict(results, qrels, skip_first_result=skip)
+
+
+def run_mieb(td, ed, out, tasks, *extra, check=True):
+    p = subprocess.run([BIN, "run", "--task-data", td, "--embeddings", ed, "-t", *tasks, "--output-folder", out,
+                        "--device", "cpu", *extra], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError(f"mieb-eval failed ({p.returncode}):\n{p.stderr}")
+    return p
+
+
+def result_path(out, task):
+    return os.path.join(out, "results", "test-org__test-model", "rev0", f"{task}.json")
+
+
+def assert_same(ours_sub, ref_scores, main_score, subset, langs):
+    expected = ref.round_scores(dict(ref_scores))
+    expected["main_score"] = expected[main_score]
+    expected.update({"hf_subset": subset, "languages": langs, "mteb_version": ours_sub["mteb_version"]})
+    assert list(ours_sub.keys()) == list(expected.keys())
+    for k, v in expected.items():
+        o = ours_sub[k]
+        if isinstance(v, float) and math.isnan(v):
+            assert isinstance(o, float) and math.isnan(o), k
+        else:
+            assert o == v, f"{k}: ours {o!r} != mteb {v!r}"
+
+
+def check_file_format(path):
+    """Our bytes == Python's json.dump(indent=2) of the values we wrote."""
+    text = open(path, encoding="utf-8").read()
+    data = json.loads(text)
+    assert list(data.keys()) == ["dataset_revision", "task_name", "mteb_version", "scores", "evaluation_time",
+                                 "kg_co2_emissions", "date", "evaluation_phases"]
+    assert json.dumps(data, indent=2) == text
+    return data
+
+
+CASES = [
+    # task, n_q, n_c, dim, sim, dtype, shards, candidates, self_match
+    ("CIRRIT2IRetrieval", 40, 1500, 16, "cosine", "f32", 1, False, False),
+    ("CIRRIT2IRetrieval", 25, 700, 12, "dot", "f16", 3, False, False),
+    ("CUB200I2IRetrieval", 30, 1200, 16, "cosine", "bf16", 2, False, True),
+    ("BLINKIT2IMultiChoice", 50, 200, 8, "cosine", "f32", 1, True, False),
+    ("VidoreArxivQARetrieval", 12, 60, 8, "MaxSim", "f32", 1, False, False),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[4]}-{c[5]}" for c in CASES])
+def test_matches_mteb(tmp_path, case):
+    task, n_q, n_c, dim, sim, dtype, shards, cands, selfm = case
+    rng = np.random.default_rng(zlib.crc32(repr(case).encode()))
+    td, ed, truth = build_task(str(tmp_path), rng, task, n_q, n_c, dim, sim=sim, dtype=dtype, shards=shards,
+                               candidates=cands, self_match=selfm, multivector=(sim == "MaxSim"),
+                               compress=(dtype == "f16"))
+    out = str(tmp_path / "out")
+    run_mieb(td, ed, out, [task])
+    data = check_file_format(result_path(out, task))
+    reg = {t["name"]: t for t in json.load(open(os.path.join(ref.REPO, "configs", "tasks.json")))}[task]
+    sub = data["scores"]["test"][0]
+    r = reference_subset(truth["default"], sim, reg["params"].get("skip_first_result", False))
+    assert_same(sub, r, reg["main_score"], "default", reg["eval_langs"])
+    assert data["dataset_revision"] == "datarev" and data["task_name"] == task
+
+
+def test_chunk_boundary_and_memory_limit(tmp_path):
+    """A corpus over mteb's 50,000-document chunk, scored unlimited and with a memory limit
+    a quarter of the corpus size: identical JSON scores, both equal to mteb's."""
+    rng = np.random.default_rng(11)
+    task, n_q, n_c, dim = "CIRRIT2IRetrieval", 12, 120_000, 8
+    td, ed, truth = build_task(str(tmp_path), rng, task, n_q, n_c, dim, sim="dot", shards=3)
+    corpus_bytes = n_c * dim * 4
+    out1, out2 = str(tmp_path / "o1"), str(tmp_path / "o2")
+    run_mieb(td, ed, out1, [task])
+    run_mieb(td, ed, out2, [task], "--mem-limit", str(corpus_bytes // 4))
+    a = json.load(open(result_path(out1, task)))["scores"]
+    b = json.load(open(result_path(out2, task)))["scores"]
+    assert a == b
+    r = reference_subset(truth["default"], "dot", False)
+    assert_same(a["test"][0], r, "ndcg_at_10", "default", ["eng-Latn"])
+
+
+def test_multilingual_subsets(tmp_path):
+    rng = np.random.default_rng(5)
+    task = "WITT2IRetrieval"
+    reg = {t["name"]: t for t in json.load(open(os.path.join(ref.REPO, "configs", "tasks.json")))}[task]
+    td, ed, truth = build_task(str(tmp_path), rng, task, 10, 80, 8, subsets=tuple(reg["hf_subsets"]))
+    out = str(tmp_path / "out")
+    run_mieb(td, ed, out, [task])
+    data = check_file_format(result_path(out, task))
+    subs = data["scores"]["test"]
+    assert [s["hf_subset"] for s in subs] == reg["hf_subsets"]
+    for s in subs:
+        r = reference_subset(truth[s["hf_subset"]], "cosine", False)
+        assert_same(s, r, "ndcg_at_10", s["hf_subset"], reg["eval_langs"][s["hf_subset"]])

@@ -1,0 +1,32 @@
+/*
+ * pyheap_tool.c - drives the mteb heap emulation (host/families/mteb_heap.c) for the
+ * Python test that compares it with heapq. Input on stdin: "LIMIT N" then N lines
+ * "score id"; output: the heap array, one "score id" per line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "families/mteb_heap.h"
+
+int main(void)
+{
+    long limit, n;
+    if (scanf("%ld %ld", &limit, &n) != 2 || n < 0 || limit < 0)
+        return 2;
+    char **ids = calloc((size_t)n + 1, sizeof *ids);
+    float *sc = malloc(sizeof(float) * ((size_t)n + 1)), *hs = malloc(sizeof(float) * ((size_t)limit + 1));
+    int64_t *hd = malloc(sizeof(int64_t) * ((size_t)limit + 1));
+    struct mieb_pyheap h;
+    mieb_pyheap_init(&h, hs, hd, limit, (const char *const *)ids);
+    for (long i = 0; i < n; i++) {
+        char buf[256];
+        if (scanf("%f %255s", &sc[i], buf) != 2)
+            return 2;
+        ids[i] = strdup(buf);
+        mieb_pyheap_offer(&h, limit, sc[i], i);
+    }
+    for (int64_t j = 0; j < h.n; j++)
+        printf("%.9g %s\n", h.score[j], ids[h.doc[j]]);
+    return 0;
+}
