@@ -38,7 +38,7 @@ enum { T_STATE, T_SLOTS, T_SCORES, T_TOKENS, T_COUNT };
 static void topk_terms(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p, size_t t[T_COUNT])
 {
     t[T_STATE] = mieb_cuda_plan_state_bytes(p->group, in->ke) +
-                 mieb_cuda_aligned(mieb_cuda_segsort_scratch_bytes(p->group * in->ke));
+                 mieb_cuda_aligned(mieb_cuda_segsort_scratch_bytes(p->group, in->ke));
     t[T_SLOTS] = MIEB_CUDA_N_SLOTS * mieb_cuda_plan_slot_bytes(in, p);
     t[T_SCORES] = mieb_cuda_aligned((size_t)p->q_chunk * (size_t)p->d_tile * sizeof(float));
     t[T_TOKENS] = in->maxsim ? mieb_cuda_aligned((size_t)p->q_tokens * (size_t)p->d_tokens * sizeof(float)) : 0;

@@ -54,9 +54,9 @@ static mieb_status carve(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_
     v->state[0] = mieb_cuda_pool_take(dev, keys * sizeof(uint64_t));
     v->state[1] = mieb_cuda_pool_take(dev, keys * sizeof(uint64_t));
     v->thr = mieb_cuda_pool_take(dev, (size_t)p->group * sizeof(uint64_t));
-    v->sort_bytes = mieb_cuda_aligned(mieb_cuda_segsort_scratch_bytes((int64_t)keys));
-    v->sort_scratch = mieb_cuda_pool_take(dev, v->sort_bytes);
-    int ok = v->state[0] && v->state[1] && v->thr && v->sort_scratch;
+    v->sort_bytes = mieb_cuda_aligned(mieb_cuda_segsort_scratch_bytes(p->group, in->ke));
+    v->sort_scratch = v->sort_bytes ? mieb_cuda_pool_take(dev, v->sort_bytes) : NULL;
+    int ok = v->state[0] && v->state[1] && v->thr && (v->sort_bytes == 0 || v->sort_scratch);
     for (int s = 0; s < MIEB_CUDA_N_SLOTS; s++) {
         v->d_rows[s] = mieb_cuda_pool_take(dev, rows_b);
         v->p_rows[s] = mieb_cuda_pool_take(pin, rows_b);

@@ -67,13 +67,14 @@ struct segment_of {
 
 } // namespace
 
-extern "C" size_t mieb_cuda_segsort_scratch_bytes(int64_t n)
+extern "C" size_t mieb_cuda_segsort_scratch_bytes(int64_t n_seg, int64_t seg_len)
 {
-    if (n <= 0)
-        return 0;
-    /* segment ids (4 B) + radix double buffers of the first sort (8 + 4 B) + CUB's
-     * per-pass histograms and look-back state (well under 1 B per key) + slack */
-    return mieb_cuda_aligned((size_t)n * 4) + (size_t)n * 13 + ((size_t)8 << 20);
+    if (n_seg <= 0 || seg_len <= 1)
+        return 0; /* nothing to sort */
+    size_t n = (size_t)n_seg * (size_t)seg_len;
+    /* segment ids (4 B) + the radix double buffers of one sort (8 + 4 B) + CUB's
+     * decoupled look-back state (about 1/4 B per key) + its histograms and alignment */
+    return mieb_cuda_aligned(n * 4) + n * 13 + n / 2 + ((size_t)256 << 10);
 }
 
 extern "C" mieb_status mieb_cuda_segsort_u64_desc(struct mieb_cuda_ctx *ctx, uint64_t *keys, int64_t n_seg,

@@ -19,13 +19,14 @@
 extern "C" {
 #endif
 
-/** Scratch bytes mieb_cuda_segsort_u64_desc needs for n keys in all (a safe estimate). */
-size_t mieb_cuda_segsort_scratch_bytes(int64_t n);
+/** Scratch bytes mieb_cuda_segsort_u64_desc needs for these segments (an estimate; 0 when
+ * there is nothing to sort). */
+size_t mieb_cuda_segsort_scratch_bytes(int64_t n_seg, int64_t seg_len);
 
 /**
  * Sort each of n_seg consecutive segments of seg_len 64-bit keys (keys is
  * [n_seg, seg_len] row-major on the device) into descending order, in place.
- * scratch/scratch_bytes: a device view, ideally mieb_cuda_segsort_scratch_bytes(n_seg *
+ * scratch/scratch_bytes: a device view, ideally mieb_cuda_segsort_scratch_bytes(n_seg,
  * seg_len) long. MIEB_ERR_OOM when temporary memory cannot be had, MIEB_ERR_CUDA when a
  * kernel fails.
  */

@@ -18,6 +18,7 @@
 #include "backend.h"
 #include "cpu_kernels.h"
 #include "topk_heap.h"
+#include "topk_reservoir.h"
 
 /* Tile shapes: a 256 x 2048 fp32 score tile is 2 MiB, L2/L3 resident. */
 #define CPU_TILE_Q 256
@@ -94,14 +95,22 @@ static mieb_status run_topk_job(struct topk_job *j)
         return MIEB_OK;
     }
 
+    /* each query row gets a reservoir of 2k slots (topk_reservoir.h) */
+    size_t slots = (size_t)CPU_TILE_Q * 2 * (size_t)k;
+    float *res_s = malloc(sizeof(float) * slots);
+    int64_t *res_i = malloc(sizeof(int64_t) * slots);
     tile = malloc(sizeof(float) * CPU_TILE_Q * CPU_TILE_D);
-    if (!tile)
-        return mieb_fail(MIEB_ERR_OOM, "cpu backend: score tile");
+    if (!tile || !res_s || !res_i) {
+        free(tile);
+        free(res_s);
+        free(res_i);
+        return mieb_fail(MIEB_ERR_OOM, "cpu backend: score tile and top-k reservoirs (k = %lld)", (long long)k);
+    }
     for (int64_t qt = j->q0; qt < j->q1; qt += CPU_TILE_Q) {
         int64_t tq = j->q1 - qt < CPU_TILE_Q ? j->q1 - qt : CPU_TILE_Q;
-        struct mieb_topk_heap heaps[CPU_TILE_Q];
+        struct mieb_topk_res res[CPU_TILE_Q];
         for (int64_t r = 0; r < tq; r++)
-            mieb_topk_heap_init(&heaps[r], j->out_s + (qt + r) * k, j->out_i + (qt + r) * k, k);
+            mieb_topk_res_init(&res[r], res_s + (size_t)r * 2 * k, res_i + (size_t)r * 2 * k, k);
         for (int64_t dt = j->d0; dt < j->d1; dt += CPU_TILE_D) {
             int64_t td = j->d1 - dt < CPU_TILE_D ? j->d1 - dt : CPU_TILE_D;
             /* tile[tq, td] = Q[qt:qt+tq] . D[dt:dt+td]^T, row-major */
@@ -109,15 +118,19 @@ static mieb_status run_topk_job(struct topk_job *j)
                         1.0f, q->data + qt * q->dim, (int)q->dim, d->data + dt * d->dim, (int)d->dim,
                         0.0f, tile, (int)td);
             for (int64_t r = 0; r < tq; r++)
-                mieb_topk_heap_push_row(&heaps[r], tile + r * td, td, dt);
+                mieb_topk_res_push_row(&res[r], tile + r * td, td, dt);
         }
         for (int64_t r = 0; r < tq; r++) {
-            j->out_n[qt + r] = heaps[r].n;
-            mieb_topk_heap_drain_sorted(&heaps[r], heaps[r].score, heaps[r].idx);
+            int64_t n = mieb_topk_res_finish(&res[r]);
+            memcpy(j->out_s + (qt + r) * k, res[r].score, sizeof(float) * (size_t)n);
+            memcpy(j->out_i + (qt + r) * k, res[r].idx, sizeof(int64_t) * (size_t)n);
+            j->out_n[qt + r] = n;
         }
     }
     (void)nq;
     free(tile);
+    free(res_s);
+    free(res_i);
     return MIEB_OK;
 }
 

@@ -59,22 +59,43 @@ static int64_t chunk_divisor_at_most(int64_t cap)
     return 1;
 }
 
-/* mteb: results = dict(heap) -- a repeated doc keeps its first position and its last score. */
-static int64_t collapse_dict(float *s, int64_t *d, int64_t n)
+/* mteb: results = dict(heap) -- a repeated doc keeps its first position and its last score.
+   Only candidate lists can repeat a document (full search offers each row once). */
+struct pos_doc { int64_t doc, pos; };
+
+static int cmp_pos_doc(const void *a, const void *b)
 {
-    int64_t m = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t j = 0;
-        for (; j < m; j++)
-            if (d[j] == d[i])
-                break;
-        if (j < m) {
-            s[j] = s[i];
-            continue;
-        }
-        s[m] = s[i];
-        d[m++] = d[i];
+    const struct pos_doc *x = a, *y = b;
+    if (x->doc != y->doc)
+        return (x->doc > y->doc) - (x->doc < y->doc);
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static int64_t collapse_dict(float *s, int64_t *d, int64_t n, struct pos_doc *tmp)
+{
+    int64_t m = 0, dups = 0;
+    for (int64_t i = 0; i < n; i++)
+        tmp[i] = (struct pos_doc){d[i], i};
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_pos_doc);
+    for (int64_t i = 1; i < n; i++)
+        dups += tmp[i].doc == tmp[i - 1].doc;
+    if (!dups)
+        return n;
+    /* keep[i]: -1 = dropped, else the entry survives; its score becomes the last duplicate's */
+    for (int64_t i = 0; i < n;) {
+        int64_t j = i;
+        while (j + 1 < n && tmp[j + 1].doc == tmp[i].doc)
+            j++;
+        s[tmp[i].pos] = s[tmp[j].pos];
+        for (int64_t x = i + 1; x <= j; x++)
+            d[tmp[x].pos] = -1;
+        i = j + 1;
     }
+    for (int64_t i = 0; i < n; i++)
+        if (d[i] >= 0) {
+            s[m] = s[i];
+            d[m++] = d[i];
+        }
     return m;
 }
 
@@ -168,11 +189,12 @@ static mieb_status add_tile_metrics(struct mieb_ret_eval *ev, const struct mieb_
                                     const int64_t *qrow, struct mieb_search_out *so, bool skip)
 {
     const char **ids = malloc(sizeof(char *) * MIEB_MTEB_TOP_K);
+    struct pos_doc *pd = malloc(sizeof *pd * MIEB_MTEB_TOP_K);
     int32_t *rel = malloc(sizeof(int32_t) * MIEB_MTEB_TOP_K);
     struct qrel *qr = NULL;
     int64_t qr_cap = 0;
     mieb_status st = MIEB_OK;
-    if (!ids || !rel) {
+    if (!ids || !rel || !pd) {
         st = mieb_fail(MIEB_ERR_OOM, "metric buffers");
         goto done;
     }
@@ -180,7 +202,7 @@ static mieb_status add_tile_metrics(struct mieb_ret_eval *ev, const struct mieb_
         int64_t q = qrow[t], q0 = rd->qrels_indptr[q], nqr = rd->qrels_indptr[q + 1] - q0;
         float *s = so->res_s + t * MIEB_MTEB_TOP_K;
         int64_t *d = so->res_d + t * MIEB_MTEB_TOP_K;
-        int64_t n = collapse_dict(s, d, so->res_n[t]);
+        int64_t n = rd->cand_indptr ? collapse_dict(s, d, so->res_n[t], pd) : so->res_n[t];
         if (skip)
             n = skip_first(s, d, n);
         if (nqr > qr_cap) {
@@ -218,6 +240,7 @@ static mieb_status add_tile_metrics(struct mieb_ret_eval *ev, const struct mieb_
         st = mieb_ret_eval_add(ev, &r);
     }
 done:
+    free(pd);
     free(ids);
     free(rel);
     free(qr);

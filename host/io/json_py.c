@@ -139,12 +139,14 @@ static mieb_status dump(const cJSON *it, struct mieb_buf *b, int level)
 
 mieb_status mieb_json_py_dump(const cJSON *item, struct mieb_buf *out) { return dump(item, out, 0); }
 
-void mieb_json_round_numbers(cJSON *item, int ndigits)
+static void round_rec(cJSON *item, const char *key, int ndigits, mieb_round_fn fn)
 {
     if (cJSON_IsNumber(item)) {
-        cJSON_SetNumberValue(item, mieb_py_round(item->valuedouble, ndigits));
+        cJSON_SetNumberValue(item, fn(key, item->valuedouble, ndigits));
     } else if (cJSON_IsArray(item) || cJSON_IsObject(item)) {
         for (cJSON *c = item->child; c; c = c->next)
-            mieb_json_round_numbers(c, ndigits);
+            round_rec(c, cJSON_IsObject(item) ? c->string : key, ndigits, fn);
     }
 }
+
+void mieb_json_round_numbers(cJSON *item, int ndigits, mieb_round_fn fn) { round_rec(item, NULL, ndigits, fn); }

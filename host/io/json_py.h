@@ -25,7 +25,16 @@ void mieb_buf_free(struct mieb_buf *b);
 /** Append the serialisation of `item` (indent 2, as json.dump) to out. */
 mieb_status mieb_json_py_dump(const cJSON *item, struct mieb_buf *out);
 
-/** Round every number in the tree (recursively) to `ndigits` with Python's round(). */
-void mieb_json_round_numbers(cJSON *item, int ndigits);
+/**
+ * Rounding of one value as Python's round(v, ndigits) would do it for the object mteb
+ * holds under `key` (a Python float and a numpy.float64 round differently near ties).
+ */
+typedef double (*mieb_round_fn)(const char *key, double x, int ndigits);
+
+/**
+ * Round every number in the tree (recursively) to `ndigits`. Each number is passed to
+ * `fn` with the key of the nearest enclosing object member (NULL at the top).
+ */
+void mieb_json_round_numbers(cJSON *item, int ndigits, mieb_round_fn fn);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/fileutil.h"
+#include "../metrics/retrieval_metrics.h"
 #include "json_py.h"
 
 mieb_status mieb_results_dir(const char *out_folder, const char *model_name, const char *revision,
@@ -29,6 +30,16 @@ mieb_status mieb_results_dir(const char *out_folder, const char *model_name, con
     return MIEB_OK;
 }
 
+/*
+ * TaskResult.to_disk rounds with Python's round(v, 6), which dispatches on the value's
+ * type: numpy.float64 values (retrieval nAUC) round like numpy, Python floats like Python.
+ * The key tells which one mteb holds.
+ */
+static double round_for_write(const char *key, double x, int ndigits)
+{
+    return mieb_ret_round_for_write(key, x, ndigits);
+}
+
 mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r)
 {
     char path[PATH_MAX];
@@ -40,7 +51,7 @@ mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r
     cJSON_AddStringToObject(root, "dataset_revision", r->dataset_revision);
     cJSON_AddStringToObject(root, "task_name", r->task_name);
     cJSON_AddStringToObject(root, "mteb_version", MIEB_MTEB_VERSION);
-    mieb_json_round_numbers(r->scores, 6);
+    mieb_json_round_numbers(r->scores, 6, round_for_write);
     /* borrow the caller's trees for the dump, detach them again afterwards */
     cJSON_AddItemReferenceToObject(root, "scores", r->scores);
     cJSON_AddNumberToObject(root, "evaluation_time", r->evaluation_time);

@@ -132,3 +132,26 @@ double mieb_np_trapezoid(const double *y, const double *x, int64_t n, double *sc
     }
     return mieb_np_sum(scratch, n - 1);
 }
+
+/* numpy's power_of_ten(): a table up to 1e8, then repeated multiplication by 10. */
+static double np_power_of_ten(int n)
+{
+    static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+    if (n < 9)
+        return p10[n];
+    double ret = 1e9;
+    while (n-- > 9)
+        ret *= 10.;
+    return ret;
+}
+
+double mieb_np_round(double x, int decimals)
+{
+    /* PyArray_Round for floats: multiply (or divide), rint in place, divide (or multiply). */
+    if (decimals >= 0) {
+        double f = np_power_of_ten(decimals);
+        return rint(x * f) / f;
+    }
+    double f = np_power_of_ten(-decimals);
+    return rint(x / f) * f;
+}

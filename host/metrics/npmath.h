@@ -51,4 +51,13 @@ mieb_status mieb_np_argsort_stable(const double *a, int64_t n, int64_t *idx);
  */
 double mieb_np_trapezoid(const double *y, const double *x, int64_t n, double *scratch);
 
+/**
+ * round(np.float64(x), decimals), i.e. numpy's ndarray.round: rint(x * 10^d) / 10^d for
+ * d >= 0, rint(x / 10^-d) * 10^-d for d < 0 (10^d from numpy's power_of_ten). Unlike
+ * Python's round on a float this rounds the product, so values near a decimal tie
+ * (0.1234565) can round the other way. mteb's TaskResult.to_disk calls round(v, 6) on
+ * every score; numpy.float64 values (a float subclass) take this path.
+ */
+double mieb_np_round(double x, int decimals);
+
 #endif

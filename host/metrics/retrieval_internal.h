@@ -1,6 +1,6 @@
 /*
  * retrieval_internal.h - pieces shared by the retrieval metric files (not public API):
- * the per-query values, their computation (trec_measures.c) and nAUC (nauc.c).
+ * the per-query values and their computation (trec_measures.c).
  */
 #ifndef MIEB_METRICS_RETRIEVAL_INTERNAL_H
 #define MIEB_METRICS_RETRIEVAL_INTERNAL_H
@@ -48,19 +48,5 @@ void mieb_ret_scratch_free(struct mieb_ret_scratch *s);
 mieb_status mieb_ret_query_compute(const struct mieb_ret_query_result *q,
                                    struct mieb_ret_scratch *s,
                                    struct mieb_ret_query_values *out);
-
-#define MIEB_NAUC_NRATES 10
-
-/**
- * mteb's abstention_curve(conf, metric) for n >= 1 queries. `order` is
- * np.argsort(conf, stable=True); `scratch` holds n doubles. Queries with equal confidence
- * form a group whose members all count with the group's mean metric (mteb #5613).
- */
-void mieb_ret_abstention_curve(const double *conf, const int64_t *order, const double *metric,
-                               int64_t n, double *scratch, double curve[MIEB_NAUC_NRATES]);
-
-/** nAUC from the raw and the oracle curve; NaN when the oracle area equals the flat one. */
-double mieb_ret_nauc_from_curves(const double abst[MIEB_NAUC_NRATES],
-                                 const double oracle[MIEB_NAUC_NRATES]);
 
 #endif

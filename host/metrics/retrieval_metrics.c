@@ -1,7 +1,14 @@
 /*
  * retrieval_metrics.c - the accumulator behind retrieval_metrics.h: keeps every query's
  * values (trec_measures.c) and reduces them over queries the way mteb 2.26's
- * calculate_retrieval_scores / parse_metrics_from_scores / make_score_dict do.
+ * calculate_retrieval_scores / parse_metrics_from_scores / make_score_dict do, including
+ * nAUC (evaluate_abstention / nauc / abstention_curve) with numpy's exact arithmetic.
+ *
+ * nAUC: for abstention rates 0, 0.1, ..., 0.9 the curve is the mean metric of the queries
+ * kept after dropping the round(rate*n) least confident ones. Since mteb #5613 queries
+ * with equal confidence count with their group's mean metric, so the cut inside a tied
+ * group no longer depends on input order. nAUC rescales the area under that curve between
+ * the flat curve (no useful abstention) and the oracle curve (confidence = the metric).
  *
  * pytrec_eval reports every query of the results dict that has qrels, in dict order, and
  * a query with an EMPTY results dict is reported too, with zeros (checked against
@@ -16,6 +23,7 @@
 
 #include "retrieval_metrics.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +76,71 @@ mieb_status mieb_ret_eval_add(struct mieb_ret_eval *ev, const struct mieb_ret_qu
     MIEB_TRY(mieb_ret_query_compute(q, &ev->scratch, &ev->rows[ev->n]));
     ev->n++;
     return MIEB_OK;
+}
+
+#define MIEB_NAUC_NRATES 10
+
+/* np.linspace(0, 1, 11)[:-1]: arange(11) * step + start with step = (1 - 0) / 10. */
+static void abstention_rates(double rates[MIEB_NAUC_NRATES])
+{
+    const double step = 1.0 / 10.0;
+    for (int i = 0; i < MIEB_NAUC_NRATES; i++)
+        rates[i] = (double)i * step + 0.0;
+}
+
+/*
+ * mteb's abstention_curve(conf, metric) for n queries: `order` is
+ * np.argsort(conf, stable=True), `scratch` holds n doubles.
+ */
+static void abstention_curve(const double *conf, const int64_t *order, const double *metric,
+                             int64_t n, double *scratch, double curve[MIEB_NAUC_NRATES])
+{
+    double rates[MIEB_NAUC_NRATES];
+    abstention_rates(rates);
+    if (n <= 0) {
+        for (int i = 0; i < MIEB_NAUC_NRATES; i++)
+            curve[i] = NAN; /* np.full(len(rates), np.nan) */
+        return;
+    }
+    double *sm = scratch; /* sorted_metrics, then replaced by the group means */
+    for (int64_t i = 0; i < n; i++)
+        sm[i] = metric[order[i]];
+    /* Groups of equal sorted confidence (sorted_conf[1:] != sorted_conf[:-1] starts a new
+     * one, so each NaN is a group of its own). Mean = np.add.reduceat segment / size. */
+    int64_t s = 0;
+    while (s < n) {
+        int64_t e = s + 1;
+        while (e < n && conf[order[e]] == conf[order[e - 1]])
+            e++;
+        double mean = mieb_np_reduceat_segment(sm + s, e - s) / (double)(e - s);
+        for (int64_t i = s; i < e; i++)
+            sm[i] = mean;
+        s = e;
+    }
+    for (int r = 0; r < MIEB_NAUC_NRATES; r++) {
+        /* min(round(rate * n), n - 1); Python's round of an np.float64 is half to even,
+         * which nearbyint gives in the default rounding mode. */
+        double kd = nearbyint(rates[r] * (double)n);
+        int64_t k = (int64_t)kd;
+        if (k > n - 1)
+            k = n - 1;
+        curve[r] = mieb_np_mean(sm + k, n - k);
+    }
+}
+
+/* nauc(): NaN when the oracle area equals the flat one (an exact comparison, as mteb's). */
+static double nauc_from_curves(const double abst[MIEB_NAUC_NRATES],
+                               const double oracle[MIEB_NAUC_NRATES])
+{
+    double rates[MIEB_NAUC_NRATES], tmp[MIEB_NAUC_NRATES];
+    abstention_rates(rates);
+    /* sklearn.metrics.auc(rates, curve): rates increase, so direction is 1. */
+    double abst_auc = mieb_np_trapezoid(abst, rates, MIEB_NAUC_NRATES, tmp);
+    double or_auc = mieb_np_trapezoid(oracle, rates, MIEB_NAUC_NRATES, tmp);
+    double flat_auc = oracle[0] * (rates[MIEB_NAUC_NRATES - 1] - rates[0]);
+    if (or_auc == flat_auc)
+        return NAN;
+    return (abst_auc - flat_auc) / (or_auc - flat_auc);
 }
 
 /* Python's built-in sum() over floats as CPython 3.11 runs it: left to right from 0.
@@ -139,11 +212,11 @@ static mieb_status add_naucs(const struct mieb_ret_eval *ev, struct finish_ws *w
     for (int ki = 0; ki < MIEB_RET_NK; ki++) {
         column(ev, fam, ki, w->col);
         MIEB_TRY(mieb_np_argsort_stable(w->col, ev->n, w->m_order));
-        mieb_ret_abstention_curve(w->col, w->m_order, w->col, ev->n, w->tmp, oracle);
+        abstention_curve(w->col, w->m_order, w->col, ev->n, w->tmp, oracle);
         for (int f = 0; f < MIEB_CONF_N; f++) {
-            mieb_ret_abstention_curve(w->conf[f], w->conf_order[f], w->col, ev->n, w->tmp, abst);
+            abstention_curve(w->conf[f], w->conf_order[f], w->col, ev->n, w->tmp, abst);
             snprintf(key, sizeof key, "nauc_%s_at_%d_%s", name, mieb_ret_k_values[ki], fct[f]);
-            MIEB_TRY(add_number(scores, key, mieb_ret_nauc_from_curves(abst, oracle)));
+            MIEB_TRY(add_number(scores, key, nauc_from_curves(abst, oracle)));
         }
     }
     return MIEB_OK;
@@ -184,6 +257,15 @@ static mieb_status finish(const struct mieb_ret_eval *ev, struct finish_ws *w, c
     MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_MRR, "mrr"));
     MIEB_TRY(add_means(ev, w, scores, MIEB_RET_SUCCESS, "hit_rate", 1));
     return MIEB_OK;
+}
+
+double mieb_ret_round_for_write(const char *key, double x, int ndigits)
+{
+    /* nauc() returns (abst_auc - flat_auc) / (...) with flat_auc an np.float64, hence an
+     * np.float64; its NaN is the Python float np.nan, which both roundings leave alone. */
+    if (key != NULL && strncmp(key, "nauc_", 5) == 0)
+        return mieb_np_round(x, ndigits);
+    return mieb_py_round(x, ndigits);
 }
 
 mieb_status mieb_ret_eval_finish(struct mieb_ret_eval *ev, cJSON *scores)

@@ -25,6 +25,10 @@ extern const int mieb_ret_k_values[MIEB_RET_NK];
 /**
  * One query's results dict exactly as mteb holds it when metrics are computed, i.e. after
  * the top-1000 heap and after skip_first_result: n entries in dict insertion order.
+ * An empty dict (n == 0) is a scored query with zeros, as pytrec_eval reports it.
+ * Preconditions (a dict guarantees them in mteb): doc ids are unique, and rel[i] is the
+ * value of doc i's entry among qrels_values. A NaN score is refused (MIEB_ERR_BAD_DATA).
+ * A query whose qrels are all <= -2 crashes pytrec_eval; here it scores zeros.
  */
 struct mieb_ret_query_result {
     int64_t n;                    /* entries in the results dict (0 .. 1000) */
@@ -50,6 +54,14 @@ mieb_status mieb_ret_eval_add(struct mieb_ret_eval *ev, const struct mieb_ret_qu
  */
 mieb_status mieb_ret_eval_finish(struct mieb_ret_eval *ev, cJSON *scores);
 int64_t mieb_ret_eval_count(const struct mieb_ret_eval *ev);
+
+/**
+ * Round one of the values above as mteb's TaskResult.to_disk does (round(v, ndigits)).
+ * In mteb the nAUC values (keys "nauc_...") are numpy.float64 objects, so Python's
+ * round() dispatches to numpy's rounding (mieb_np_round); every other retrieval value is
+ * a Python float (mieb_py_round). The two differ only near a decimal tie.
+ */
+double mieb_ret_round_for_write(const char *key, double x, int ndigits);
 void mieb_ret_eval_free(struct mieb_ret_eval *ev);
 
 #endif

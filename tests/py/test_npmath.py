@@ -1,6 +1,7 @@
 """host/metrics/npmath.c against numpy itself, bit for bit: np.sum on every size 0..2000
 (and a few large ones), np.mean, np.std, np.add.reduceat segments, stable argsort with
-ties and NaNs, and scipy's trapezoid as sklearn.metrics.auc calls it."""
+ties and NaNs, scipy's trapezoid as sklearn.metrics.auc calls it, and round(np.float64)."""
+import random
 import struct
 
 import numpy as np
@@ -105,6 +106,25 @@ def test_trapezoid_as_sklearn_auc():
         reqs.append(("trapezoid", np.concatenate([y, x])))
         refs.append(float(trapezoid(y, x)))
     out = _run(reqs)
+    bad = [(i, _from_hex(o), r) for i, (o, r) in enumerate(zip(out, refs))
+           if not _same(_from_hex(o), r)]
+    assert not bad, bad[:10]
+
+
+def test_numpy_scalar_round():
+    """round(np.float64(x), d) (what mteb's to_disk does to an np.float64 score) rounds
+    x * 10^d, not the exact value: near-ties go their own way, unlike Python's round."""
+    rng = random.Random(17)
+    vals = [(rng.randrange(10 ** 6) * 10 + 5) / 10 ** 7 for _ in range(3000)]  # near ties
+    vals += [rng.uniform(-1, 1) * 10.0 ** rng.randint(-9, 12) for _ in range(3000)]
+    vals += [0.0, -0.0, -1e-9, 0.5, 2.5, float("nan"), float("inf"), -float("inf"), 1e300]
+    reqs, refs = [], []
+    for d in [0, 1, 2, 5, 6, 8, 9, 11, -1, -2]:
+        reqs.append((f"round{d}", np.array(vals)))
+        with np.errstate(over="ignore"):  # 1e300 * 10^d overflows to inf in numpy too
+            refs.extend(float(round(np.float64(v), d)) for v in vals)
+    out = _run(reqs)
+    assert len(out) == len(refs)
     bad = [(i, _from_hex(o), r) for i, (o, r) in enumerate(zip(out, refs))
            if not _same(_from_hex(o), r)]
     assert not bad, bad[:10]

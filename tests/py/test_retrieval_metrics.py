@@ -144,8 +144,20 @@ def special_cases():
     return cases
 
 
-def reference(results, qrels, skip):
-    r = REF.calculate_retrieval_scores(results, qrels, K_VALUES, skip_first_result=skip)
+def _no_abstention(results, metric_scores):
+    return {}
+
+
+def reference(results, qrels, skip, with_nauc=True):
+    """mteb's score dict. Without nAUC (mteb's evaluate_abstention swapped for a stub for
+    the duration of the call) it is ~50x cheaper: the 148 - 105 other keys only."""
+    saved = REF.evaluate_abstention
+    if not with_nauc:
+        REF.evaluate_abstention = _no_abstention
+    try:
+        r = REF.calculate_retrieval_scores(results, qrels, K_VALUES, skip_first_result=skip)
+    finally:
+        REF.evaluate_abstention = saved
     return REF.make_score_dict(ndcg=r.ndcg, _map=r.map, recall=r.recall,
                                precision=r.precision, naucs=r.naucs, mrr=r.mrr,
                                naucs_mrr=r.naucs_mrr, hit_rate=r.hit_rate, task_scores={})
@@ -187,8 +199,11 @@ def _references(cases):
         return pool.map(_reference_star, cases, chunksize=4)
 
 
-def _compare(cases, label):
-    refs = _references(cases)
+def _compare(cases, label, with_nauc=True):
+    if with_nauc:
+        refs = _references(cases)
+    else:
+        refs = [reference(*c, with_nauc=False) for c in cases]
     payload = json.dumps([tool_case(*c) for c in cases], ensure_ascii=False)
     got = json.loads(run_tool("ret_metrics_tool", payload))
     got6 = json.loads(run_tool("ret_metrics_tool", payload, "--round", "6"))
@@ -196,15 +211,25 @@ def _compare(cases, label):
     failures = []
     for i, (ref, mine, mine6) in enumerate(zip(refs, got, got6)):
         assert "error" not in mine, (label, i, mine)
+        if not with_nauc:  # keep mine's order, minus the nAUC keys the stub left out
+            mine = {k: v for k, v in mine.items() if not k.startswith("nauc_")}
+            mine6 = {k: v for k, v in mine6.items() if not k.startswith("nauc_")}
         if list(mine.keys()) != list(ref.keys()):
             failures.append((label, i, "key order", list(mine)[:5], list(ref)[:5]))
             continue
         for k, v in ref.items():
-            v = float(v)
-            if not _same(mine[k], v):
-                failures.append((label, i, k, mine[k], v))
-            if not _same(mine6[k], round(v, 6)):
-                failures.append((label, i, k + " (round 6)", mine6[k], round(v, 6)))
+            # mteb's nAUC values are np.float64 (NaN aside), the rest Python floats; the
+            # write-time round(v, 6) dispatches on that type, so keep it (float() below
+            # only normalises the result for comparison).
+            if k.startswith("nauc_") and not math.isnan(v):
+                assert type(v) is np.float64, (k, type(v))
+            else:
+                assert type(v) is float, (k, type(v))
+            if not _same(mine[k], float(v)):
+                failures.append((label, i, k, mine[k], float(v)))
+            want6 = float(round(v, 6))
+            if not _same(mine6[k], want6):
+                failures.append((label, i, k + " (round 6)", mine6[k], want6))
     assert not failures, failures[:15]
     return refs
 
@@ -218,10 +243,16 @@ def test_special_cases():
     _compare(special_cases(), "special")
 
 
-@pytest.mark.parametrize("block", range(3))
+@pytest.mark.parametrize("block", range(2))
 def test_random_cases(block):
-    # 3 blocks x 100 seeded cases (the reference costs ~0.1 s of CPU per case)
+    # 2 blocks x 100 seeded cases, all 148 keys (the reference's nAUC costs ~0.1 s of CPU
+    # per case, so the bulk of the random cases below skips it)
     _compare([make_case(1000 * block + i) for i in range(100)], f"random block {block}")
+
+
+def test_random_cases_without_nauc():
+    # 500 more seeded cases for the trec measures, MRR and the rounding of the means
+    _compare([make_case(100000 + i) for i in range(500)], "random, no nAUC", with_nauc=False)
 
 
 def test_empty_results_dict_is_scored_with_zeros():

@@ -4,7 +4,8 @@
  * One request per stdin line: "<op> <n> <x_0> ... <x_n-1>" with every double given as
  * the 16 hex digits of its bits, so no decimal conversion can blur a last-bit difference.
  * ops: sum, mean, std, reduceat (one segment), trapezoid (the n values are y then x, n/2
- * each), argsort (prints the indices). Prints one line per request: the result's bits
+ * each), argsort (prints the indices), round<D> (numpy's round of each value to D
+ * decimals, one result line per value). Prints one line per request: the result's bits
  * (or the indices, space separated).
  */
 #include <inttypes.h>
@@ -55,6 +56,10 @@ int main(void)
             for (long long i = 0; i < n; i++)
                 printf(i ? " %" PRId64 : "%" PRId64, idx[i]);
             printf("\n");
+        } else if (strncmp(op, "round", 5) == 0) {
+            int d = atoi(op + 5);
+            for (long long i = 0; i < n; i++)
+                print_bits(mieb_np_round(a[i], d));
         } else {
             fprintf(stderr, "npmath_tool: unknown op %s\n", op);
             return 2;

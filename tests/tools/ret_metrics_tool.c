@@ -7,8 +7,8 @@
  * stdout: the score object of each case (an array of them for an array input), every
  * number printed as Python's json.dumps prints a float (NaN as NaN, which Python's json
  * reads back). A score may be a string for strtof ("nan"). On a library failure the case's output is {"error": "<message>"}.
- * With "--round N" every number is first passed through mieb_py_round(x, N), to check
- * the results writer's rounding on real metric values.
+ * With "--round N" every number is first rounded as mteb's to_disk rounds it
+ * (mieb_ret_round_for_write), to check the write-time rounding on real metric values.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,7 +133,7 @@ static void run_case(const cJSON *jc)
             char num[32];
             double v = it->valuedouble;
             if (round_digits != -1000)
-                v = mieb_py_round(v, round_digits);
+                v = mieb_ret_round_for_write(it->string, v, round_digits);
             mieb_py_repr(v, num, sizeof num);
             if (!first)
                 fputs(", ", stdout);

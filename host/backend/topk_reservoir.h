@@ -1,0 +1,29 @@
+/**
+ * topk_reservoir.h - best-k selection for long score rows: a reservoir of 2k slots that
+ * admits candidates above a threshold and, when full, is cut back to the best k with a
+ * quickselect (which also raises the threshold). Amortised O(1) per candidate, where a
+ * heap pays O(log k) for every early replacement. Same tie rule and results as
+ * mieb_topk_heap (score descending, then index ascending); candidates must be offered in
+ * increasing index order.
+ */
+#ifndef MIEB_BACKEND_TOPK_RESERVOIR_H
+#define MIEB_BACKEND_TOPK_RESERVOIR_H
+
+#include <stdint.h>
+
+struct mieb_topk_res {
+    float *score;   /* [2k] */
+    int64_t *idx;   /* [2k] */
+    int64_t n, k;
+    float thr;      /* admit s > thr once cut at least once */
+    int cut;        /* a cut happened: thr is valid */
+};
+
+/** storage must hold 2*k entries. */
+void mieb_topk_res_init(struct mieb_topk_res *r, float *score, int64_t *idx, int64_t k);
+/** Offer scores s[0..n) with indices base+j (increasing across calls). */
+void mieb_topk_res_push_row(struct mieb_topk_res *r, const float *s, int64_t n, int64_t base);
+/** Keep the best min(k, n) entries, sorted best first, at the start of the storage; returns the count. */
+int64_t mieb_topk_res_finish(struct mieb_topk_res *r);
+
+#endif

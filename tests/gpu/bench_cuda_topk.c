@@ -1,0 +1,145 @@
+/**
+ * bench_cuda_topk.c - GPU throughput of the retrieval search: top-k over a streamed
+ * corpus, reported as queries x docs x dim per second (and the GEMM-equivalent TFLOP/s).
+ *
+ *   bench_cuda_topk [--queries 10000] [--docs 1000000] [--dim 512] [--k 1000]
+ *                   [--block N] [--cpu-docs N] [--precision fp32|tf32|bf16]
+ *
+ * One corpus block of unit vectors is generated once and scored repeatedly until --docs
+ * documents have been searched, as the driver streams blocks (block size defaults to the
+ * backend's max_block_rows, at most 200,000). The time covers what topk_block does:
+ * staging, uploads, GEMMs, selection, the final sort and the download. With --cpu-docs N
+ * the CPU backend scores N documents too, for a speed-up figure.
+ * Exit status: 0 ran, 1 failed, 77 no usable GPU.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/backend.h"
+#include "gpu_test_util.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Search `total` docs in blocks of d->n; returns seconds, or a negative value on error. */
+static double search(struct mieb_backend *be, const struct mieb_vecs *q, const struct mieb_vecs *d, int64_t total,
+                     int64_t k, float *s, int64_t *i)
+{
+    struct mieb_qset *qs = NULL;
+    if (mieb_backend_prepare_queries(be, q, MIEB_SIM_COSINE, &qs) != MIEB_OK)
+        return -1.0;
+    int64_t kb = k < d->n ? k : d->n;
+    double t0 = now_s();
+    for (int64_t done = 0; done < total; done += d->n) {
+        struct mieb_vecs blk = *d;
+        if (total - done < blk.n)
+            blk.n = blk.rows = total - done;
+        if (mieb_backend_topk_block(be, qs, &blk, kb, s, i) != MIEB_OK) {
+            mieb_backend_release_queries(be, qs);
+            return -1.0;
+        }
+    }
+    double t = now_s() - t0;
+    mieb_backend_release_queries(be, qs);
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t nq = 10000, nd = 1000000, dim = 512, k = 1000, block = 0, cpu_docs = 0;
+    enum mieb_precision prec = MIEB_PREC_FP32;
+    for (int a = 1; a + 1 < argc; a += 2) {
+        long long v = strtoll(argv[a + 1], NULL, 10);
+        if (!strcmp(argv[a], "--queries"))
+            nq = v;
+        else if (!strcmp(argv[a], "--docs"))
+            nd = v;
+        else if (!strcmp(argv[a], "--dim"))
+            dim = v;
+        else if (!strcmp(argv[a], "--k"))
+            k = v;
+        else if (!strcmp(argv[a], "--block"))
+            block = v;
+        else if (!strcmp(argv[a], "--cpu-docs"))
+            cpu_docs = v;
+        else if (!strcmp(argv[a], "--precision"))
+            prec = !strcmp(argv[a + 1], "tf32") ? MIEB_PREC_TF32 : !strcmp(argv[a + 1], "bf16") ? MIEB_PREC_BF16
+                                                                                               : MIEB_PREC_FP32;
+        else {
+            fprintf(stderr, "bench_cuda_topk: unknown option %s\n", argv[a]);
+            return 1;
+        }
+    }
+    if (nq < 1 || nd < 1 || dim < 1 || k < 1) {
+        fprintf(stderr, "bench_cuda_topk: sizes must be positive\n");
+        return 1;
+    }
+
+    struct mieb_backend_opts o = {0};
+    struct mieb_backend *gpu = NULL;
+    o.precision = prec;
+    if (mieb_backend_cuda_init(&o, &gpu) != MIEB_OK) {
+        printf("SKIPPED: no usable CUDA device (%s)\n", mieb_last_error());
+        return 77;
+    }
+    if (block <= 0) {
+        block = mieb_backend_max_block_rows(gpu, NULL, dim, k);
+        if (block > 200000)
+            block = 200000;
+    }
+    if (block > nd)
+        block = nd;
+
+    gt_seed(7);
+    struct gt_set q, d;
+    float *s = malloc(sizeof(float) * (size_t)(nq * k));
+    int64_t *i = malloc(sizeof(int64_t) * (size_t)(nq * k));
+    if (!s || !i || !gt_set_make(&q, nq, dim, 1, 0, 0) || !gt_set_make(&d, block, dim, 1, 0, 0)) {
+        fprintf(stderr, "bench_cuda_topk: out of host memory\n");
+        return 1;
+    }
+    printf("bench_cuda_topk: %lld queries x %lld docs x dim %lld, top-%lld, blocks of %lld, %s\n", (long long)nq,
+           (long long)nd, (long long)dim, (long long)k, (long long)block,
+           prec == MIEB_PREC_TF32 ? "tf32" : prec == MIEB_PREC_BF16 ? "bf16" : "fp32");
+
+    /* warm-up: CUDA context, cuBLAS heuristics, pool growth */
+    if (search(gpu, &q.v, &d.v, block, k, s, i) < 0) {
+        fprintf(stderr, "bench_cuda_topk: %s\n", mieb_last_error());
+        return 1;
+    }
+    double t = search(gpu, &q.v, &d.v, nd, k, s, i);
+    if (t < 0) {
+        fprintf(stderr, "bench_cuda_topk: %s\n", mieb_last_error());
+        return 1;
+    }
+    double qdd = (double)nq * (double)nd * (double)dim;
+    printf("GPU: %.3f s, %.3g docs/s, %.3g queries*docs*dim/s (%.1f TFLOP/s GEMM-equivalent)\n", t,
+           (double)nd / t, qdd / t, 2.0 * qdd / t / 1e12);
+
+    if (cpu_docs > 0) {
+        struct mieb_backend *cpu = NULL;
+        if (mieb_backend_cpu_init(NULL, &cpu) == MIEB_OK) {
+            int64_t n = cpu_docs < block ? cpu_docs : block;
+            double tc = search(cpu, &q.v, &d.v, n, k, s, i);
+            if (tc > 0) {
+                double qc = (double)nq * (double)n * (double)dim;
+                printf("CPU: %.3f s for %lld docs, %.3g queries*docs*dim/s; GPU speed-up x%.1f\n", tc, (long long)n,
+                       qc / tc, (qdd / t) / (qc / tc));
+            }
+            mieb_backend_free(cpu);
+        }
+    }
+    printf("RESULT gpu_qdd_per_s=%.4g docs_per_s=%.4g seconds=%.3f\n", qdd / t, (double)nd / t, t);
+    gt_set_free(&q);
+    gt_set_free(&d);
+    free(s);
+    free(i);
+    mieb_backend_free(gpu);
+    return 0;
+}

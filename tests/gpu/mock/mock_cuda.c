@@ -1,0 +1,320 @@
+/**
+ * mock_cuda.c - a CPU stand-in for the CUDA runtime, cuBLAS, the kernel launchers and the
+ * Thrust shim, so that the CUDA backend's host code (cuda/*.c: planning, tiling, staging,
+ * OOM recovery, result decoding) runs and is tested on machines without a GPU.
+ *
+ * Everything is synchronous; "device" memory is host memory with a fixed capacity
+ * (MOCK_DEVICE_BYTES) so that allocation failures happen as on a real device.
+ * cublasGemmEx follows cuBLAS' column-major definition literally, which checks the
+ * row-major operand swap in cuda/gemm.c. The launchers implement each kernel's contract
+ * (kernels/*.cuh) with plain loops and check their preconditions; the kernels' own code
+ * is checked by tests/gpu/emu/ instead.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "cuda_ctx.h"
+#include "maxsim.cuh"
+#include "pair_dot.cuh"
+#include "pair_maxsim.cuh"
+#include "thrust_shim.h"
+#include "topk.cuh"
+#include "topk_key.h"
+
+#define MOCK_DEVICE_BYTES ((size_t)8 << 30)
+
+/* ---- device memory with a capacity ---- */
+struct mock_alloc {
+    void *p;
+    size_t n;
+};
+static struct mock_alloc allocs[4096];
+static size_t used_bytes;
+static cudaError_t last_err = cudaSuccess;
+static char dummy_objects[64];
+
+static cudaError_t fail(cudaError_t e)
+{
+    last_err = e;
+    return e;
+}
+
+cudaError_t cudaMalloc(void **p, size_t n)
+{
+    *p = NULL;
+    if (n > MOCK_DEVICE_BYTES - used_bytes)
+        return fail(cudaErrorMemoryAllocation);
+    for (int i = 0; i < 4096; i++)
+        if (!allocs[i].p) {
+            allocs[i].p = malloc(n ? n : 1);
+            if (!allocs[i].p)
+                return fail(cudaErrorMemoryAllocation);
+            allocs[i].n = n;
+            used_bytes += n;
+            *p = allocs[i].p;
+            return cudaSuccess;
+        }
+    return fail(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaFree(void *p)
+{
+    if (!p)
+        return cudaSuccess;
+    for (int i = 0; i < 4096; i++)
+        if (allocs[i].p == p) {
+            free(p);
+            used_bytes -= allocs[i].n;
+            allocs[i].p = NULL;
+            return cudaSuccess;
+        }
+    fprintf(stderr, "mock: cudaFree of an unknown pointer %p\n", p);
+    return fail(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaMallocHost(void **p, size_t n)
+{
+    *p = malloc(n ? n : 1);
+    return *p ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaFreeHost(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total)
+{
+    *free_b = MOCK_DEVICE_BYTES - used_bytes;
+    *total = MOCK_DEVICE_BYTES;
+    return cudaSuccess;
+}
+
+/* ---- errors, devices, streams, events: synchronous no-ops ---- */
+cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = last_err;
+    last_err = cudaSuccess;
+    return e;
+}
+const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "mock error"; }
+cudaError_t cudaGetDeviceCount(int *n)
+{
+    const char *no = getenv("MOCK_CUDA_NO_DEVICE");
+    if (no && *no == '1') {
+        *n = 0;
+        return fail(cudaErrorNoDevice);
+    }
+    *n = 1;
+    return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice); }
+cudaError_t cudaGetDevice(int *d)
+{
+    *d = 0;
+    return cudaSuccess;
+}
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "mock device %d", d);
+    p->major = 9;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int f)
+{
+    *s = (cudaStream_t)(dummy_objects + 1);
+    return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t s) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int f) { return cudaSuccess; }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int f)
+{
+    *e = (cudaEvent_t)(dummy_objects + 2);
+    return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) { return cudaSuccess; }
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t e) { return cudaSuccess; }
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind k, cudaStream_t s)
+{
+    memcpy(dst, src, n);
+    return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
+{
+    memset(p, v, n);
+    return cudaSuccess;
+}
+
+/* ---- cuBLAS ---- */
+cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
+{
+    *h = (cublasHandle_t)(dummy_objects + 3);
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasDestroy_v2(cublasHandle_t h) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t m) { return CUBLAS_STATUS_SUCCESS; }
+const char *cublasGetStatusString(cublasStatus_t s) { return s ? "mock cublas error" : "success"; }
+
+/* Column-major C[m, n] = alpha op(A)[m, k] op(B)[k, n] + beta C, exactly as cuBLAS defines it. */
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            const void *alpha, const void *A, cudaDataType at, int lda, const void *B, cudaDataType bt,
+                            int ldb, const void *beta, void *C, cudaDataType ct, int ldc, cublasComputeType_t comp,
+                            cublasGemmAlgo_t algo)
+{
+    const float *a = A, *b = B, al = *(const float *)alpha, be = *(const float *)beta;
+    float *c = C;
+    if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F || m < 0 || n < 0 || k < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (lda < (ta == CUBLAS_OP_N ? (m > 1 ? m : 1) : (k > 1 ? k : 1)) ||
+        ldb < (tb == CUBLAS_OP_N ? (k > 1 ? k : 1) : (n > 1 ? n : 1)) || ldc < (m > 1 ? m : 1)) {
+        fprintf(stderr, "mock: cublasGemmEx: bad leading dimension (m %d n %d k %d lda %d ldb %d ldc %d)\n", m, n,
+                k, lda, ldb, ldc);
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            float s = 0.0f;
+            for (int l = 0; l < k; l++) {
+                float x = ta == CUBLAS_OP_N ? a[i + (size_t)l * lda] : a[l + (size_t)i * lda];
+                float y = tb == CUBLAS_OP_N ? b[l + (size_t)j * ldb] : b[j + (size_t)l * ldb];
+                s += x * y;
+            }
+            c[i + (size_t)j * ldc] = al * s + (be != 0.0f ? be * c[i + (size_t)j * ldc] : 0.0f);
+        }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* ---- the launchers' contracts ---- */
+#define REQUIRE(c)                                                                                      \
+    do {                                                                                                \
+        if (!(c))                                                                                       \
+            return mieb_fail(MIEB_ERR_INTERNAL, "mock %s: precondition failed: %s", __func__, #c);       \
+    } while (0)
+
+static int cmp_desc(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a < b) - (a > b);
+}
+
+mieb_status mieb_cuda_topk_update(struct mieb_cuda_ctx *ctx, const float *scores, int64_t ld, int64_t n_rows,
+                                  int64_t n_cols, int64_t col_base, const uint64_t *state_in, uint64_t *state_out,
+                                  uint64_t *thr, int64_t ke)
+{
+    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
+    REQUIRE(n_rows >= 0 && n_cols >= 0 && ld >= n_cols && col_base >= 0);
+    REQUIRE(col_base + n_cols <= (int64_t)MIEB_TOPK_MAX_INDEX + 1 && ke >= 1 && state_in != state_out);
+    uint64_t *cand = malloc(sizeof(uint64_t) * (size_t)(ke + n_cols + 1));
+    REQUIRE(cand != NULL);
+    for (int64_t r = 0; r < n_rows; r++) {
+        int64_t n = 0;
+        for (int64_t i = 0; i < ke; i++)
+            if (state_in[r * ke + i])
+                cand[n++] = state_in[r * ke + i];
+        for (int64_t j = 0; j < n_cols; j++) {
+            uint64_t key = mieb_topk_key(scores[r * ld + j], (uint32_t)(col_base + j));
+            if (key > thr[r])
+                cand[n++] = key;
+        }
+        qsort(cand, (size_t)n, sizeof *cand, cmp_desc);
+        for (int64_t i = 1; i < n; i++)
+            if (cand[i] == cand[i - 1]) {
+                free(cand);
+                return mieb_fail(MIEB_ERR_INTERNAL, "mock topk: index %lld offered twice (a tile processed twice?)",
+                                 (long long)mieb_topk_key_index(cand[i]));
+            }
+        for (int64_t i = 0; i < ke; i++)
+            state_out[r * ke + i] = i < n ? cand[i] : 0;
+        thr[r] = n > ke ? cand[ke - 1] : 0;
+    }
+    free(cand);
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_maxsim(struct mieb_cuda_ctx *ctx, const float *tok, int64_t ld_tok, const int64_t *q_off,
+                             int64_t q_row0, int64_t n_q, const int64_t *d_off, int64_t n_d, float *out,
+                             int64_t ld_out)
+{
+    REQUIRE(ctx && n_q >= 0 && n_q <= 65535 && n_d >= 0 && ld_out >= n_d && q_row0 >= 0);
+    REQUIRE(n_q == 0 || n_d == 0 || q_off[0] == q_row0);
+    for (int64_t i = 0; i < n_q; i++)
+        for (int64_t j = 0; j < n_d; j++) {
+            int64_t u0 = d_off[j], u1 = d_off[j + 1];
+            REQUIRE(u1 >= u0 && u1 <= ld_tok);
+            float total = 0.0f;
+            if (u1 > u0)
+                for (int64_t t = q_off[i] - q_row0; t < q_off[i + 1] - q_row0; t++) {
+                    float m = tok[t * ld_tok + u0];
+                    for (int64_t u = u0 + 1; u < u1; u++)
+                        m = tok[t * ld_tok + u] > m ? tok[t * ld_tok + u] : m;
+                    total += m;
+                }
+            out[i * ld_out + j] = total;
+        }
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_pair_dot(struct mieb_cuda_ctx *ctx, const float *q, const float *d, int64_t dim,
+                               const int64_t *qi, const int64_t *di, int64_t n, float *out)
+{
+    REQUIRE(ctx && n >= 0 && dim >= 1);
+    for (int64_t p = 0; p < n; p++) {
+        float s = 0.0f;
+        for (int64_t x = 0; x < dim; x++)
+            s += q[qi[p] * dim + x] * d[di[p] * dim + x];
+        out[p] = s;
+    }
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_pair_maxsim(struct mieb_cuda_ctx *ctx, const float *q, const int64_t *q_off, const float *d,
+                                  const int64_t *d_off, int64_t dim, const int64_t *qi, const int64_t *di, int64_t n,
+                                  float *out)
+{
+    REQUIRE(ctx && n >= 0 && dim >= 1);
+    for (int64_t p = 0; p < n; p++) {
+        float total = 0.0f;
+        int64_t u0 = d_off[di[p]], u1 = d_off[di[p] + 1];
+        if (u1 > u0)
+            for (int64_t t = q_off[qi[p]]; t < q_off[qi[p] + 1]; t++) {
+                float m = -1e30f;
+                for (int64_t u = u0; u < u1; u++) {
+                    float s = 0.0f;
+                    for (int64_t x = 0; x < dim; x++)
+                        s += q[t * dim + x] * d[u * dim + x];
+                    m = s > m ? s : m;
+                }
+                total += m;
+            }
+        out[p] = total;
+    }
+    return MIEB_OK;
+}
+
+/* ---- the Thrust shim ---- */
+size_t mieb_cuda_segsort_scratch_bytes(int64_t n_seg, int64_t seg_len)
+{
+    if (n_seg <= 0 || seg_len <= 1)
+        return 0;
+    size_t n = (size_t)n_seg * (size_t)seg_len;
+    return mieb_cuda_aligned(n * 4) + n * 13 + n / 2 + ((size_t)256 << 10);
+}
+
+mieb_status mieb_cuda_segsort_u64_desc(struct mieb_cuda_ctx *ctx, uint64_t *keys, int64_t n_seg, int64_t seg_len,
+                                       void *scratch, size_t scratch_bytes)
+{
+    REQUIRE(ctx && n_seg >= 0 && seg_len >= 0);
+    REQUIRE(seg_len <= 1 || scratch_bytes >= mieb_cuda_segsort_scratch_bytes(n_seg, seg_len));
+    for (int64_t s = 0; s < n_seg; s++)
+        qsort(keys + s * seg_len, (size_t)seg_len, sizeof *keys, cmp_desc);
+    return MIEB_OK;
+}

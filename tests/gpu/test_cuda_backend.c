@@ -1,0 +1,372 @@
+/**
+ * test_cuda_backend.c - every CUDA backend operation against the CPU backend (the
+ * reference) on the same seeded inputs.
+ *
+ *   test_cuda_backend [--seed N]
+ *
+ * Top-k for k = 1, 10, 1000, 1001 and k >= the block size, on exact-arithmetic inputs
+ * with many ties (must be identical to the CPU, ids included) and on random unit vectors
+ * (scores within tolerance, ids differing only among near-ties); the same under a small
+ * memory limit that forces query groups and many corpus tiles; MaxSim; score_pairs;
+ * OOM recovery (an impossible allocation, then allocations that fail until the tiles are
+ * small enough); budget errors; TF32 and BF16 smoke tests.
+ * Exit status: 0 all passed, 1 a test failed, 77 no usable GPU (skipped).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "cuda_ctx.h"
+#include "gpu_test_util.h"
+
+#define EXIT_SKIP 77
+
+static struct mieb_backend *cpu_be;
+static const struct gt_tol TOL_EXACT = {1, 0, 0, 0};
+static const struct gt_tol TOL_FP32 = {0, 2e-5, 1e-4, 5e-5};
+
+static struct mieb_backend *cuda_new(size_t mem_limit, enum mieb_precision prec)
+{
+    struct mieb_backend_opts o = {0};
+    struct mieb_backend *be = NULL;
+    o.mem_limit = mem_limit;
+    o.precision = prec;
+    if (mieb_backend_cuda_init(&o, &be) != MIEB_OK) {
+        fprintf(stderr, "cuda backend: %s\n", mieb_last_error());
+        return NULL;
+    }
+    return be;
+}
+
+/* Run top-k on both backends and compare; `expect` is the status the CUDA call must give. */
+static int topk_case(struct mieb_backend *gpu, const char *name, const struct mieb_vecs *q, const struct mieb_vecs *d,
+                     enum mieb_sim sim, int64_t k, const struct gt_tol *tol, mieb_status expect)
+{
+    struct mieb_qset *qg = NULL, *qc = NULL;
+    size_t n = (size_t)(q->n * k);
+    float *gs = malloc(sizeof(float) * n + 1), *cs = malloc(sizeof(float) * n + 1);
+    int64_t *gi = malloc(sizeof(int64_t) * n + 1), *ci = malloc(sizeof(int64_t) * n + 1);
+    int ok = gs && cs && gi && ci;
+    mieb_status st = MIEB_OK;
+    if (ok) {
+        st = mieb_backend_prepare_queries(gpu, q, sim, &qg);
+        if (st == MIEB_OK)
+            st = mieb_backend_topk_block(gpu, qg, d, k, gs, gi);
+        if (st != expect) {
+            fprintf(stderr, "  %s: cuda gave '%s' (%s), expected '%s'\n", name, mieb_status_str(st),
+                    mieb_last_error(), mieb_status_str(expect));
+            ok = 0;
+        }
+    }
+    if (ok && st == MIEB_OK) {
+        ok = mieb_backend_prepare_queries(cpu_be, q, sim, &qc) == MIEB_OK &&
+             mieb_backend_topk_block(cpu_be, qc, d, k, cs, ci) == MIEB_OK;
+        if (!ok)
+            fprintf(stderr, "  %s: cpu reference failed: %s\n", name, mieb_last_error());
+        else
+            ok = gt_compare_topk(name, q, d, sim, k, cs, ci, gs, gi, tol);
+    }
+    mieb_backend_release_queries(gpu, qg);
+    mieb_backend_release_queries(cpu_be, qc);
+    free(gs);
+    free(cs);
+    free(gi);
+    free(ci);
+    return ok;
+}
+
+static int pairs_case(struct mieb_backend *gpu, const char *name, const struct mieb_vecs *q,
+                      const struct mieb_vecs *d, enum mieb_sim sim, int64_t n_pairs, const struct gt_tol *tol)
+{
+    struct mieb_qset *qg = NULL, *qc = NULL;
+    int64_t *qi = malloc(sizeof(int64_t) * (size_t)n_pairs), *di = malloc(sizeof(int64_t) * (size_t)n_pairs);
+    float *gs = malloc(sizeof(float) * (size_t)n_pairs), *cs = malloc(sizeof(float) * (size_t)n_pairs);
+    int ok = qi && di && gs && cs;
+    for (int64_t p = 0; ok && p < n_pairs; p++) {
+        qi[p] = gt_rand() % (uint32_t)q->n;
+        di[p] = gt_rand() % (uint32_t)d->n;
+    }
+    if (ok && (mieb_backend_prepare_queries(gpu, q, sim, &qg) != MIEB_OK ||
+               mieb_backend_score_pairs(gpu, qg, d, n_pairs, qi, di, gs) != MIEB_OK)) {
+        fprintf(stderr, "  %s: cuda failed: %s\n", name, mieb_last_error());
+        ok = 0;
+    }
+    if (ok && (mieb_backend_prepare_queries(cpu_be, q, sim, &qc) != MIEB_OK ||
+               mieb_backend_score_pairs(cpu_be, qc, d, n_pairs, qi, di, cs) != MIEB_OK)) {
+        fprintf(stderr, "  %s: cpu reference failed: %s\n", name, mieb_last_error());
+        ok = 0;
+    }
+    if (ok)
+        ok = gt_compare_scores(name, cs, gs, n_pairs, tol);
+    mieb_backend_release_queries(gpu, qg);
+    mieb_backend_release_queries(cpu_be, qc);
+    free(qi);
+    free(di);
+    free(gs);
+    free(cs);
+    return ok;
+}
+
+/* ---- the tests ---- */
+
+static void test_topk_exact(struct mieb_backend *gpu)
+{
+    struct gt_set q, d;
+    const int64_t ks[] = {1, 10, 1000, 1001, 4999, 5000, 6000};
+    int ok = gt_set_make(&q, 64, 48, 0, 0, 0) && gt_set_make(&d, 5000, 48, 0, 0, 0);
+    for (size_t i = 0; ok && i < sizeof ks / sizeof ks[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "topk dot exact k=%lld", (long long)ks[i]);
+        gt_result(name, topk_case(gpu, name, &q.v, &d.v, MIEB_SIM_DOT, ks[i], &TOL_EXACT, MIEB_OK));
+    }
+    if (!ok)
+        gt_result("topk dot exact (inputs)", 0);
+    gt_set_free(&q);
+    gt_set_free(&d);
+}
+
+static void test_topk_random(struct mieb_backend *gpu)
+{
+    struct gt_set q, d;
+    const int64_t ks[] = {1, 10, 1000, 1001};
+    int ok = gt_set_make(&q, 100, 128, 1, 0, 0) && gt_set_make(&d, 30000, 128, 1, 0, 0);
+    for (size_t i = 0; ok && i < sizeof ks / sizeof ks[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "topk cosine random k=%lld", (long long)ks[i]);
+        gt_result(name, topk_case(gpu, name, &q.v, &d.v, MIEB_SIM_COSINE, ks[i], &TOL_FP32, MIEB_OK));
+    }
+    if (!ok)
+        gt_result("topk cosine random (inputs)", 0);
+    gt_set_free(&q);
+    gt_set_free(&d);
+}
+
+/* A 6 MiB budget: query groups, many corpus tiles and query chunks, still exact. */
+static void test_topk_tiled(void)
+{
+    struct mieb_backend *small = cuda_new((size_t)6 << 20, MIEB_PREC_FP32);
+    struct gt_set q, d, mq, md;
+    int ok = small && gt_set_make(&q, 300, 64, 0, 0, 0) && gt_set_make(&d, 20000, 64, 0, 0, 0) &&
+             gt_set_make(&mq, 40, 16, 0, 0, 9) && gt_set_make(&md, 3000, 16, 0, 1, 40);
+    if (ok) {
+        gt_result("topk tiled 6MiB k=1001", topk_case(small, "topk tiled 6MiB k=1001", &q.v, &d.v, MIEB_SIM_DOT,
+                                                      1001, &TOL_EXACT, MIEB_OK));
+        gt_result("topk tiled 6MiB k=7", topk_case(small, "topk tiled 6MiB k=7", &q.v, &d.v, MIEB_SIM_DOT, 7,
+                                                   &TOL_EXACT, MIEB_OK));
+        gt_result("maxsim tiled 6MiB k=1001", topk_case(small, "maxsim tiled 6MiB k=1001", &mq.v, &md.v,
+                                                        MIEB_SIM_MAXSIM, 1001, &TOL_EXACT, MIEB_OK));
+        gt_result("pairs tiled 6MiB", pairs_case(small, "pairs tiled 6MiB", &q.v, &d.v, MIEB_SIM_DOT, 50000,
+                                                 &TOL_EXACT));
+    } else {
+        gt_result("tiled tests (setup)", 0);
+    }
+    gt_set_free(&q);
+    gt_set_free(&d);
+    gt_set_free(&mq);
+    gt_set_free(&md);
+    mieb_backend_free(small);
+}
+
+static void test_maxsim(struct mieb_backend *gpu)
+{
+    struct gt_set q, d, rq, rd;
+    const int64_t ks[] = {1, 10, 100, 1001};
+    /* exact: items of 0..9 query tokens and 0..30 doc tokens (empty items included) */
+    int ok = gt_set_make(&q, 30, 16, 0, 0, 9) && gt_set_make(&d, 600, 16, 0, 0, 30) &&
+             gt_set_make(&rq, 20, 64, 1, 3, 32) && gt_set_make(&rd, 2000, 64, 1, 5, 40);
+    for (size_t i = 0; ok && i < sizeof ks / sizeof ks[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "maxsim exact k=%lld", (long long)ks[i]);
+        gt_result(name, topk_case(gpu, name, &q.v, &d.v, MIEB_SIM_MAXSIM, ks[i], &TOL_EXACT, MIEB_OK));
+    }
+    if (ok) {
+        struct gt_tol tol = {0, 2e-4, 1e-4, 5e-4}; /* sums of up to 32 maxima */
+        gt_result("maxsim random k=100",
+                  topk_case(gpu, "maxsim random k=100", &rq.v, &rd.v, MIEB_SIM_MAXSIM, 100, &tol, MIEB_OK));
+        gt_result("pairs maxsim exact", pairs_case(gpu, "pairs maxsim exact", &q.v, &d.v, MIEB_SIM_MAXSIM, 5000,
+                                                   &TOL_EXACT));
+        gt_result("pairs maxsim random",
+                  pairs_case(gpu, "pairs maxsim random", &rq.v, &rd.v, MIEB_SIM_MAXSIM, 5000, &tol));
+    } else {
+        gt_result("maxsim (inputs)", 0);
+    }
+    gt_set_free(&q);
+    gt_set_free(&d);
+    gt_set_free(&rq);
+    gt_set_free(&rd);
+}
+
+static void test_pairs(struct mieb_backend *gpu)
+{
+    struct gt_set q, d, rq, rd;
+    int ok = gt_set_make(&q, 50, 96, 0, 0, 0) && gt_set_make(&d, 3000, 96, 0, 0, 0) &&
+             gt_set_make(&rq, 50, 256, 1, 0, 0) && gt_set_make(&rd, 3000, 256, 1, 0, 0);
+    if (ok) {
+        gt_result("pairs dot exact", pairs_case(gpu, "pairs dot exact", &q.v, &d.v, MIEB_SIM_DOT, 20000, &TOL_EXACT));
+        gt_result("pairs cosine random",
+                  pairs_case(gpu, "pairs cosine random", &rq.v, &rd.v, MIEB_SIM_COSINE, 20000, &TOL_FP32));
+    } else {
+        gt_result("pairs (inputs)", 0);
+    }
+    gt_set_free(&q);
+    gt_set_free(&d);
+    gt_set_free(&rq);
+    gt_set_free(&rd);
+}
+
+static int retry_warnings;
+static void count_retries(enum mieb_log_level lvl, const char *msg, void *user)
+{
+    (void)user;
+    if (lvl == MIEB_LOG_WARN && strstr(msg, "retrying"))
+        retry_warnings++;
+    fprintf(stderr, "  [log] %s\n", msg);
+}
+
+static void test_oom(struct mieb_backend *gpu)
+{
+    struct mieb_cuda_ctx *ctx = gpu->ctx;
+    struct gt_set q, d;
+    int ok = gt_set_make(&q, 2000, 64, 0, 0, 0) && gt_set_make(&d, 20000, 64, 0, 0, 0);
+    if (!ok) {
+        gt_result("oom (inputs)", 0);
+        return;
+    }
+    /* 1. an impossible request fails cleanly, and the next normal one works */
+    mieb_status st = mieb_cuda_pool_reserve(ctx, &ctx->scratch, (size_t)1 << 50, "an impossible 1 PiB test");
+    printf("  impossible allocation: %s (%s)\n", mieb_status_str(st), mieb_last_error());
+    gt_result("oom: 1 PiB request gives MIEB_ERR_OOM", st == MIEB_ERR_OOM);
+    gt_result("oom: normal request afterwards",
+              topk_case(gpu, "after the 1 PiB request", &q.v, &d.v, MIEB_SIM_DOT, 10, &TOL_EXACT, MIEB_OK));
+
+    /* 2. allocations above 16 MiB fail as on a full device: recovered by smaller tiles
+     * (a fresh backend, so no pool from an earlier test is already big enough) */
+    struct mieb_backend *fresh = cuda_new(0, MIEB_PREC_FP32);
+    struct gt_set sq;
+    if (!fresh || !gt_set_make(&sq, 4, 64, 0, 0, 0)) {
+        gt_result("oom (setup)", 0);
+        mieb_backend_free(fresh);
+        gt_set_free(&q);
+        gt_set_free(&d);
+        return;
+    }
+    mieb_log_set(count_retries, NULL, MIEB_LOG_WARN);
+    ((struct mieb_cuda_ctx *)fresh->ctx)->fail_alloc_above = (size_t)16 << 20;
+    ok = topk_case(fresh, "oom recovery k=1001", &q.v, &d.v, MIEB_SIM_DOT, 1001, &TOL_EXACT, MIEB_OK);
+    gt_result("oom: recovered by tiling smaller", ok && retry_warnings > 0);
+    mieb_backend_free(fresh);
+
+    /* 3. when even the smallest tiles cannot be had: MIEB_ERR_OOM, and the backend works
+     * again once memory is back (the 1 KiB queries still fit under the 64 KiB cap) */
+    fresh = cuda_new(0, MIEB_PREC_FP32);
+    if (fresh) {
+        ((struct mieb_cuda_ctx *)fresh->ctx)->fail_alloc_above = (size_t)64 << 10;
+        gt_result("oom: nothing fits gives MIEB_ERR_OOM",
+                  topk_case(fresh, "oom all", &sq.v, &d.v, MIEB_SIM_DOT, 1001, &TOL_EXACT, MIEB_ERR_OOM));
+        ((struct mieb_cuda_ctx *)fresh->ctx)->fail_alloc_above = 0;
+        gt_result("oom: usable again",
+                  topk_case(fresh, "after oom", &sq.v, &d.v, MIEB_SIM_DOT, 1001, &TOL_EXACT, MIEB_OK));
+    } else {
+        gt_result("oom (setup 2)", 0);
+    }
+    mieb_log_set(NULL, NULL, MIEB_LOG_INFO);
+    mieb_backend_free(fresh);
+
+    /* 4. a budget too small for the smallest tiles is MIEB_ERR_TOO_LARGE, not OOM */
+    struct mieb_backend *tiny = cuda_new((size_t)256 << 10, MIEB_PREC_FP32);
+    struct gt_set big;
+    if (tiny && gt_set_make(&big, 2000, 64, 0, 0, 0)) {
+        gt_result("budget: top-1001 in 256 KiB is MIEB_ERR_TOO_LARGE",
+                  topk_case(tiny, "tiny budget", &sq.v, &d.v, MIEB_SIM_DOT, 1001, &TOL_EXACT, MIEB_ERR_TOO_LARGE));
+        struct mieb_qset *qs = NULL;
+        st = mieb_backend_prepare_queries(tiny, &big.v, MIEB_SIM_DOT, &qs);
+        gt_result("budget: 500 KiB of queries in 256 KiB is MIEB_ERR_TOO_LARGE", st == MIEB_ERR_TOO_LARGE);
+        mieb_backend_release_queries(tiny, qs);
+        gt_result("budget: top-1 in 256 KiB works",
+                  topk_case(tiny, "tiny budget k=1", &sq.v, &d.v, MIEB_SIM_DOT, 1, &TOL_EXACT, MIEB_OK));
+        gt_set_free(&big);
+    } else {
+        gt_result("budget (setup)", 0);
+    }
+    mieb_backend_free(tiny);
+    gt_set_free(&sq);
+    gt_set_free(&q);
+    gt_set_free(&d);
+}
+
+static void test_misuse(struct mieb_backend *gpu)
+{
+    struct gt_set q, d, m;
+    struct mieb_qset *qs = NULL;
+    float s[4];
+    int64_t i[4];
+    if (!gt_set_make(&q, 4, 32, 0, 0, 0) || !gt_set_make(&d, 10, 16, 0, 0, 0) || !gt_set_make(&m, 4, 32, 0, 1, 3)) {
+        gt_result("misuse (inputs)", 0);
+        return;
+    }
+    int ok = mieb_backend_prepare_queries(gpu, &q.v, MIEB_SIM_DOT, &qs) == MIEB_OK;
+    ok = ok && mieb_backend_topk_block(gpu, qs, &d.v, 1, s, i) == MIEB_ERR_INVALID_ARG; /* dim 32 vs 16 */
+    mieb_backend_release_queries(gpu, qs);
+    qs = NULL;
+    ok = ok && mieb_backend_prepare_queries(gpu, &m.v, MIEB_SIM_DOT, &qs) == MIEB_ERR_INVALID_ARG;
+    ok = ok && mieb_backend_prepare_queries(gpu, &q.v, MIEB_SIM_MAXSIM, &qs) == MIEB_ERR_INVALID_ARG;
+    gt_result("misuse: bad inputs give MIEB_ERR_INVALID_ARG", ok);
+    int64_t rows = mieb_backend_max_block_rows(gpu, NULL, 512, 1001);
+    printf("  max_block_rows(dim 512, k 1001) = %lld\n", (long long)rows);
+    gt_result("max_block_rows is positive", rows >= 1);
+    gt_set_free(&q);
+    gt_set_free(&d);
+    gt_set_free(&m);
+}
+
+static void test_reduced_precision(enum mieb_precision prec, const char *name)
+{
+    struct mieb_backend *be = cuda_new(0, prec);
+    struct gt_set q, d;
+    if (!be || !gt_set_make(&q, 50, 256, 1, 0, 0) || !gt_set_make(&d, 10000, 256, 1, 0, 0)) {
+        gt_result(name, 0);
+        mieb_backend_free(be);
+        return;
+    }
+    /* tensor-core inputs: scores only roughly equal; ids may swap among close scores */
+    struct gt_tol tol = {0, prec == MIEB_PREC_BF16 ? 2e-2 : 3e-3, 0, prec == MIEB_PREC_BF16 ? 4e-2 : 6e-3};
+    gt_result(name, topk_case(be, name, &q.v, &d.v, MIEB_SIM_COSINE, 10, &tol, MIEB_OK));
+    gt_set_free(&q);
+    gt_set_free(&d);
+    mieb_backend_free(be);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 20240611;
+    for (int a = 1; a + 1 < argc; a++)
+        if (!strcmp(argv[a], "--seed"))
+            seed = strtoull(argv[a + 1], NULL, 10);
+    gt_seed(seed);
+    printf("test_cuda_backend: seed %llu\n", (unsigned long long)seed);
+
+    struct mieb_backend *gpu = cuda_new(0, MIEB_PREC_FP32);
+    if (!gpu) {
+        printf("SKIPPED: no usable CUDA device (%s)\n", mieb_last_error());
+        return EXIT_SKIP;
+    }
+    if (mieb_backend_cpu_init(NULL, &cpu_be) != MIEB_OK) {
+        fprintf(stderr, "cpu backend: %s\n", mieb_last_error());
+        mieb_backend_free(gpu);
+        return 1;
+    }
+    test_topk_exact(gpu);
+    test_topk_random(gpu);
+    test_topk_tiled();
+    test_maxsim(gpu);
+    test_pairs(gpu);
+    test_oom(gpu);
+    test_misuse(gpu);
+    test_reduced_precision(MIEB_PREC_TF32, "topk tf32 smoke k=10");
+    test_reduced_precision(MIEB_PREC_BF16, "topk bf16 smoke k=10");
+    mieb_backend_free(gpu);
+    mieb_backend_free(cpu_be);
+    printf("test_cuda_backend: seed %llu\n", (unsigned long long)seed);
+    return gt_summary();
+}
