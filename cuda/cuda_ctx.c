@@ -190,7 +190,7 @@ mieb_status mieb_cuda_ctx_init(const struct mieb_backend_opts *opts, struct mieb
     ctx->budget = free_b > headroom ? free_b - headroom : free_b / 2;
     if (o.mem_limit && o.mem_limit < ctx->budget)
         ctx->budget = o.mem_limit;
-    MIEB_LOGI("cuda: device %d %s (sm_%d%d), %.0f MiB free of %.0f MiB, budget %.0f MiB, %s GEMM%s",
+    MIEB_LOGI("cuda: device %d %s (sm_%d%d), %.0f MiB free of %.0f MiB, budget %.1f MiB, %s GEMM%s",
               ctx->device, ctx->name, ctx->cc_major, ctx->cc_minor, mib(free_b), mib(total_b), mib(ctx->budget),
               ctx->precision == MIEB_PREC_TF32 ? "tf32" : ctx->precision == MIEB_PREC_BF16 ? "bf16" : "fp32",
               ctx->sync_check ? ", sync-check on" : "");

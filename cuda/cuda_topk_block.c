@@ -225,10 +225,11 @@ mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs
     struct topk_views v;
     MIEB_TRY(mieb_cuda_plan_reserve(ctx, &in, 0, &p));
     MIEB_TRY(carve(ctx, &in, &p, &v));
-    MIEB_LOGD("cuda topk: %lld queries x %lld items, k %lld: groups of %lld, tiles of %lld items, chunks of %lld "
-              "queries, %.1f MiB device",
+    MIEB_LOGD("cuda topk: %lld queries x %lld items, k %lld: groups of %lld, tiles of %lld items (%lld rows), "
+              "chunks of %lld queries (%lld rows), %.1f MiB device, %.1f MiB pinned",
               (long long)qs->n, (long long)docs->n, (long long)ke, (long long)p.group, (long long)p.d_tile,
-              (long long)p.q_chunk, (double)p.dev_bytes / 1048576.0);
+              (long long)p.d_tokens, (long long)p.q_chunk, (long long)(maxsim ? p.q_tokens : p.q_chunk),
+              (double)p.dev_bytes / 1048576.0, (double)p.pin_bytes / 1048576.0);
 
     for (int64_t g0 = 0; g0 < qs->n && st == MIEB_OK; g0 += p.group) {
         int64_t g = qs->n - g0 < p.group ? qs->n - g0 : p.group;

@@ -11,4 +11,8 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "test.sh: compiling the CUDA build (compile and link only; no GPU here)"
   "$here/scripts/build.sh" "$here/build-cuda" -DMIEB_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
   echo "test.sh: CUDA build OK"
+  # Without a GPU, the CUDA backend's logic is still checked: the kernels on a CPU thread
+  # emulator, and the backend's host code (and mieb-eval --device cuda) on a mock runtime.
+  "$here/tests/gpu/emu/run_emu.sh" "$here/build-emu"
+  "$here/tests/gpu/mock/run_mock.sh" "$here/build-cuda"
 fi

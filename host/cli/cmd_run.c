@@ -32,7 +32,7 @@
 #define MAX_TASKS 512
 
 struct run_opts {
-    const char *task_data, *emb, *out, *device, *sim_override, *overwrite;
+    const char *task_data, *emb, *out, *device, *sim_override, *overwrite, *precision;
     const char *tasks[MAX_TASKS];
     int n_tasks;
     const char *benchmarks[16];
@@ -49,7 +49,7 @@ static void run_usage(FILE *f)
     fputs("usage: mieb-eval run --task-data DIR --embeddings DIR -t TASK [TASK ...] --output-folder DIR\n"
           "                     [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]\n"
           "                     [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]\n"
-          "                     [--threads N] [-v]\n"
+          "                     [--threads N] [--precision fp32|tf32|bf16] [-v]\n"
           "\n"
           "  --task-data DIR      folder of <TaskName>.h5 ground-truth files\n"
           "  --embeddings DIR     folder with model_meta.json and <TaskName>/<split>/<subset>/<role>.h5\n"
@@ -61,6 +61,8 @@ static void run_usage(FILE *f)
           "  --similarity S       override model_meta.json's similarity_fn_name\n"
           "  --overwrite-strategy always | never | only-missing (skip tasks whose result exists) [always]\n"
           "  --threads N          CPU threads [all cores]\n"
+          "  --precision P        similarity arithmetic: fp32 (exact, default); tf32 or bf16 on CUDA only,\n"
+          "                       faster, recorded in each result as similarity_precision\n"
           "\n"
           "exit status: 0 all scored, 1 a task failed, 2 usage, 3 no device, 4 fatal, 130 interrupted\n",
           f);
@@ -97,6 +99,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
     memset(o, 0, sizeof *o);
     o->device = "auto";
     o->overwrite = "always";
+    o->precision = "fp32";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -137,6 +140,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             NEED_VAL();
             if (parse_size(val, &o->mem_limit) != 0) {
                 fprintf(stderr, "mieb-eval run: bad --mem-limit '%s' (examples: 512M, 8G)\n", val);
+                return -1;
+            }
+        } else if (!strcmp(a, "--precision")) {
+            NEED_VAL();
+            o->precision = val;
+            if (strcmp(val, "fp32") && strcmp(val, "tf32") && strcmp(val, "bf16")) {
+                fprintf(stderr, "mieb-eval run: --precision must be fp32, tf32 or bf16\n");
                 return -1;
             }
         } else if (!strcmp(a, "--threads")) {
@@ -244,7 +254,10 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
             }
             cJSON *sub = cJSON_CreateObject();
             cJSON_AddItemToArray(list, sub);
-            st = mieb_retrieval_score_subset(rc, task, td, split, subset, sub);
+            struct mieb_stage_times times = {0};
+            struct mieb_run_ctx rcs = *rc;
+            rcs.times = &times;
+            st = mieb_retrieval_score_subset(&rcs, task, td, split, subset, sub);
             if (st != MIEB_OK)
                 break;
             const cJSON *ms = cJSON_GetObjectItemCaseSensitive(sub, task->main_score);
@@ -257,7 +270,25 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
             cJSON_AddStringToObject(sub, "hf_subset", subset);
             cJSON_AddItemToObject(sub, "languages", mieb_task_languages(task, subset));
             cJSON_AddStringToObject(sub, "mteb_version", MIEB_MTEB_VERSION);
-            add_phase(phases, "Evaluation", ts, now_mono() - t0, split, subset);
+            if (strcmp(o->precision, "fp32"))
+                cJSON_AddStringToObject(sub, "similarity_precision", o->precision);
+            double te = now_mono() - t0;
+            add_phase(phases, "Evaluation", ts, te, split, subset);
+            /* stage totals, laid end to end inside the subset's evaluation window */
+            const struct { const char *name; double secs; } stages[] = {
+                {"Stage: waiting for reads", times.read_wait},
+                {"Stage: similarity and top-k", times.similarity},
+                {"Stage: merge and heap", times.merge},
+                {"Stage: metrics", times.metrics},
+            };
+            double at = ts;
+            for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
+                add_phase(phases, stages[i].name, at, at + stages[i].secs, split, subset);
+                at += stages[i].secs;
+            }
+            MIEB_LOGD("%s %s/%s: read wait %.3f s, similarity %.3f s, merge %.3f s, metrics %.3f s, total %.3f s",
+                      task->name, split, subset, times.read_wait, times.similarity, times.merge, times.metrics,
+                      te - ts);
         }
     }
     if (st == MIEB_OK) {
@@ -349,7 +380,7 @@ int mieb_cmd_run(int argc, char **argv)
             if (dup || !task_in_benchmark(t, key))
                 continue;
             /* a benchmark run scores what is present and says what it skips */
-            char p[PATH_MAX];
+            char p[PATH_MAX + 256];
             snprintf(p, sizeof p, "%s/%s.h5", o.task_data, t->name);
             if (!mieb_file_exists(p)) {
                 MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
@@ -374,10 +405,18 @@ int mieb_cmd_run(int argc, char **argv)
     }
     bo.mem_limit = o.mem_limit;
     bo.n_threads = o.threads;
+    bo.precision = !strcmp(o.precision, "tf32") ? MIEB_PREC_TF32 : !strcmp(o.precision, "bf16") ? MIEB_PREC_BF16 : MIEB_PREC_FP32;
     if ((st = mieb_backend_init(o.device, &bo, &be)) != MIEB_OK) {
         fprintf(stderr, "mieb-eval: error: %s\n", mieb_last_error());
         mieb_registry_free(&reg);
         return st == MIEB_ERR_NO_DEVICE ? MIEB_EXIT_NO_DEVICE : MIEB_EXIT_USAGE;
+    }
+    if (bo.precision != MIEB_PREC_FP32 && !strcmp(be->iface.name, "cpu")) {
+        fprintf(stderr, "mieb-eval run: --precision %s needs the CUDA backend; the CPU backend computes in fp32\n",
+                o.precision);
+        mieb_backend_free(be);
+        mieb_registry_free(&reg);
+        return MIEB_EXIT_USAGE;
     }
     if ((st = mieb_results_dir(o.out, meta.name, meta.revision, results_dir, sizeof results_dir)) != MIEB_OK ||
         (st = mieb_results_copy_model_meta(meta.path, results_dir)) != MIEB_OK) {
@@ -392,7 +431,7 @@ int mieb_cmd_run(int argc, char **argv)
     MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", n_todo, meta.name, be->iface.name,
               mieb_sim_name(meta.sim));
     for (int i = 0; i < n_todo && !interrupted; i++) {
-        char p[PATH_MAX];
+        char p[PATH_MAX + 256];
         snprintf(p, sizeof p, "%s/%s.json", results_dir, todo[i]->name);
         if (strcmp(o.overwrite, "always") && mieb_file_exists(p)) {
             MIEB_LOGI("%s: result exists, skipped (--overwrite-strategy %s)", todo[i]->name, o.overwrite);

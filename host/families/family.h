@@ -14,12 +14,24 @@
 #include "../config/registry.h"
 #include "../io/task_data.h"
 
+/** Seconds spent per stage, accumulated by the drivers (reported in evaluation_phases). */
+struct mieb_stage_times {
+    double read_wait;   /* waiting for the embedding reader (time not hidden behind compute) */
+    double similarity;  /* backend similarity + per-block top-k */
+    double merge;       /* chunk merge and mteb heap emulation */
+    double metrics;     /* metric reduction */
+};
+
 struct mieb_run_ctx {
     const char *emb_dir;        /* <embeddings> */
     struct mieb_backend *be;
     enum mieb_sim sim;          /* from model_meta.json, or --similarity */
     size_t mem_limit;           /* bytes for embeddings and per-query state */
+    struct mieb_stage_times *times; /* may be NULL */
 };
+
+/** Monotonic clock in seconds, for stage timing. */
+double mieb_now(void);
 
 /** Retrieval family (Any2Any*, DocumentUnderstanding, VisionCentricQA): PROTOCOLS.md §8. */
 mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,

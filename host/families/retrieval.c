@@ -349,16 +349,23 @@ mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const str
                 st = mieb_backend_prepare_queries(rc->be, &qv, rc->sim, &qs);
             if (st == MIEB_OK)
                 st = mieb_search_tile(rc, qs, nt, kept + t0, crole, &rd, block_items, &so);
+            double tm = mieb_now();
             if (st == MIEB_OK)
                 st = add_tile_metrics(ev, &rd, kept + t0, &so, skip);
+            if (rc->times)
+                rc->times->metrics += mieb_now() - tm;
             mieb_search_out_free(&so);
             mieb_backend_release_queries(rc->be, qs);
             free(qdata);
             free(qoffs);
         }
     }
-    if (st == MIEB_OK)
+    if (st == MIEB_OK) {
+        double tm = mieb_now();
         st = mieb_ret_eval_finish(ev, scores);
+        if (rc->times)
+            rc->times->metrics += mieb_now() - tm;
+    }
 done:
     if (st != MIEB_OK && !strstr(mieb_last_error(), mieb_taskdata_path(td)))
         mieb_fail_context(st, "%s %s (%s)", task->name, grp, mieb_taskdata_path(td));

@@ -2,6 +2,7 @@
 #include "retrieval_search.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "../backend/cpu_kernels.h"
@@ -9,6 +10,19 @@
 #include "mteb_heap.h"
 
 #define CHUNK_K (MIEB_MTEB_TOP_K + 1) /* torch.topk(k = top_k + 1) per chunk */
+
+double mieb_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void add_time(double *acc, double t0, double t1)
+{
+    if (acc)
+        *acc += t1 - t0;
+}
 
 int64_t mieb_search_bytes_per_query(void)
 {
@@ -82,12 +96,19 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
         struct mieb_emb_block blk;
         struct mieb_vecs docs;
         bool fin = false;
+        double t0 = mieb_now();
         st = mieb_emb_stream_next(stream, &blk, &fin);
         if (st != MIEB_OK || fin)
             break;
         block_vecs(rc, &blk, info->dim, &docs);
+        double t1 = mieb_now();
         int64_t kb = blk.count < CHUNK_K ? blk.count : CHUNK_K;
         st = mieb_backend_topk_block(rc->be, qs, &docs, kb, blk_s, blk_i);
+        double t2 = mieb_now();
+        if (rc->times) {
+            add_time(&rc->times->read_wait, t0, t1);
+            add_time(&rc->times->similarity, t1, t2);
+        }
         if (st != MIEB_OK)
             break;
         /* fold the block's lists (block-local rows) into each query's chunk accumulator */
@@ -114,6 +135,8 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
                 acc_n[t] = 0;
             }
         }
+        if (rc->times)
+            add_time(&rc->times->merge, t2, mieb_now());
     }
     if (st == MIEB_OK)
         for (int64_t t = 0; t < nq; t++)

@@ -144,6 +144,24 @@ static bool acc_push(struct str_acc *a, int64_t i, const char *s, size_t len)
     return true;
 }
 
+/* Sink shared by both read paths: validate, then append. */
+struct str_sink {
+    struct str_acc *acc;
+    const char *fname, *dpath;
+};
+
+static mieb_status push_string(void *user, int64_t i, const char *s, size_t len)
+{
+    struct str_sink *k = user;
+    if (len && memchr(s, 0, len))
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s[%lld] contains a NUL byte", k->fname, k->dpath, (long long)i);
+    if (len && !mieb_utf8_valid(s, len))
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s[%lld] is not valid UTF-8", k->fname, k->dpath, (long long)i);
+    if (!acc_push(k->acc, i, len ? s : "", len))
+        return mieb_fail(MIEB_ERR_OOM, "%s: %s: out of memory reading strings", k->fname, k->dpath);
+    return MIEB_OK;
+}
+
 #define STR_BLOCK 65536 /* strings per H5Dread: bounds HDF5's temporary vlen allocations */
 
 mieb_status mieb_h5_read_strings(hid_t file, const char *fname, const char *dpath, int64_t file_size, char ***out,
@@ -182,6 +200,16 @@ mieb_status mieb_h5_read_strings(hid_t file, const char *fname, const char *dpat
         st = mieb_fail(MIEB_ERR_OOM, "%s: %s: cannot allocate for %lld strings", fname, dpath, (long long)n);
         goto done;
     }
+    struct str_sink sink = {&acc, fname, dpath};
+    if (vlen) {
+        st = mieb_h5_vlen_strings_raw(file, ds, fname, dpath, file_size, n, push_string, &sink);
+        if (st != MIEB_ERR_UNSUPPORTED) {
+            if (st != MIEB_OK)
+                goto done;
+            goto assemble;
+        }
+        st = MIEB_OK; /* a layout the raw reader leaves to HDF5 */
+    }
     fsp = H5Dget_space(ds);
     for (int64_t b0 = 0; b0 < n; b0 += STR_BLOCK) {
         hsize_t off = (hsize_t)b0, cnt = (hsize_t)(n - b0 < STR_BLOCK ? n - b0 : STR_BLOCK);
@@ -205,11 +233,7 @@ mieb_status mieb_h5_read_strings(hid_t file, const char *fname, const char *dpat
                     while (len > 0 && s[len - 1] == ' ')
                         len--;
             }
-            if (len && !mieb_utf8_valid(s, len))
-                st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s[%lld] is not valid UTF-8", fname, dpath,
-                               (long long)(b0 + (int64_t)k));
-            else if (!acc_push(&acc, b0 + (int64_t)k, len ? s : "", len))
-                st = mieb_fail(MIEB_ERR_OOM, "%s: %s: out of memory reading strings", fname, dpath);
+            st = push_string(&sink, b0 + (int64_t)k, s, len);
         }
         if (vlen)
             H5Dvlen_reclaim(mt, msp, H5P_DEFAULT, blk);
@@ -218,6 +242,7 @@ mieb_status mieb_h5_read_strings(hid_t file, const char *fname, const char *dpat
         if (st != MIEB_OK)
             goto done;
     }
+assemble:;
     /* One block: pointer array, then the bytes, so a single free() releases it all. */
     size_t ptr_bytes = (size_t)(n ? n : 1) * sizeof(char *);
     char **res = malloc(ptr_bytes + acc.len + 1);

@@ -95,6 +95,17 @@ mieb_status mieb_h5_read_f64(hid_t file, const char *fname, const char *dpath, i
 mieb_status mieb_h5_read_strings(hid_t file, const char *fname, const char *dpath, int64_t file_size, char ***out,
                                  int64_t *n);
 
+/** Receives string i of a dataset (not NUL-terminated); returns MIEB_OK to go on. */
+typedef mieb_status (*mieb_h5_str_sink)(void *user, int64_t i, const char *s, size_t len);
+/**
+ * Read the n strings of a contiguous variable-length string dataset by parsing the heap
+ * references and global heap collections directly (bounds-checked), because libhdf5 1.10
+ * can hang or crash on corrupted global heaps. MIEB_ERR_UNSUPPORTED: layout not handled
+ * here (chunked, compact, unallocated); use H5Dread instead.
+ */
+mieb_status mieb_h5_vlen_strings_raw(hid_t file, hid_t ds, const char *fname, const char *dpath, int64_t file_size,
+                                     int64_t n, mieb_h5_str_sink sink, void *user);
+
 /** True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
 bool mieb_utf8_valid(const char *s, size_t len);
 

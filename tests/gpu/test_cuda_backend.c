@@ -2,7 +2,7 @@
  * test_cuda_backend.c - every CUDA backend operation against the CPU backend (the
  * reference) on the same seeded inputs.
  *
- *   test_cuda_backend [--seed N]
+ *   test_cuda_backend [--seed N] [--verbose]
  *
  * Top-k for k = 1, 10, 1000, 1001 and k >= the block size, on exact-arithmetic inputs
  * with many ties (must be identical to the CPU, ids included) and on random unit vectors
@@ -23,6 +23,7 @@
 #define EXIT_SKIP 77
 
 static struct mieb_backend *cpu_be;
+static enum mieb_log_level log_level = MIEB_LOG_INFO;
 static const struct gt_tol TOL_EXACT = {1, 0, 0, 0};
 static const struct gt_tol TOL_FP32 = {0, 2e-5, 1e-4, 5e-5};
 
@@ -148,7 +149,7 @@ static void test_topk_tiled(void)
     struct mieb_backend *small = cuda_new((size_t)6 << 20, MIEB_PREC_FP32);
     struct gt_set q, d, mq, md;
     int ok = small && gt_set_make(&q, 300, 64, 0, 0, 0) && gt_set_make(&d, 20000, 64, 0, 0, 0) &&
-             gt_set_make(&mq, 40, 16, 0, 0, 9) && gt_set_make(&md, 3000, 16, 0, 1, 40);
+             gt_set_make(&mq, 40, 64, 0, 0, 9) && gt_set_make(&md, 3000, 64, 0, 1, 40);
     if (ok) {
         gt_result("topk tiled 6MiB k=1001", topk_case(small, "topk tiled 6MiB k=1001", &q.v, &d.v, MIEB_SIM_DOT,
                                                       1001, &TOL_EXACT, MIEB_OK));
@@ -158,6 +159,8 @@ static void test_topk_tiled(void)
                                                         MIEB_SIM_MAXSIM, 1001, &TOL_EXACT, MIEB_OK));
         gt_result("pairs tiled 6MiB", pairs_case(small, "pairs tiled 6MiB", &q.v, &d.v, MIEB_SIM_DOT, 50000,
                                                  &TOL_EXACT));
+        gt_result("pairs maxsim tiled 6MiB", pairs_case(small, "pairs maxsim tiled 6MiB", &mq.v, &md.v,
+                                                        MIEB_SIM_MAXSIM, 20000, &TOL_EXACT));
     } else {
         gt_result("tiled tests (setup)", 0);
     }
@@ -270,7 +273,7 @@ static void test_oom(struct mieb_backend *gpu)
     } else {
         gt_result("oom (setup 2)", 0);
     }
-    mieb_log_set(NULL, NULL, MIEB_LOG_INFO);
+    mieb_log_set(NULL, NULL, log_level);
     mieb_backend_free(fresh);
 
     /* 4. a budget too small for the smallest tiles is MIEB_ERR_TOO_LARGE, not OOM */
@@ -340,9 +343,13 @@ static void test_reduced_precision(enum mieb_precision prec, const char *name)
 int main(int argc, char **argv)
 {
     uint64_t seed = 20240611;
-    for (int a = 1; a + 1 < argc; a++)
-        if (!strcmp(argv[a], "--seed"))
-            seed = strtoull(argv[a + 1], NULL, 10);
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--seed") && a + 1 < argc)
+            seed = strtoull(argv[++a], NULL, 10);
+        else if (!strcmp(argv[a], "--verbose"))
+            log_level = MIEB_LOG_DEBUG; /* the CUDA backend logs each call's tile plan */
+    }
+    mieb_log_set(NULL, NULL, log_level);
     gt_seed(seed);
     printf("test_cuda_backend: seed %llu\n", (unsigned long long)seed);
 

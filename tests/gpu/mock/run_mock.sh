@@ -1,29 +1,59 @@
 #!/usr/bin/env bash
-# Runs tests/gpu/test_cuda_backend.c on machines without a GPU: the CUDA backend's host
-# code (cuda/*.c) linked against mock_cuda.c (a CPU stand-in for the CUDA runtime,
-# cuBLAS, the kernel launchers and the Thrust shim), under AddressSanitizer.
-# Needs a build of the project made with the CUDA backend (for libmieb_host.a).
-#   tests/gpu/mock/run_mock.sh [BUILD_DIR] [OUT_DIR]
+# Exercises the CUDA backend's host code on machines without a GPU: cuda/*.c linked
+# against mock_cuda.c (a CPU stand-in for the CUDA runtime, cuBLAS, the kernel
+# launchers and the Thrust shim), under AddressSanitizer and UBSan:
+#   1. tests/gpu/test_cuda_backend.c, every operation against the CPU backend;
+#   2. mieb-eval itself relinked with the mock: `run --device cuda` vs `--device cpu`
+#      on a synthetic suite (cosine and MaxSim), results compared.
+# Needs a build of the project made with the CUDA backend (libmieb_host.a, main.c.o).
+#   tests/gpu/mock/run_mock.sh [BUILD_DIR] [OUT_DIR] [test_cuda_backend args...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
-build="${1:-$root/build-cuda}"
+build="$(cd "${1:-$root/build-cuda}" && pwd)"
 out="${2:-$build/mock}"
+shift $(( $# < 2 ? $# : 2 ))
 cuda_inc="${CUDA_HOME:-/usr/local/cuda}/include"
-[ -f "$build/libmieb_host.a" ] || { echo "run_mock: no $build/libmieb_host.a (build with -DMIEB_CUDA=ON first)" >&2; exit 1; }
+main_o="$build/CMakeFiles/mieb-eval.dir/host/cli/main.c.o"
+[ -f "$build/libmieb_host.a" ] && [ -f "$main_o" ] ||
+  { echo "run_mock: build $build first (cmake -DMIEB_CUDA=ON, target mieb-eval)" >&2; exit 1; }
 mkdir -p "$out"
-flags=(-std=gnu17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -Wall -Wno-unused-parameter
-       -DMIEB_HAVE_CUDA=1 -I"$root/host" -I"$root/cuda" -I"$root/kernels" -I"$root/tests/gpu" -I"$cuda_inc")
-objs=()
-for src in "$root"/cuda/*.c "$root/tests/gpu/mock/mock_cuda.c" "$root/tests/gpu/test_cuda_backend.c" \
-           "$root/tests/gpu/gpu_test_util.c"; do
+san=(-fsanitize=address,undefined -fno-omit-frame-pointer)
+flags=(-std=gnu17 -O1 -g "${san[@]}" -Wall -Wno-unused-parameter -DMIEB_HAVE_CUDA=1
+       -I"$root/host" -I"$root/cuda" -I"$root/kernels" -I"$root/tests/gpu" -I"$cuda_inc")
+backend=()
+for src in "$root"/cuda/*.c "$root/tests/gpu/mock/mock_cuda.c"; do
   o="$out/$(basename "${src%.c}").o"
   gcc "${flags[@]}" -c "$src" -o "$o"
-  objs+=("$o")
+  backend+=("$o")
 done
-blas_lib="$(ls /usr/lib/*/openblas-pthread/libopenblas.so 2>/dev/null | head -1 || true)"
-gcc -fsanitize=address,undefined "${objs[@]}" "$build/libmieb_host.a" \
-    ${blas_lib:+"$blas_lib"} -lopenblas $(pkg-config --libs libcjson) -lhdf5_serial -lpthread -lm \
-    -o "$out/test_cuda_backend_mock" 2>/dev/null ||
-gcc -fsanitize=address,undefined "${objs[@]}" "$build/libmieb_host.a" \
-    -lopenblas $(pkg-config --libs libcjson) -lhdf5 -lpthread -lm -o "$out/test_cuda_backend_mock"
+for src in test_cuda_backend gpu_test_util; do
+  gcc "${flags[@]}" -c "$root/tests/gpu/$src.c" -o "$out/$src.o"
+done
+hdf5_libs="$(pkg-config --libs hdf5 2>/dev/null || echo -lhdf5_serial)"
+libs=("$build/libmieb_host.a" -lopenblas $(pkg-config --libs libcjson) $hdf5_libs -lpthread -lm)
+# the host library wants the backend, the backend wants the host library's status.c
+gcc "${san[@]}" "$out/test_cuda_backend.o" "$out/gpu_test_util.o" -Wl,--start-group "${backend[@]}" "${libs[@]}" \
+    -Wl,--end-group -o "$out/test_cuda_backend_mock"
+gcc "${san[@]}" "$main_o" -Wl,--start-group "${backend[@]}" "${libs[@]}" -Wl,--end-group -o "$out/mieb-eval-mock"
+
+echo "=== test_cuda_backend on the mock device ==="
 ASAN_OPTIONS=detect_leaks=1 "$out/test_cuda_backend_mock" "$@"
+
+echo "=== mieb-eval run --device cuda (mock) vs --device cpu ==="
+e2e="$out/e2e"
+rm -rf "$e2e"
+rc=0
+for sim in cosine MaxSim; do
+  tasks=(CIRRIT2IRetrieval CUB200I2IRetrieval BLINKIT2IMultiChoice VidoreArxivQARetrieval)
+  [ $sim = MaxSim ] && tasks=(CUB200I2IRetrieval VidoreTabfquadRetrieval)
+  "$build/mieb-eval" synth --out "$e2e/$sim" --seed 11 --scale 0.03 --model-sim $sim \
+      --tasks "$(IFS=,; echo "${tasks[*]}")" 2>/dev/null
+  for dev in cuda cpu; do
+    ASAN_OPTIONS=detect_leaks=1 "$out/mieb-eval-mock" run --task-data "$e2e/$sim/task-data" \
+        --embeddings "$e2e/$sim/embeddings" -t "${tasks[@]}" --output-folder "$e2e/$sim/out-$dev" \
+        --device $dev >/dev/null 2>"$e2e/$sim-$dev.log" || { cat "$e2e/$sim-$dev.log"; rc=1; }
+  done
+  echo "  $sim:"
+  python3 "$root/tests/gpu/compare_results.py" "$e2e/$sim/out-cpu" "$e2e/$sim/out-cuda" || rc=1
+done
+exit $rc

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Retrieval throughput, side by side in one run on the same data, at top-1000:
+
+  mieb-eval  (`mieb-eval run`, CPU backend; stage times from the result's evaluation_phases)
+  faiss-cpu  IndexFlatIP.search(k=1000)
+  numpy      blocked matmul + argpartition + sort of the top 1000
+
+Reports query x document x dimension per second for each, the ratios, the similarity
+stage's GFLOP/s beside the machine's best SGEMM rate (bench/sgemm_rate, if built), and
+the share of scoring time spent in metric reduction.
+
+  .venv/bin/python bench/bench_retrieval.py [--nq 1000] [--nd 100000] [--dim 768] [--threads 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "py"))
+import fmt_writer as fw  # noqa: E402
+
+TASK = "Fashion200kT2IRetrieval"
+
+
+def make_data(tmp, nq, nd, dim, seed=0):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((nq, dim), dtype=np.float32)
+    d = rng.standard_normal((nd, dim), dtype=np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    rel = rng.integers(0, nd, nq)
+    d[rel] = (q + 0.1 * rng.standard_normal((nq, dim), dtype=np.float32))
+    d[rel] /= np.linalg.norm(d[rel], axis=1, keepdims=True)
+    td, ed = os.path.join(tmp, "td"), os.path.join(tmp, "emb")
+    fw.write_model_meta(ed, sim="dot")
+    f = fw.open_task_file(td, TASK)
+    fw.write_retrieval_group(f, "test", "default", [f"q{i}" for i in range(nq)], [f"d{i}" for i in range(nd)],
+                             [[(int(rel[i]), 1)] for i in range(nq)])
+    f.close()
+    fw.write_role(ed, TASK, "test", "default", "queries", q)
+    fw.write_role(ed, TASK, "test", "default", "corpus", d)
+    return td, ed, q, d
+
+
+def run_mieb(binary, td, ed, out, threads):
+    t0 = time.perf_counter()
+    subprocess.run([binary, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
+                    "--device", "cpu", "--threads", str(threads)], check=True, capture_output=True)
+    wall = time.perf_counter() - t0
+    path = os.path.join(out, "results", "test-org__test-model", "rev0", f"{TASK}.json")
+    res = json.load(open(path))
+    stages = {p["name"]: p["end"] - p["start"] for p in res["evaluation_phases"]}
+    return wall, stages, res
+
+
+def run_faiss(q, d, k, threads):
+    import faiss
+    faiss.omp_set_num_threads(threads)
+    index = faiss.IndexFlatIP(d.shape[1])
+    index.add(d)
+    t0 = time.perf_counter()
+    index.search(q, k)
+    return time.perf_counter() - t0
+
+
+def run_numpy(q, d, k, block=8192):
+    t0 = time.perf_counter()
+    best_s = np.full((q.shape[0], 0), -np.inf, np.float32)
+    best_i = np.zeros((q.shape[0], 0), np.int64)
+    for a in range(0, d.shape[0], block):
+        s = q @ d[a:a + block].T
+        s = np.concatenate([best_s, s], axis=1)
+        ids = np.concatenate([best_i, np.broadcast_to(np.arange(a, a + min(block, d.shape[0] - a)), (q.shape[0], min(block, d.shape[0] - a)))], axis=1)
+        kk = min(k, s.shape[1])
+        part = np.argpartition(-s, kk - 1, axis=1)[:, :kk]
+        best_s = np.take_along_axis(s, part, 1)
+        best_i = np.take_along_axis(ids, part, 1)
+    order = np.argsort(-best_s, axis=1, kind="stable")
+    np.take_along_axis(best_i, order, 1)
+    return time.perf_counter() - t0
+
+
+def sgemm_peak(threads):
+    exe = os.path.join(REPO, "build", "bench", "sgemm_rate")
+    if not os.path.exists(exe):
+        return None
+    try:
+        out = subprocess.run([exe, "--threads", str(threads), "--shape", "1024x8192x768"], capture_output=True,
+                             text=True, timeout=120).stdout
+    except Exception:
+        return None
+    rates = []
+    for line in out.splitlines():
+        for tok in line.replace(",", " ").split():
+            try:
+                rates.append(float(tok))
+            except ValueError:
+                pass
+    return out.strip() or None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nq", type=int, default=1000)
+    ap.add_argument("--nd", type=int, default=100000)
+    ap.add_argument("--dim", type=int, default=768)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--binary", default=os.path.join(REPO, "build", "mieb-eval"))
+    a = ap.parse_args()
+    k = 1000
+    tmp = tempfile.mkdtemp(prefix="mieb-bench-")
+    try:
+        td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim)
+        qdd = a.nq * a.nd * a.dim
+        flop = 2.0 * qdd
+        wall, st, _ = run_mieb(a.binary, td, ed, os.path.join(tmp, "out"), a.threads)
+        evaluation = [v for n, v in st.items() if n == "Evaluation"][0]
+        sim = st["Stage: similarity and top-k"]
+        search = sim + st["Stage: merge and heap"] + st["Stage: waiting for reads"]
+        metrics = st["Stage: metrics"]
+        tf = run_faiss(q, d, k, a.threads)
+        tn = run_numpy(q, d, k)
+        print(f"retrieval top-{k}: {a.nq} queries x {a.nd} documents x dim {a.dim}, {a.threads} threads")
+        print(f"  {'peer':<40}{'seconds':>9}{'qdd/s':>12}{'ratio vs faiss':>16}")
+        rows = [("mieb-eval search (read+sim+top-k+heap)", search), ("mieb-eval similarity + top-k stage", sim),
+                ("mieb-eval whole evaluation", evaluation), ("faiss-cpu IndexFlatIP", tf),
+                ("numpy matmul + argpartition", tn)]
+        for name, t in rows:
+            print(f"  {name:<40}{t:>9.3f}{qdd / t:>12.3e}{tf / t:>16.2f}")
+        print(f"  similarity stage: {flop / sim / 1e9:.1f} GFLOP/s (incl. top-k selection)")
+        print(f"  metric reduction: {metrics:.3f} s = {100 * metrics / evaluation:.1f}% of scoring time")
+        print(f"  mieb-eval process wall time (incl. start-up and writing): {wall:.3f} s")
+        peak = sgemm_peak(a.threads)
+        if peak:
+            print("  best SGEMM on this machine (bench/sgemm_rate):")
+            for line in peak.splitlines():
+                print("    " + line)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh - the whole GPU check in one script, well under ten minutes on an H200:
+#   1. build mieb-eval with the CUDA backend (sm_90 unless MIEB_CUDA_ARCH says otherwise)
+#      and the GPU test programs (tests/gpu/CMakeLists.txt, against that build);
+#   2. test_cuda_backend: every CUDA operation against the CPU backend on seeded inputs;
+#   3. end to end: `mieb-eval synth`, then `mieb-eval run --device cuda` and
+#      `--device cpu` on the same suite (cosine and MaxSim), results compared;
+#   4. bench_cuda_topk: search throughput at top-1000.
+#
+#   tests/gpu/run.sh [BUILD_DIR]          (default: build-gpu in the repository)
+#
+# Works from any directory on a machine with the CUDA toolkit, cmake and the HDF5,
+# cJSON and OpenBLAS dev packages; when one of those is missing it first runs
+# scripts/install-deps.sh (MIEB_SKIP_PY=1). Environment knobs:
+#   MIEB_CUDA_ARCH=90        CMAKE_CUDA_ARCHITECTURES
+#   MIEB_GPU_E2E_SCALE=0.1   synth --scale for the end-to-end suite
+#   MIEB_GPU_BENCH_ARGS=...  extra bench_cuda_topk arguments (e.g. "--docs 2000000")
+#   MIEB_GPU_SKIP_BENCH=1    skip the benchmark
+# Exit status: 0 every step passed, 1 a step failed, 77 no usable GPU (the build was
+# still checked).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${1:-$root/build-gpu}"
+arch="${MIEB_CUDA_ARCH:-90}"
+jobs="$(nproc 2>/dev/null || echo 4)"
+t_start=$(date +%s)
+log_dir="$build/gpu-logs"
+names=()
+states=()
+notes=()
+
+say() { printf '\n=== %s ===\n' "$*"; }
+record() { names+=("$1"); states+=("$2"); notes+=("${3:-}"); }
+
+summary() {
+  local t=$(( $(date +%s) - t_start )) i rc=0
+  printf '\n=== summary (%d s) ===\n' "$t"
+  for i in "${!names[@]}"; do
+    printf '  %-34s %-5s %s\n' "${names[$i]}" "${states[$i]}" "${notes[$i]}"
+    [ "${states[$i]}" = FAIL ] && rc=1
+  done
+  if [ $rc -eq 0 ] && printf '%s\n' "${states[@]}" | grep -qx SKIP; then rc=77; fi
+  printf '  logs: %s\n' "$log_dir"
+  exit $rc
+}
+
+# ---- 0. tools and dependencies ----
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+missing=""
+command -v cmake >/dev/null 2>&1 || missing+=" cmake"
+command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcjson 2>/dev/null || missing+=" cjson"
+{ [ -e /usr/include/hdf5/serial/hdf5.h ] || [ -e /usr/include/hdf5.h ]; } || missing+=" hdf5"
+find /usr/include -name cblas.h -path '*openblas*' 2>/dev/null | grep -q . || missing+=" openblas"
+if [ -n "$missing" ]; then
+  echo "run.sh: missing:$missing; running scripts/install-deps.sh"
+  MIEB_SKIP_PY=1 "$root/scripts/install-deps.sh" || echo "run.sh: install-deps failed; trying the build anyway"
+fi
+command -v nvcc >/dev/null 2>&1 || { echo "run.sh: nvcc not found (install the CUDA toolkit)"; exit 1; }
+mkdir -p "$log_dir"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
+fi
+
+# ---- 1. build ----
+say "build (CUDA arch $arch, $jobs jobs)"
+t0=$(date +%s)
+if cmake -S "$root" -B "$build" -DMIEB_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+         -DCMAKE_BUILD_TYPE=Release >"$log_dir/configure.log" 2>&1 &&
+   cmake --build "$build" -j "$jobs" --target mieb-eval >"$log_dir/build.log" 2>&1 &&
+   cmake -S "$root/tests/gpu" -B "$build/gpu-tests" -DMIEB_BUILD_DIR="$build" \
+         -DCMAKE_CUDA_ARCHITECTURES="$arch" >"$log_dir/configure-tests.log" 2>&1 &&
+   cmake --build "$build/gpu-tests" -j "$jobs" >"$log_dir/build-tests.log" 2>&1; then
+  record build PASS "$(( $(date +%s) - t0 )) s"
+else
+  tail -30 "$log_dir"/*.log
+  record build FAIL "see $log_dir"
+  summary
+fi
+bin="$build/mieb-eval"
+gt="$build/gpu-tests"
+
+# ---- 2. CUDA vs CPU, operation by operation ----
+say "test_cuda_backend"
+timeout 420 "$gt/test_cuda_backend" 2>&1 | tee "$log_dir/test_cuda_backend.log"
+rc=${PIPESTATUS[0]}
+line="$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/test_cuda_backend.log" | tail -1)"
+case $rc in
+  0) record "CUDA vs CPU operations" PASS "$line" ;;
+  77) record "CUDA vs CPU operations" SKIP "no usable GPU"
+      record "end to end (synth, run)" SKIP "no usable GPU"
+      record "benchmark" SKIP "no usable GPU"
+      summary ;;
+  *) record "CUDA vs CPU operations" FAIL "exit $rc ${line}" ;;
+esac
+
+# ---- 3. end to end through the real program ----
+say "end to end: mieb-eval run --device cuda vs --device cpu"
+e2e="$build/e2e"
+scale="${MIEB_GPU_E2E_SCALE:-0.1}"
+cos_tasks=(CIRRIT2IRetrieval CUB200I2IRetrieval WITT2IRetrieval BLINKIT2IMultiChoice CVBenchRelation
+           VidoreArxivQARetrieval)
+mv_tasks=(CUB200I2IRetrieval VidoreTabfquadRetrieval)
+e2e_ok=1
+rm -rf "$e2e"
+run_suite() { # name sim tasks...
+  local name=$1 sim=$2; shift 2
+  local suite="$e2e/$name" dev
+  "$bin" synth --out "$suite" --seed 11 --scale "$scale" --model-sim "$sim" \
+         --tasks "$(IFS=,; echo "$*")" >>"$log_dir/e2e.log" 2>&1 || { echo "synth ($name) failed"; return 1; }
+  for dev in cuda cpu; do
+    local t1; t1=$(date +%s%N)
+    if ! "$bin" run --task-data "$suite/task-data" --embeddings "$suite/embeddings" -t "$@" \
+           --output-folder "$suite/out-$dev" --device "$dev" >>"$log_dir/e2e.log" 2>&1; then
+      echo "mieb-eval run --device $dev ($name) failed; see $log_dir/e2e.log"
+      return 1
+    fi
+    printf '  %-7s --device %-4s %6d ms\n' "$name" "$dev" $(( ($(date +%s%N) - t1) / 1000000 ))
+  done
+  echo "  $name: cpu vs cuda"
+  python3 "$root/tests/gpu/compare_results.py" "$suite/out-cpu" "$suite/out-cuda"
+}
+run_suite cosine cosine "${cos_tasks[@]}" || e2e_ok=0
+run_suite maxsim MaxSim "${mv_tasks[@]}" || e2e_ok=0
+if [ $e2e_ok -eq 1 ]; then
+  record "end to end (synth, run)" PASS "cuda results = cpu results (${#cos_tasks[@]}+${#mv_tasks[@]} tasks)"
+else
+  tail -20 "$log_dir/e2e.log"
+  record "end to end (synth, run)" FAIL "see $log_dir/e2e.log"
+fi
+
+# ---- 4. throughput ----
+if [ "${MIEB_GPU_SKIP_BENCH:-0}" = 1 ]; then
+  record benchmark SKIP "MIEB_GPU_SKIP_BENCH=1"
+else
+  say "bench_cuda_topk"
+  # shellcheck disable=SC2086
+  timeout 240 "$gt/bench_cuda_topk" --queries 10000 --docs 1000000 --dim 512 --k 1000 --cpu-docs 20000 \
+      ${MIEB_GPU_BENCH_ARGS:-} 2>&1 | tee "$log_dir/bench.log"
+  rc=${PIPESTATUS[0]}
+  res="$(grep '^RESULT' "$log_dir/bench.log" | tail -1 | sed 's/^RESULT //')"
+  if [ $rc -eq 0 ]; then record benchmark PASS "$res"; else record benchmark FAIL "exit $rc"; fi
+fi
+summary
