@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# The test command (README, .ci/run): installs what is missing, builds the CPU build,
-# runs every test (C unit tests and the Python parity tests against pytrec_eval, mteb,
-# numpy, h5py), then checks that the CUDA build compiles when nvcc is available.
+# The test command (README, .ci/run): installs what is missing, checks that the CUDA build
+# compiles when nvcc is available (and checks the CUDA backend's logic without a GPU),
+# then builds the CPU build and runs every test (C unit tests and the Python parity tests
+# against pytrec_eval, mteb, numpy, h5py). ctest's summary is the last line.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$here/scripts/install-deps.sh"
-build="$("$here/scripts/build.sh" "$here/build" -DMIEB_CUDA=OFF)"
-(cd "$build" && ctest --output-on-failure -j 2 "$@")
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "test.sh: compiling the CUDA build (compile and link only; no GPU here)"
   "$here/scripts/build.sh" "$here/build-cuda" -DMIEB_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
@@ -16,3 +15,6 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   "$here/tests/gpu/emu/run_emu.sh" "$here/build-emu"
   "$here/tests/gpu/mock/run_mock.sh" "$here/build-cuda"
 fi
+build="$("$here/scripts/build.sh" "$here/build" -DMIEB_CUDA=OFF)"
+cd "$build"
+ctest --output-on-failure -j 2 "$@"
