@@ -226,7 +226,8 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
     mieb_status st;
     cJSON *scores = NULL, *phases = NULL;
 
-    if (task->family != MIEB_FAMILY_RETRIEVAL)
+    mieb_family_score_fn score_subset = mieb_family_driver(task->family);
+    if (!score_subset)
         return mieb_fail(MIEB_ERR_UNSUPPORTED, "task %s: type %s is not supported yet by this mieb-eval",
                          task->name, task->type);
     if (snprintf(path, sizeof path, "%s/%s.h5", o->task_data, task->name) >= (int)sizeof path)
@@ -257,7 +258,7 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
             struct mieb_stage_times times = {0};
             struct mieb_run_ctx rcs = *rc;
             rcs.times = &times;
-            st = mieb_retrieval_score_subset(&rcs, task, td, split, subset, sub);
+            st = score_subset(&rcs, task, td, split, subset, sub);
             if (st != MIEB_OK)
                 break;
             const cJSON *ms = cJSON_GetObjectItemCaseSensitive(sub, task->main_score);
@@ -299,6 +300,7 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
             .evaluation_time = now_mono() - t0,
             .date = now_wall(),
             .phases = phases,
+            .round_fn = mieb_family_round_fn(task->family),
         };
         st = mieb_results_write(results_dir, &r);
     }
@@ -386,7 +388,7 @@ int mieb_cmd_run(int argc, char **argv)
                 MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
                 continue;
             }
-            if (t->family != MIEB_FAMILY_RETRIEVAL) {
+            if (!mieb_family_driver(t->family)) {
                 MIEB_LOGW("skipping %s: type %s is not supported yet", t->name, t->type);
                 continue;
             }

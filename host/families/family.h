@@ -33,9 +33,29 @@ struct mieb_run_ctx {
 /** Monotonic clock in seconds, for stage timing. */
 double mieb_now(void);
 
+/**
+ * A family driver: score one (split, subset) of `task` and append its metric keys, in
+ * mteb's order, to `scores` (main_score, hf_subset, languages, mteb_version are added by
+ * the caller). On failure nothing is written for the task; the last-error message must
+ * name the file and dataset at fault.
+ */
+typedef mieb_status (*mieb_family_score_fn)(const struct mieb_run_ctx *rc, const struct mieb_task *task,
+                                            struct mieb_taskdata *td, const char *split, const char *subset,
+                                            cJSON *scores);
+
 /** Retrieval family (Any2Any*, DocumentUnderstanding, VisionCentricQA): PROTOCOLS.md §8. */
 mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
                                         struct mieb_taskdata *td, const char *split, const char *subset,
                                         cJSON *scores);
+
+/** The driver for a family, or NULL when this build cannot score it yet (families.c). */
+mieb_family_score_fn mieb_family_driver(enum mieb_family family);
+
+/**
+ * How mteb's TaskResult.to_disk rounds this family's values: Python's round() dispatches
+ * on the value's type (numpy.float64 rounds like numpy, a Python float like Python), and
+ * which keys hold numpy values is a property of each family's mteb code. NULL: all Python floats.
+ */
+double (*mieb_family_round_fn(enum mieb_family family))(const char *key, double x, int ndigits);
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../core/fileutil.h"
-#include "../metrics/retrieval_metrics.h"
+#include "../core/pyfloat.h"
 #include "json_py.h"
 
 mieb_status mieb_results_dir(const char *out_folder, const char *model_name, const char *revision,
@@ -30,14 +30,10 @@ mieb_status mieb_results_dir(const char *out_folder, const char *model_name, con
     return MIEB_OK;
 }
 
-/*
- * TaskResult.to_disk rounds with Python's round(v, 6), which dispatches on the value's
- * type: numpy.float64 values (retrieval nAUC) round like numpy, Python floats like Python.
- * The key tells which one mteb holds.
- */
-static double round_for_write(const char *key, double x, int ndigits)
+static double py_round_value(const char *key, double x, int ndigits)
 {
-    return mieb_ret_round_for_write(key, x, ndigits);
+    (void)key;
+    return mieb_py_round(x, ndigits);
 }
 
 mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r)
@@ -51,7 +47,7 @@ mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r
     cJSON_AddStringToObject(root, "dataset_revision", r->dataset_revision);
     cJSON_AddStringToObject(root, "task_name", r->task_name);
     cJSON_AddStringToObject(root, "mteb_version", MIEB_MTEB_VERSION);
-    mieb_json_round_numbers(r->scores, 6, round_for_write);
+    mieb_json_round_numbers(r->scores, 6, r->round_fn ? r->round_fn : py_round_value);
     /* borrow the caller's trees for the dump, detach them again afterwards */
     cJSON_AddItemReferenceToObject(root, "scores", r->scores);
     cJSON_AddNumberToObject(root, "evaluation_time", r->evaluation_time);

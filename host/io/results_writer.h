@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "../core/status.h"
+#include "json_py.h"
 
 /** The mteb release whose scoring mieb-eval reproduces; written as mteb_version. */
 #define MIEB_MTEB_VERSION "2.26.24"
@@ -24,6 +25,9 @@ struct mieb_task_result {
     double evaluation_time;   /* seconds */
     double date;              /* Unix time */
     cJSON *phases;            /* list of {name, start, end, split, subset}, or NULL */
+    /* Python's round(v, 6) as mteb applies it to each value; NULL = Python floats throughout
+       (a family whose values include numpy.float64 supplies its own, see families.c) */
+    mieb_round_fn round_fn;
 };
 
 /**
