@@ -285,6 +285,7 @@ static const struct mieb_backend_i cuda_iface = {
     /* .topk_block      = */ cuda_topk_block,
     /* .score_pairs     = */ cuda_score_pairs,
     /* .max_block_rows  = */ cuda_max_block_rows,
+    /* .kmeans_assign   = */ NULL, /* CPU fallback for now */
 };
 
 mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

@@ -100,6 +100,16 @@ struct mieb_backend_i {
     int64_t (*max_block_rows)(struct mieb_backend *be, struct mieb_qset *qs, int64_t dim, int64_t k);
 
     /* Room for later families (linear probes, k-means, STS ...): append slots here. */
+
+    /**
+     * k-means assignment step (ImageClustering, PROTOCOLS.md §4), the fp32 arithmetic of
+     * scikit-learn's lloyd_iter_chunked_dense: d[i,j] = c_sqnorm[j] - 2 <x_i, c_j> (one GEMM
+     * with beta = 1 onto the norms), labels[i] = first j of the minimum. x is [n, dim],
+     * c is [k, dim], c_sqnorm [k] is given by the caller (numpy's einsum order) so that
+     * every backend sees the same norms. May be NULL (CPU fallback).
+     */
+    mieb_status (*kmeans_assign)(struct mieb_backend *be, const float *x, int64_t n, const float *c,
+                                 const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels);
 };
 
 /** Options shared by all backends. */
@@ -141,6 +151,9 @@ mieb_status mieb_backend_score_pairs(struct mieb_backend *be, struct mieb_qset *
                                      const struct mieb_vecs *docs, int64_t n_pairs,
                                      const int64_t *qi, const int64_t *di, float *out);
 int64_t mieb_backend_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs, int64_t dim, int64_t k);
+/** kmeans_assign through the table; falls back to the CPU reference when the slot is NULL. */
+mieb_status mieb_backend_kmeans_assign(struct mieb_backend *be, const float *x, int64_t n, const float *c,
+                                       const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels);
 
 /** Parse "cosine" / "dot" / "MaxSim" (mteb's similarity_fn_name; NULL or "" means cosine). */
 mieb_status mieb_sim_parse(const char *name, enum mieb_sim *out);

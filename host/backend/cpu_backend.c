@@ -17,6 +17,7 @@
 
 #include "backend.h"
 #include "cpu_kernels.h"
+#include "cpu_kmeans.h"
 #include "topk_heap.h"
 #include "topk_reservoir.h"
 
@@ -300,6 +301,7 @@ static const struct mieb_backend_i cpu_iface = {
     /* .topk_block      = */ cpu_topk_block,
     /* .score_pairs     = */ cpu_score_pairs,
     /* .max_block_rows  = */ cpu_max_block_rows,
+    /* .kmeans_assign   = */ mieb_cpu_kmeans_assign,
 };
 
 mieb_status mieb_backend_cpu_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

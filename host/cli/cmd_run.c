@@ -39,6 +39,7 @@ struct run_opts {
     int n_benchmarks;
     size_t mem_limit;
     int threads, verbose;
+    int kmeans_full; /* --kmeans full */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -63,6 +64,8 @@ static void run_usage(FILE *f)
           "  --threads N          CPU threads [all cores]\n"
           "  --precision P        similarity arithmetic: fp32 (exact, default); tf32 or bf16 on CUDA only,\n"
           "                       faster, recorded in each result as similarity_precision\n"
+          "  --kmeans M           ImageClustering: minibatch (mteb's MiniBatchKMeans, default) or full\n"
+          "                       (full-batch Lloyd, faster; recorded in each result as kmeans_mode)\n"
           "\n"
           "exit status: 0 all scored, 1 a task failed, 2 usage, 3 no device, 4 fatal, 130 interrupted\n",
           f);
@@ -149,6 +152,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
                 fprintf(stderr, "mieb-eval run: --precision must be fp32, tf32 or bf16\n");
                 return -1;
             }
+        } else if (!strcmp(a, "--kmeans")) {
+            NEED_VAL();
+            if (strcmp(val, "minibatch") && strcmp(val, "full")) {
+                fprintf(stderr, "mieb-eval run: bad --kmeans '%s' (minibatch or full)\n", val);
+                return -1;
+            }
+            o->kmeans_full = !strcmp(val, "full");
         } else if (!strcmp(a, "--threads")) {
             NEED_VAL();
             o->threads = atoi(val);
@@ -310,6 +320,29 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
     return st;
 }
 
+/* ---- aggregate tasks (issue 4): scored from their sub-task, see families/sts_aggregate.c ---- */
+static mieb_status score_aggregate(const struct mieb_run_ctx *rc, const struct mieb_registry *reg,
+                                   const struct run_opts *o, const struct mieb_task *task, const char *results_dir)
+{
+    double t0 = now_mono();
+    cJSON *scores = NULL;
+    MIEB_TRY(mieb_aggregate_score(rc, reg, task, o->task_data, &scores));
+    struct mieb_task_result r = {
+        .dataset_revision = MIEB_AGGREGATE_REVISION,
+        .task_name = task->name,
+        .scores = scores,
+        .evaluation_time = now_mono() - t0,
+        .date = now_wall(),
+        .phases = NULL,       /* mteb's combined result has no evaluation_phases */
+        .round_fn = mieb_aggregate_round,
+        .kg_co2_nan = true,
+    };
+    mieb_status st = mieb_results_write(results_dir, &r);
+    cJSON_Delete(scores);
+    return st;
+}
+/* ---- end of aggregate tasks ---- */
+
 static const char *benchmark_key(const char *name)
 {
     static const struct { const char *name, *key; } map[] = {
@@ -383,7 +416,8 @@ int mieb_cmd_run(int argc, char **argv)
                 continue;
             /* a benchmark run scores what is present and says what it skips */
             char p[PATH_MAX + 256];
-            snprintf(p, sizeof p, "%s/%s.h5", o.task_data, t->name);
+            const char *data_of = mieb_aggregate_subtask(t->name); /* aggregates: the sub-task's file */
+            snprintf(p, sizeof p, "%s/%s.h5", o.task_data, data_of ? data_of : t->name);
             if (!mieb_file_exists(p)) {
                 MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
                 continue;
@@ -429,7 +463,8 @@ int mieb_cmd_run(int argc, char **argv)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit};
+    struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit,
+                              .kmeans_full = o.kmeans_full};
     MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", n_todo, meta.name, be->iface.name,
               mieb_sim_name(meta.sim));
     for (int i = 0; i < n_todo && !interrupted; i++) {
@@ -441,7 +476,8 @@ int mieb_cmd_run(int argc, char **argv)
         }
         double t0 = now_mono();
         mieb_clear_error();
-        st = score_task(&o, &rc, todo[i], results_dir);
+        st = mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
+                                                   : score_task(&o, &rc, todo[i], results_dir);
         if (st == MIEB_ERR_INTERRUPTED)
             break;
         if (st != MIEB_OK) {

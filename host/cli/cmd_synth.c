@@ -70,6 +70,7 @@ static mieb_status (*generator_of(enum mieb_family fam))(const struct mieb_synth
 {
     switch (fam) {
     case MIEB_FAMILY_RETRIEVAL: return mieb_synth_retrieval;
+    case MIEB_FAMILY_CLUSTERING: return mieb_synth_clustering;
     default: return NULL;
     }
 }

@@ -18,5 +18,8 @@ enum mieb_exit {
 
 int mieb_cmd_run(int argc, char **argv);   /* mieb-eval run ...   (cmd_run.c) */
 int mieb_cmd_synth(int argc, char **argv); /* mieb-eval synth ... (cmd_synth.c) */
+int mieb_cmd_list_tasks(int argc, char **argv); /* mieb-eval list-tasks ... (cmd_list.c) */
+int mieb_cmd_inspect(int argc, char **argv);    /* mieb-eval inspect ...    (cmd_inspect.c) */
+int mieb_cmd_summary(int argc, char **argv);    /* mieb-eval summary ...    (cmd_summary.c) */
 
 #endif

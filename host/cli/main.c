@@ -12,6 +12,9 @@ static void usage(FILE *f)
           "commands:\n"
           "  run     score tasks from task-data and embedding files, write mteb results\n"
           "  synth   generate a deterministic synthetic suite (task data + embeddings)\n"
+          "  list-tasks  list the registry's tasks (type, family support, splits, subsets, main score)\n"
+          "  inspect     check the task data and embeddings a run needs, before scoring\n"
+          "  summary     MIEB leaderboard numbers (Mean(TaskType), Borda rank) of result folders\n"
           "\n"
           "'mieb-eval <command> --help' describes each command.\n",
           f);
@@ -38,6 +41,12 @@ int main(int argc, char **argv)
         return mieb_cmd_run(argc - 1, argv + 1);
     if (!strcmp(argv[1], "synth"))
         return mieb_cmd_synth(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "list-tasks"))
+        return mieb_cmd_list_tasks(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "inspect"))
+        return mieb_cmd_inspect(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "summary"))
+        return mieb_cmd_summary(argc - 1, argv + 1);
     fprintf(stderr, "mieb-eval: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return MIEB_EXIT_USAGE;

@@ -57,6 +57,25 @@ static const char *get_str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* benchmarks.json beside the tasks file, when there is one (optional: a bare tasks.json loads). */
+static mieb_status load_sibling_benchmarks(const char *tasks_path, struct mieb_registry *r)
+{
+    char dir[PATH_MAX], bpath[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s", tasks_path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        dir[0] = '\0';
+    snprintf(bpath, sizeof bpath, "%sbenchmarks.json", dir);
+    if (!mieb_file_exists(bpath))
+        return MIEB_OK;
+    mieb_status st = mieb_registry_load_benchmarks(r, bpath);
+    if (st != MIEB_OK)
+        mieb_registry_free(r);
+    return st;
+}
+
 mieb_status mieb_registry_load(const char *path, struct mieb_registry *out)
 {
     char *text = NULL;
@@ -103,7 +122,7 @@ mieb_status mieb_registry_load(const char *path, struct mieb_registry *out)
         t->eval_langs = cJSON_GetObjectItemCaseSensitive(e, "eval_langs");
         t->params = cJSON_GetObjectItemCaseSensitive(e, "params");
     }
-    return MIEB_OK;
+    return load_sibling_benchmarks(path, out);
 }
 
 mieb_status mieb_registry_load_default(struct mieb_registry *out)
@@ -133,6 +152,8 @@ mieb_status mieb_registry_load_default(struct mieb_registry *out)
 
 void mieb_registry_free(struct mieb_registry *r)
 {
+    if (r->tasks)
+        mieb_registry_free_benchmarks(r);
     if (r->tasks)
         for (int i = 0; i < r->n_tasks; i++) {
             free(r->tasks[i].splits);

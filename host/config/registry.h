@@ -35,20 +35,56 @@ struct mieb_task {
     const cJSON *eval_langs;    /* list (all subsets) or object subset -> list */
     const cJSON *params;        /* task parameters object (may be NULL) */
     const cJSON *json;          /* the whole entry */
+    /* mteb AbsTaskAggregate (from benchmarks.json "aggregate_tasks"): no task-data file of
+     * its own, results hold the subset "default"; aggregate_of names the task it averages. */
+    bool is_aggregate;
+    const char *aggregate_of;   /* NULL unless is_aggregate */
+};
+
+/** A benchmark of configs/benchmarks.json: its task list in mteb's order. */
+struct mieb_benchmark {
+    const char *name;           /* "MIEB(lite)" */
+    const char *key;            /* "lite" (the short key of tasks.json "benchmarks") */
+    int n_tasks;
+    const struct mieb_task **tasks; /* borrowed from the registry, mteb's order */
 };
 
 struct mieb_registry {
     cJSON *root;
     int n_tasks;
     struct mieb_task *tasks;
+    cJSON *bench_root;          /* benchmarks.json, or NULL when absent */
+    int n_benchmarks;
+    struct mieb_benchmark *benchmarks;
+    char *bench_path;           /* the benchmarks.json read (malloc'd), or NULL */
 };
 
-/** Load a registry file (configs/tasks.json format). */
+/**
+ * Load a registry file (configs/tasks.json format) and, when a benchmarks.json lies in the
+ * same directory, the benchmark definitions (a benchmarks.json that is present but invalid,
+ * or names a task the registry lacks, is an error naming that file).
+ */
 mieb_status mieb_registry_load(const char *path, struct mieb_registry *out);
 /** Load the default registry: $MIEB_REGISTRY, else <exe dir>/../configs/tasks.json, else the source tree's. */
 mieb_status mieb_registry_load_default(struct mieb_registry *out);
 void mieb_registry_free(struct mieb_registry *r);
 const struct mieb_task *mieb_registry_find(const struct mieb_registry *r, const char *name);
+
+/**
+ * Load benchmark definitions (configs/benchmarks.json format) into a loaded registry,
+ * replacing any loaded before. Every task named must be in the registry.
+ */
+mieb_status mieb_registry_load_benchmarks(struct mieb_registry *r, const char *path);
+
+/**
+ * A benchmark by its name ("MIEB(lite)"), its short key ("lite") or its name without the
+ * "MIEB" prefix ("(lite)"), case-insensitively; NULL when unknown. On NULL the last error
+ * says which names exist (or that no benchmarks.json was loaded).
+ */
+const struct mieb_benchmark *mieb_registry_benchmark(const struct mieb_registry *r, const char *name);
+
+/** Internal (registry.c -> benchmarks.c): drop the loaded benchmarks and aggregate flags. */
+void mieb_registry_free_benchmarks(struct mieb_registry *r);
 
 /** Boolean task parameter (false when absent). */
 bool mieb_task_param_bool(const struct mieb_task *t, const char *key);

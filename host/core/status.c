@@ -45,10 +45,21 @@ mieb_status mieb_fail_context(mieb_status st, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, last_error, sizeof old);
-    if (old[0])
-        snprintf(last_error, sizeof last_error, "%s: %s", prefix, old);
-    else
-        snprintf(last_error, sizeof last_error, "%s", prefix);
+    /* "<prefix>: <old>", cut to fit: the start of a message names the file, keep it */
+    size_t n = strlen(prefix);
+    if (n >= sizeof last_error)
+        n = sizeof last_error - 1;
+    memcpy(last_error, prefix, n);
+    if (old[0] && n + 2 < sizeof last_error) {
+        last_error[n++] = ':';
+        last_error[n++] = ' ';
+        size_t m = strlen(old);
+        if (m > sizeof last_error - 1 - n)
+            m = sizeof last_error - 1 - n;
+        memcpy(last_error + n, old, m);
+        n += m;
+    }
+    last_error[n] = '\0';
     return st;
 }
 

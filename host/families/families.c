@@ -2,11 +2,17 @@
 #include "family.h"
 
 #include "../metrics/retrieval_metrics.h"
+#include "clf_common.h"
 
 mieb_family_score_fn mieb_family_driver(enum mieb_family family)
 {
     switch (family) {
     case MIEB_FAMILY_RETRIEVAL: return mieb_retrieval_score_subset;
+    case MIEB_FAMILY_COMPOSITIONALITY: return mieb_compositionality_score_subset;
+    case MIEB_FAMILY_STS: return mieb_sts_score_subset;
+    case MIEB_FAMILY_CLUSTERING: return mieb_clustering_score_subset;
+    case MIEB_FAMILY_ZEROSHOT: return mieb_zeroshot_score_subset;
+    case MIEB_FAMILY_CLASSIFICATION: return mieb_probe_score_subset;
     default: return NULL;
     }
 }

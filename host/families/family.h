@@ -28,6 +28,7 @@ struct mieb_run_ctx {
     enum mieb_sim sim;          /* from model_meta.json, or --similarity */
     size_t mem_limit;           /* bytes for embeddings and per-query state */
     struct mieb_stage_times *times; /* may be NULL */
+    int kmeans_full;            /* ImageClustering: 1 = full-batch Lloyd (--kmeans full), 0 = mteb's MiniBatchKMeans */
 };
 
 /** Monotonic clock in seconds, for stage timing. */
@@ -47,6 +48,43 @@ typedef mieb_status (*mieb_family_score_fn)(const struct mieb_run_ctx *rc, const
 mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
                                         struct mieb_taskdata *td, const char *split, const char *subset,
                                         cJSON *scores);
+
+/** ImageClustering (PROTOCOLS.md §4): MiniBatchKMeans on `eval`, scored against `eval_labels`. */
+mieb_status mieb_clustering_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
+                                         struct mieb_taskdata *td, const char *split, const char *subset,
+                                         cJSON *scores);
+
+/** Compositionality (ARO x4, SugarCrepe, Winoground, ImageCoDe): PROTOCOLS.md §6 (compositionality.c). */
+mieb_status mieb_compositionality_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
+                                               struct mieb_taskdata *td, const char *split, const char *subset,
+                                               cJSON *scores);
+
+/** Visual STS, both families (VisualSTS(eng), VisualSTS(multi)): PROTOCOLS.md §7 (sts.c). */
+mieb_status mieb_sts_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
+                                  struct mieb_taskdata *td, const char *split, const char *subset, cJSON *scores);
+
+/*
+ * Aggregate tasks (mteb's AbsTaskAggregate: VisualSTS17Eng, VisualSTS17Multilingual,
+ * VisualSTS-b-Eng, VisualSTS-b-Multilingual), sts_aggregate.c. They have no task data of
+ * their own: their value comes from their sub-task's subsets (PROTOCOLS.md §7, §12.12).
+ */
+/** The sub-task an aggregate is computed from, or NULL when `name` is not an aggregate task. */
+const char *mieb_aggregate_subtask(const char *name);
+
+/**
+ * Score an aggregate: score the sub-task's subsets the aggregate keeps (its registry
+ * hf_subsets) for each of the aggregate's splits, reading <task_data_dir>/<SubTask>.h5 and
+ * the sub-task's embeddings, and build mteb's scores tree {split: [{cosine_spearman,
+ * main_score, hf_subset: "default", languages, mteb_version}]} into *out (caller deletes).
+ */
+mieb_status mieb_aggregate_score(const struct mieb_run_ctx *rc, const struct mieb_registry *reg,
+                                 const struct mieb_task *agg, const char *task_data_dir, cJSON **out);
+
+/** mteb writes an aggregate's scores as numpy.float64 values: numpy's round (families.c round-fn form). */
+double mieb_aggregate_round(const char *key, double x, int ndigits);
+
+/** dataset_revision of an aggregate's result (AggregateTaskMetadata's placeholder dataset). */
+#define MIEB_AGGREGATE_REVISION "1"
 
 /** The driver for a family, or NULL when this build cannot score it yet (families.c). */
 mieb_family_score_fn mieb_family_driver(enum mieb_family family);

@@ -382,7 +382,7 @@ mieb_status mieb_emb_shard_acquire(struct mieb_emb_role *r, int si)
     if (r->cur == si)
         return MIEB_OK;
     mieb_emb_shard_release(r);
-    MIEB_TRY(mieb_h5_open_ro(s->path, &r->cur_file, NULL));
+    MIEB_TRY(mieb_h5_reopen_ro(s->path, &r->cur_file)); /* checked once at role open */
     r->cur_dset = H5Dopen2(r->cur_file, "/embeddings", H5P_DEFAULT);
     if (r->cur_dset < 0) {
         st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: /embeddings: cannot open", s->path);

@@ -75,7 +75,7 @@ mieb_status mieb_h5_fail(mieb_status st, const char *fmt, ...)
     return mieb_fail(st, "%s", msg);
 }
 
-mieb_status mieb_h5_open_ro(const char *path, hid_t *out, int64_t *file_size)
+static mieb_status open_ro(const char *path, hid_t *out, int64_t *file_size, bool check_heaps)
 {
     struct stat sb;
     if (stat(path, &sb) != 0) {
@@ -87,6 +87,8 @@ mieb_status mieb_h5_open_ro(const char *path, hid_t *out, int64_t *file_size)
         return mieb_fail(MIEB_ERR_BAD_DATA, "%s: not a regular file", path);
     if (access(path, R_OK) != 0)
         return mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(errno));
+    if (check_heaps)
+        MIEB_TRY(mieb_h5_check_global_heaps(path, (int64_t)sb.st_size));
 
     mieb_h5_lock();
     mieb_status st = MIEB_OK;
@@ -109,6 +111,13 @@ mieb_status mieb_h5_open_ro(const char *path, hid_t *out, int64_t *file_size)
     mieb_h5_unlock();
     return st;
 }
+
+mieb_status mieb_h5_open_ro(const char *path, hid_t *out, int64_t *file_size)
+{
+    return open_ro(path, out, file_size, true);
+}
+
+mieb_status mieb_h5_reopen_ro(const char *path, hid_t *out) { return open_ro(path, out, NULL, false); }
 
 bool mieb_h5_exists(hid_t loc, const char *path)
 {
@@ -251,8 +260,14 @@ mieb_status mieb_h5_attr_str(hid_t obj, const char *name, const char *fname, con
                 s[i - 1] = '\0';
         *out = s;
     }
-    if (!*out)
+    if (!*out) {
         st = mieb_fail(MIEB_ERR_OOM, "%s: attribute '%s': out of memory", fname, name);
+    } else if (!mieb_utf8_valid(*out, strlen(*out))) {
+        /* it would end up in messages and result files; refuse it rather than echo bad bytes */
+        free(*out);
+        *out = NULL;
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: attribute '%s' is not valid UTF-8", fname, objpath, name);
+    }
 done:
     if (mt >= 0)
         H5Tclose(mt);

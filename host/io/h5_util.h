@@ -44,6 +44,8 @@ mieb_status mieb_h5_fail(mieb_status st, const char *fmt, ...) __attribute__((fo
  * on disk (used to refuse impossible declared sizes); it may be NULL.
  */
 mieb_status mieb_h5_open_ro(const char *path, hid_t *out, int64_t *file_size);
+/** mieb_h5_open_ro without the global heap check, for a file already opened and checked once. */
+mieb_status mieb_h5_reopen_ro(const char *path, hid_t *out);
 
 /** Does the object at path exist (every intermediate link checked)? */
 bool mieb_h5_exists(hid_t loc, const char *path);
@@ -105,6 +107,15 @@ typedef mieb_status (*mieb_h5_str_sink)(void *user, int64_t i, const char *s, si
  */
 mieb_status mieb_h5_vlen_strings_raw(hid_t file, hid_t ds, const char *fname, const char *dpath, int64_t file_size,
                                      int64_t n, mieb_h5_str_sink sink, void *user);
+
+/**
+ * Before HDF5 opens a file: find its global heap collections (the whole file up to 16 MiB,
+ * else the first and last MiB, where attribute heaps are written) and refuse the file when
+ * one is malformed in a way that makes libhdf5 1.10 loop forever or read out of bounds.
+ * Called by mieb_h5_open_ro. Residual risk, documented: a corrupted heap *index* inside a
+ * string attribute itself is not detectable without parsing object headers.
+ */
+mieb_status mieb_h5_check_global_heaps(const char *path, int64_t file_size);
 
 /** True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
 bool mieb_utf8_valid(const char *s, size_t len);

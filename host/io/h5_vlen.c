@@ -168,3 +168,105 @@ done:
         close(fd);
     return st;
 }
+
+/* ---- pre-open guard for the collections HDF5 itself will parse (string attributes) ---- */
+
+#define SCAN_WHOLE_MAX (16LL << 20) /* files up to this size are scanned entirely */
+#define SCAN_WINDOW (1LL << 20)     /* else the first and last MiB (where attribute heaps live) */
+
+/* sizeof_size from the superblock (at 0, 512, 1024, ...), or 0 when none is found. */
+static int superblock_sizeof_size(int fd, int64_t file_size)
+{
+    static const uint8_t sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    uint8_t b[16];
+    for (int64_t at = 0; at + 16 <= file_size; at = at ? at * 2 : 512) {
+        if (!read_at(fd, b, 16, (uint64_t)at))
+            return 0;
+        if (memcmp(b, sig, 8) == 0)
+            return b[8] <= 1 ? b[14] : b[10]; /* v0/v1 vs v2/v3 superblock layouts */
+    }
+    return 0;
+}
+
+/*
+ * Walk one candidate collection exactly as H5HG__cache_heap_deserialize (1.10) does and
+ * say whether that walk terminates inside the collection: an object whose size would send
+ * the walk backwards, nowhere (size 0 free-space object: an endless loop) or past the end
+ * (out-of-bounds reads later) makes the file corrupt.
+ */
+static bool gcol_walk_ok(const uint8_t *h, uint64_t size, int ss)
+{
+    const uint64_t objhdr = 8 + (uint64_t)ss;
+    for (uint64_t p = objhdr; p < size;) {
+        if (p + objhdr > size)
+            break; /* a tail too small for a header is free space */
+        uint32_t idx = (uint32_t)le(h + p, 2);
+        uint64_t osz = le(h + p + 8, ss);
+        if (osz > size)
+            return false;
+        uint64_t need = idx > 0 ? objhdr + ((osz + 7) & ~(uint64_t)7) : osz;
+        if (need == 0 || need > size - p)
+            return false;
+        p += need;
+    }
+    return true;
+}
+
+static mieb_status scan_range(int fd, const char *path, int64_t from, int64_t to, int64_t file_size, int ss,
+                              uint8_t *buf, uint8_t **gbuf, uint64_t *gcap)
+{
+    const int64_t step = SCAN_WINDOW;
+    for (int64_t at = from; at < to; at += step) {
+        int64_t n = to - at < step + 7 ? to - at : step + 7; /* overlap so no signature is split */
+        if (!read_at(fd, buf, (uint64_t)n, (uint64_t)at))
+            return mieb_fail(MIEB_ERR_IO, "%s: read error at byte %lld", path, (long long)at);
+        for (int64_t i = 0; i + 8 <= n && i < step; i++) {
+            if (buf[i] != 'G' || memcmp(buf + i, "GCOL\x01\0\0\0", 8) != 0)
+                continue;
+            uint64_t pos = (uint64_t)(at + i), size = 0;
+            uint8_t hdr[8];
+            if (pos + 8 + (uint64_t)ss <= (uint64_t)file_size && read_at(fd, hdr, (uint64_t)ss, pos + 8))
+                size = le(hdr, ss);
+            bool ok = size >= 8 + (uint64_t)ss && size <= GCOL_MAX_BYTES && size <= (uint64_t)file_size - pos;
+            if (ok && size > *gcap) {
+                uint8_t *nb = realloc(*gbuf, size);
+                if (!nb)
+                    return mieb_fail(MIEB_ERR_OOM, "%s: out of memory checking a global heap", path);
+                *gbuf = nb, *gcap = size;
+            }
+            ok = ok && read_at(fd, *gbuf, size, pos) && gcol_walk_ok(*gbuf, size, ss);
+            if (!ok)
+                return mieb_fail(MIEB_ERR_BAD_DATA,
+                                 "%s: corrupt global heap collection at byte %llu (holds variable-length "
+                                 "strings and string attributes); refusing to let HDF5 parse it",
+                                 path, (unsigned long long)pos);
+        }
+    }
+    return MIEB_OK;
+}
+
+mieb_status mieb_h5_check_global_heaps(const char *path, int64_t file_size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(errno));
+    mieb_status st = MIEB_OK;
+    uint8_t *buf = NULL, *gbuf = NULL;
+    uint64_t gcap = 0;
+    int ss = superblock_sizeof_size(fd, file_size);
+    if (ss == 2 || ss == 4 || ss == 8) { /* no superblock: H5Fopen will say so */
+        if (!(buf = malloc(SCAN_WINDOW + 8))) {
+            st = mieb_fail(MIEB_ERR_OOM, "%s: out of memory", path);
+        } else if (file_size <= SCAN_WHOLE_MAX) {
+            st = scan_range(fd, path, 0, file_size, file_size, ss, buf, &gbuf, &gcap);
+        } else {
+            st = scan_range(fd, path, 0, SCAN_WINDOW, file_size, ss, buf, &gbuf, &gcap);
+            if (st == MIEB_OK)
+                st = scan_range(fd, path, file_size - SCAN_WINDOW, file_size, file_size, ss, buf, &gbuf, &gcap);
+        }
+    }
+    free(buf);
+    free(gbuf);
+    close(fd);
+    return st;
+}

@@ -2,6 +2,7 @@
 #include "results_writer.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,10 @@ mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r
     /* borrow the caller's trees for the dump, detach them again afterwards */
     cJSON_AddItemReferenceToObject(root, "scores", r->scores);
     cJSON_AddNumberToObject(root, "evaluation_time", r->evaluation_time);
-    cJSON_AddNullToObject(root, "kg_co2_emissions");
+    if (r->kg_co2_nan)
+        cJSON_AddNumberToObject(root, "kg_co2_emissions", NAN);
+    else
+        cJSON_AddNullToObject(root, "kg_co2_emissions");
     cJSON_AddNumberToObject(root, "date", r->date);
     if (r->phases)
         cJSON_AddItemReferenceToObject(root, "evaluation_phases", r->phases);

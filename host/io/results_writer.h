@@ -10,6 +10,8 @@
 #ifndef MIEB_IO_RESULTS_WRITER_H
 #define MIEB_IO_RESULTS_WRITER_H
 
+#include <stdbool.h>
+
 #include <cjson/cJSON.h>
 
 #include "../core/status.h"
@@ -28,6 +30,9 @@ struct mieb_task_result {
     /* Python's round(v, 6) as mteb applies it to each value; NULL = Python floats throughout
        (a family whose values include numpy.float64 supplies its own, see families.c) */
     mieb_round_fn round_fn;
+    /* kg_co2_emissions is written as NaN instead of null: mteb's aggregate tasks sum their
+       sub-tasks' emissions and get np.nan when those are null (AbsTaskAggregate.combine_task_results) */
+    bool kg_co2_nan;
 };
 
 /**

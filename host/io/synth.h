@@ -74,5 +74,7 @@ mieb_status mieb_synth_write_role(const struct mieb_synth_opts *o, const struct 
 /* ---- family generators (one file each) ---- */
 /** Any2AnyRetrieval, Any2AnyMultilingualRetrieval, DocumentUnderstanding, VisionCentricQA. */
 mieb_status mieb_synth_retrieval(const struct mieb_synth_opts *o, const struct mieb_task *t);
+/** ImageClustering: eval_labels + planted-cluster `eval` role (synth_clustering.c). */
+mieb_status mieb_synth_clustering(const struct mieb_synth_opts *o, const struct mieb_task *t);
 
 #endif

@@ -108,3 +108,11 @@ def write_role(emb_dir, task, split, subset, role, emb, offsets=None, dtype="f32
             if dtype == "bf16":
                 ds.attrs["dtype"] = "bfloat16"
     return seen
+
+
+def write_labels_group(f, split, subset, **arrays):
+    """Classification-family group: int64 label datasets (eval_labels, train_labels, train_idx ...)."""
+    g = f.require_group(f"{split}/{subset}")
+    for name, a in arrays.items():
+        g.create_dataset(name, data=np.asarray(a, dtype=np.int64))
+    return g

@@ -1,0 +1,155 @@
+/*
+ * cmd_list.c - `mieb-eval list-tasks [-b BENCHMARK] [--task-types T,...] [--json]`: one line
+ * per registry task (or per task of a benchmark, in mteb's order): name, type, whether this
+ * build has a driver for its family, eval splits, number of subsets, main score.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/commands.h"
+#include "config/registry.h"
+#include "families/family.h"
+
+static void list_usage(FILE *f)
+{
+    fputs("usage: mieb-eval list-tasks [-b BENCHMARK] [--task-types T,...] [--json] [--registry FILE]\n"
+          "\n"
+          "One line per task: name, type, 'supported' when this build can score the task's family\n"
+          "(else 'unsupported'), eval splits, number of hf_subsets, main score; '(aggregate)' marks\n"
+          "tasks computed from another task's results. --json prints a JSON list instead.\n"
+          "\n"
+          "  -b, --benchmark B     only the tasks of a benchmark, in mteb's order (MIEB(eng),\n"
+          "                        MIEB(Multilingual), MIEB(lite), MIEB(Img), or eng, multilingual, lite, img)\n"
+          "  --task-types T,...    only tasks of these mteb types (e.g. Any2AnyRetrieval,ImageClustering)\n",
+          f);
+}
+
+/* True when type is one of the comma-separated list (NULL list: every type). */
+static bool type_selected(const char *list, const char *type)
+{
+    if (!list)
+        return true;
+    size_t n = strlen(type);
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && !strncmp(p, type, n))
+            return true;
+        p += len + (comma ? 1 : 0);
+    }
+    return false;
+}
+
+/* Every name in the list must be a type some registry task has. */
+static bool types_known(const struct mieb_registry *reg, const char *list)
+{
+    char name[128];
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        bool known = false;
+        for (int t = 0; t < reg->n_tasks && !known; t++)
+            known = strlen(reg->tasks[t].type) == len && !strncmp(reg->tasks[t].type, p, len);
+        if (!known) {
+            snprintf(name, sizeof name, "%.*s", (int)(len < 100 ? len : 100), p);
+            fprintf(stderr, "mieb-eval list-tasks: unknown task type '%s'\n", name);
+            return false;
+        }
+        p += len + (comma ? 1 : 0);
+    }
+    return true;
+}
+
+static void print_task(const struct mieb_task *t, cJSON *json_list)
+{
+    bool supported = t->is_aggregate ? mieb_family_driver(MIEB_FAMILY_STS) != NULL
+                                     : mieb_family_driver(t->family) != NULL;
+    if (json_list) {
+        cJSON *o = cJSON_CreateObject(), *splits = cJSON_CreateArray();
+        cJSON_AddStringToObject(o, "name", t->name);
+        cJSON_AddStringToObject(o, "type", t->type);
+        cJSON_AddBoolToObject(o, "supported", supported);
+        for (int i = 0; i < t->n_splits; i++)
+            cJSON_AddItemToArray(splits, cJSON_CreateString(t->splits[i]));
+        cJSON_AddItemToObject(o, "eval_splits", splits);
+        cJSON_AddNumberToObject(o, "n_subsets", t->n_subsets);
+        cJSON *subsets = cJSON_AddArrayToObject(o, "hf_subsets");
+        for (int i = 0; i < t->n_subsets; i++)
+            cJSON_AddItemToArray(subsets, cJSON_CreateString(t->subsets[i]));
+        cJSON_AddStringToObject(o, "main_score", t->main_score);
+        cJSON_AddBoolToObject(o, "aggregate", t->is_aggregate);
+        cJSON_AddItemToArray(json_list, o);
+        return;
+    }
+    char splits[128] = "";
+    size_t used = 0;
+    for (int i = 0; i < t->n_splits && used < sizeof splits; i++) {
+        int w = snprintf(splits + used, sizeof splits - used, "%s%s", i ? "," : "", t->splits[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    printf("%-48s %-30s %-11s %-15s %4d  %s%s\n", t->name, t->type, supported ? "supported" : "unsupported",
+           splits, t->n_subsets, t->main_score, t->is_aggregate ? " (aggregate)" : "");
+}
+
+int mieb_cmd_list_tasks(int argc, char **argv)
+{
+    const char *bench_name = NULL, *types = NULL, *registry = NULL;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            list_usage(stdout);
+            return MIEB_EXIT_OK;
+        }
+        if (!strcmp(a, "--json")) {
+            json = true;
+            continue;
+        }
+        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &bench_name
+                           : !strcmp(a, "--task-types")                     ? &types
+                           : !strcmp(a, "--registry")                       ? &registry
+                                                                            : NULL;
+        if (!dst || !val) {
+            fprintf(stderr, dst ? "mieb-eval list-tasks: %s needs a value\n" : "mieb-eval list-tasks: unknown argument '%s'\n",
+                    a);
+            list_usage(stderr);
+            return MIEB_EXIT_USAGE;
+        }
+        *dst = val;
+        i++;
+    }
+    struct mieb_registry reg;
+    mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
+    if (st != MIEB_OK) {
+        fprintf(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());
+        return MIEB_EXIT_FATAL;
+    }
+    int rc = MIEB_EXIT_OK;
+    const struct mieb_benchmark *b = NULL;
+    if (bench_name && !(b = mieb_registry_benchmark(&reg, bench_name))) {
+        fprintf(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());
+        rc = MIEB_EXIT_USAGE;
+    } else if (types && !types_known(&reg, types)) {
+        rc = MIEB_EXIT_USAGE;
+    } else {
+        cJSON *list = json ? cJSON_CreateArray() : NULL;
+        int n = b ? b->n_tasks : reg.n_tasks;
+        for (int i = 0; i < n; i++) {
+            const struct mieb_task *t = b ? b->tasks[i] : &reg.tasks[i];
+            if (type_selected(types, t->type))
+                print_task(t, list);
+        }
+        if (list) {
+            char *text = cJSON_Print(list);
+            if (text)
+                printf("%s\n", text);
+            free(text);
+            cJSON_Delete(list);
+        }
+    }
+    mieb_registry_free(&reg);
+    return rc;
+}

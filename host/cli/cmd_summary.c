@@ -1,0 +1,338 @@
+/*
+ * cmd_summary.c - `mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--csv FILE] [--json FILE]`:
+ * reads mteb result folders and prints the MIEB leaderboard numbers of every model
+ * (Mean(TaskType), Mean(Task), per-type means, Borda rank; host/metrics/leaderboard.h),
+ * sorted as the leaderboard sorts them; writes CSV and JSON on request.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/commands.h"
+#include "config/registry.h"
+#include "core/fileutil.h"
+#include "core/pyfloat.h"
+#include "io/json_py.h"
+#include "io/results_reader.h"
+#include "metrics/leaderboard.h"
+
+static void summary_usage(FILE *f)
+{
+    fputs("usage: mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--csv FILE] [--json FILE]\n"
+          "\n"
+          "Reads mteb result folders (DIR: an output folder holding results/, a results/ folder, a\n"
+          "model folder or a revision folder) and prints, per model and revision, the MIEB\n"
+          "leaderboard numbers as mteb computes them: Mean(TaskType), Mean(Task), one mean per task\n"
+          "type and the Borda rank. A task without a complete score (missing file, split or\n"
+          "subset, NaN main_score) leaves the aggregates empty. The table shows 100 x score,\n"
+          "rounded to 2 decimals as the leaderboard does; CSV and JSON hold the exact values.\n"
+          "\n"
+          "  -b, --benchmark B  score over a benchmark's task list (MIEB(eng), MIEB(Multilingual),\n"
+          "                     MIEB(lite), MIEB(Img), or eng, multilingual, lite, img); default:\n"
+          "                     every registry task found in any result folder\n"
+          "  --csv FILE         write the table (exact values, every task column) as CSV\n"
+          "  --json FILE        write the table as JSON\n"
+          "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"
+          "\n"
+          "Exit status: 0 ok; 1 some result file could not be read (named on stderr) or no\n"
+          "result folder was found; 2 bad command line; 4 registry unreadable or output not writable.\n",
+          f);
+}
+
+/* A number as Python's repr would print it, or "" for a missing value (CSV). */
+static void fmt_num(double x, char *buf, size_t n)
+{
+    if (isnan(x))
+        buf[0] = '\0';
+    else
+        mieb_py_repr(x, buf, n);
+}
+
+static void fmt_pct(double x, char *buf, size_t n)
+{
+    if (isnan(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.2f", mieb_py_round(x * 100.0, 2));
+}
+
+static void print_table(const struct mieb_leaderboard *lb)
+{
+    char b1[32], b2[32];
+    size_t wname = 5, wrev = 8;
+    for (int i = 0; i < lb->n_models; i++) {
+        size_t l = strlen(lb->rows[i].model->name), r = strlen(lb->rows[i].model->revision);
+        wname = l > wname ? l : wname;
+        wrev = r > wrev ? r : wrev;
+    }
+    printf("%-4s  %-*s  %-*s  %14s  %10s  %11s  %9s", "Rank", (int)wname, "Model", (int)wrev, "Revision",
+           "Mean(TaskType)", "Mean(Task)", "Rank(Borda)", "Tasks");
+    for (int k = 0; k < lb->n_types; k++)
+        printf("  %s", lb->types[k]);
+    printf("\n");
+    for (int p = 0; p < lb->n_models; p++) {
+        const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
+        char tasks[32], brank[16];
+        fmt_pct(row->mean_task_type, b1, sizeof b1);
+        fmt_pct(row->mean_task, b2, sizeof b2);
+        snprintf(tasks, sizeof tasks, "%d/%d", row->n_complete, lb->n_tasks);
+        if (row->borda_rank)
+            snprintf(brank, sizeof brank, "%d", row->borda_rank);
+        else
+            snprintf(brank, sizeof brank, "-");
+        printf("%-4d  %-*s  %-*s  %14s  %10s  %11s  %9s", row->rank, (int)wname, row->model->name, (int)wrev,
+               row->model->revision, b1, b2, brank, tasks);
+        for (int k = 0; k < lb->n_types; k++) {
+            fmt_pct(row->type_mean[k], b1, sizeof b1);
+            printf("  %*s", (int)strlen(lb->types[k]), b1);
+        }
+        printf("\n");
+    }
+}
+
+/* One CSV field (after a comma unless first), quoted when it holds a comma, quote or newline. */
+static mieb_status csv_field(struct mieb_buf *b, const char *s, bool first)
+{
+    if (!first)
+        MIEB_TRY(mieb_buf_append(b, ",", 1));
+    if (!strpbrk(s, ",\"\n"))
+        return mieb_buf_append(b, s, strlen(s));
+    MIEB_TRY(mieb_buf_append(b, "\"", 1));
+    for (const char *p = s; *p; p++) {
+        MIEB_TRY(mieb_buf_append(b, p, 1));
+        if (*p == '"')
+            MIEB_TRY(mieb_buf_append(b, "\"", 1)); /* a quote is doubled */
+    }
+    return mieb_buf_append(b, "\"", 1);
+}
+
+static mieb_status write_csv(const struct mieb_leaderboard *lb, const char *path)
+{
+    struct mieb_buf b = {0};
+    char num[40];
+    mieb_status st = MIEB_OK;
+    const char *fixed[] = {"Rank", "model", "revision", "Mean(TaskType)", "Mean(Task)", "Rank(Borda)",
+                           "n_tasks_scored", "n_tasks"};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && st == MIEB_OK; i++)
+        st = csv_field(&b, fixed[i], i == 0);
+    for (int k = 0; k < lb->n_types && st == MIEB_OK; k++)
+        st = csv_field(&b, lb->types[k], false);
+    for (int t = 0; t < lb->n_tasks && st == MIEB_OK; t++)
+        st = csv_field(&b, lb->tasks[t]->name, false);
+    if (st == MIEB_OK)
+        st = mieb_buf_append(&b, "\n", 1);
+    for (int p = 0; p < lb->n_models && st == MIEB_OK; p++) {
+        const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
+        snprintf(num, sizeof num, "%d", row->rank);
+        st = csv_field(&b, num, true);
+        if (st == MIEB_OK)
+            st = csv_field(&b, row->model->name, false);
+        if (st == MIEB_OK)
+            st = csv_field(&b, row->model->revision, false);
+        fmt_num(row->mean_task_type, num, sizeof num);
+        if (st == MIEB_OK)
+            st = csv_field(&b, num, false);
+        fmt_num(row->mean_task, num, sizeof num);
+        if (st == MIEB_OK)
+            st = csv_field(&b, num, false);
+        if (row->borda_rank)
+            snprintf(num, sizeof num, "%d", row->borda_rank);
+        else
+            num[0] = '\0';
+        if (st == MIEB_OK)
+            st = csv_field(&b, num, false);
+        snprintf(num, sizeof num, "%d", row->n_complete);
+        if (st == MIEB_OK)
+            st = csv_field(&b, num, false);
+        snprintf(num, sizeof num, "%d", lb->n_tasks);
+        if (st == MIEB_OK)
+            st = csv_field(&b, num, false);
+        for (int k = 0; k < lb->n_types && st == MIEB_OK; k++) {
+            fmt_num(row->type_mean[k], num, sizeof num);
+            st = csv_field(&b, num, false);
+        }
+        for (int t = 0; t < lb->n_tasks && st == MIEB_OK; t++) {
+            fmt_num(row->task_score[t], num, sizeof num);
+            st = csv_field(&b, num, false);
+        }
+        if (st == MIEB_OK)
+            st = mieb_buf_append(&b, "\n", 1);
+    }
+    if (st == MIEB_OK)
+        st = mieb_write_file_atomic(path, b.data ? b.data : "", b.len);
+    mieb_buf_free(&b);
+    return st;
+}
+
+/* A float as Python's repr prints it (cJSON's own printing may drop the last digit), or null. */
+static cJSON *num_or_null(double x)
+{
+    char buf[40];
+    if (isnan(x) || isinf(x))
+        return cJSON_CreateNull();
+    mieb_py_repr(x, buf, sizeof buf);
+    return cJSON_CreateRaw(buf);
+}
+
+static mieb_status write_json(const struct mieb_leaderboard *lb, const char *bench, const char *path)
+{
+    cJSON *root = cJSON_CreateObject(), *models = cJSON_CreateArray(), *tasks = cJSON_CreateArray(),
+          *types = cJSON_CreateArray();
+    cJSON_AddItemToObject(root, "benchmark", bench ? cJSON_CreateString(bench) : cJSON_CreateNull());
+    for (int t = 0; t < lb->n_tasks; t++)
+        cJSON_AddItemToArray(tasks, cJSON_CreateString(lb->tasks[t]->name));
+    for (int k = 0; k < lb->n_types; k++)
+        cJSON_AddItemToArray(types, cJSON_CreateString(lb->types[k]));
+    cJSON_AddItemToObject(root, "tasks", tasks);
+    cJSON_AddItemToObject(root, "task_types", types);
+    for (int p = 0; p < lb->n_models; p++) {
+        const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
+        cJSON *m = cJSON_CreateObject(), *tm = cJSON_CreateObject(), *ts = cJSON_CreateObject(),
+              *missing = cJSON_CreateArray();
+        cJSON_AddNumberToObject(m, "Rank", row->rank);
+        cJSON_AddStringToObject(m, "model", row->model->name);
+        cJSON_AddStringToObject(m, "revision", row->model->revision);
+        cJSON_AddStringToObject(m, "path", row->model->dir);
+        cJSON_AddItemToObject(m, "Mean(TaskType)", num_or_null(row->mean_task_type));
+        cJSON_AddItemToObject(m, "Mean(Task)", num_or_null(row->mean_task));
+        cJSON_AddItemToObject(m, "Rank(Borda)",
+                              row->borda_rank ? cJSON_CreateNumber(row->borda_rank) : cJSON_CreateNull());
+        cJSON_AddItemToObject(m, "borda_points", num_or_null(row->borda_points));
+        for (int k = 0; k < lb->n_types; k++)
+            cJSON_AddItemToObject(tm, lb->types[k], num_or_null(row->type_mean[k]));
+        for (int t = 0; t < lb->n_tasks; t++) {
+            cJSON_AddItemToObject(ts, lb->tasks[t]->name, num_or_null(row->task_score[t]));
+            if (isnan(row->task_score[t]))
+                cJSON_AddItemToArray(missing, cJSON_CreateString(lb->tasks[t]->name));
+        }
+        cJSON_AddItemToObject(m, "task_types", tm);
+        cJSON_AddItemToObject(m, "task_scores", ts);
+        cJSON_AddItemToObject(m, "incomplete_tasks", missing);
+        cJSON_AddItemToArray(models, m);
+    }
+    cJSON_AddItemToObject(root, "models", models);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return mieb_fail(MIEB_ERR_OOM, "summary JSON");
+    mieb_status st = mieb_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+/* The task set: a benchmark's list, or every registry task that some folder has a file for. */
+static mieb_status pick_tasks(const struct mieb_registry *reg, const struct mieb_benchmark *b,
+                              const struct mieb_model_results *m, int nm, const struct mieb_task ***out, int *n)
+{
+    *out = calloc((size_t)reg->n_tasks + 1, sizeof **out);
+    *n = 0;
+    if (!*out)
+        return mieb_fail(MIEB_ERR_OOM, "summary");
+    if (b) {
+        memcpy(*out, b->tasks, (size_t)b->n_tasks * sizeof **out);
+        *n = b->n_tasks;
+        return MIEB_OK;
+    }
+    for (int t = 0; t < reg->n_tasks; t++) {
+        bool found = false;
+        for (int i = 0; i < nm && !found; i++)
+            for (int k = 0; k < m[i].n_tasks && !found; k++)
+                found = !strcmp(m[i].tasks[k].task_name, reg->tasks[t].name);
+        if (found)
+            (*out)[(*n)++] = &reg->tasks[t];
+    }
+    return MIEB_OK;
+}
+
+int mieb_cmd_summary(int argc, char **argv)
+{
+    const char *dirs[256], *bench_name = NULL, *csv = NULL, *json = NULL, *registry = NULL;
+    int n_dirs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            summary_usage(stdout);
+            return MIEB_EXIT_OK;
+        }
+        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &bench_name
+                           : !strcmp(a, "--csv")                            ? &csv
+                           : !strcmp(a, "--json")                           ? &json
+                           : !strcmp(a, "--registry")                       ? &registry
+                                                                            : NULL;
+        if (dst) {
+            if (!val) {
+                fprintf(stderr, "mieb-eval summary: %s needs a value\n", a);
+                return MIEB_EXIT_USAGE;
+            }
+            *dst = val;
+            i++;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "mieb-eval summary: unknown option '%s'\n", a);
+            summary_usage(stderr);
+            return MIEB_EXIT_USAGE;
+        } else if (n_dirs < (int)(sizeof dirs / sizeof *dirs)) {
+            dirs[n_dirs++] = a;
+        }
+    }
+    if (!n_dirs) {
+        fprintf(stderr, "mieb-eval summary: name at least one result folder\n");
+        summary_usage(stderr);
+        return MIEB_EXIT_USAGE;
+    }
+    struct mieb_registry reg;
+    mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
+    if (st != MIEB_OK) {
+        fprintf(stderr, "mieb-eval summary: %s\n", mieb_last_error());
+        return MIEB_EXIT_FATAL;
+    }
+    const struct mieb_benchmark *bench = NULL;
+    if (bench_name && !(bench = mieb_registry_benchmark(&reg, bench_name))) {
+        fprintf(stderr, "mieb-eval summary: %s\n", mieb_last_error());
+        mieb_registry_free(&reg);
+        return MIEB_EXIT_USAGE;
+    }
+    struct mieb_model_results *models = NULL;
+    int n_models = 0, n_bad = 0, rc = MIEB_EXIT_OK;
+    const struct mieb_task **tasks = NULL;
+    int n_tasks = 0;
+    struct mieb_leaderboard lb = {0};
+    st = mieb_results_scan(dirs, n_dirs, &models, &n_models, &n_bad);
+    if (st == MIEB_OK)
+        st = pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
+    if (st == MIEB_OK)
+        st = mieb_leaderboard_compute(tasks, n_tasks, models, n_models, &lb);
+    if (st != MIEB_OK) {
+        fprintf(stderr, "mieb-eval summary: %s\n", mieb_last_error());
+        rc = st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_FATAL;
+        goto done;
+    }
+    if (!n_models) {
+        fprintf(stderr, "mieb-eval summary: no result files found under the folders given\n");
+        rc = MIEB_EXIT_TASK_FAILED;
+        goto done;
+    }
+    printf("benchmark: %s (%d tasks, %d task types), %d model revisions\n", bench ? bench->name : "(tasks found)",
+           n_tasks, lb.n_types, n_models);
+    print_table(&lb);
+    if (csv && (st = write_csv(&lb, csv)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval summary: %s: %s\n", csv, mieb_last_error());
+        rc = MIEB_EXIT_FATAL;
+    }
+    if (json && (st = write_json(&lb, bench ? bench->name : NULL, json)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval summary: %s: %s\n", json, mieb_last_error());
+        rc = MIEB_EXIT_FATAL;
+    }
+    if (rc == MIEB_EXIT_OK && n_bad) {
+        fprintf(stderr, "mieb-eval summary: %d result file(s) could not be read (see above)\n", n_bad);
+        rc = MIEB_EXIT_TASK_FAILED;
+    }
+done:
+    mieb_leaderboard_free(&lb);
+    free(tasks);
+    mieb_model_results_free(models, n_models);
+    mieb_registry_free(&reg);
+    return rc;
+}

@@ -1,0 +1,413 @@
+/*
+ * probe.c - the single-label ImageClassification family: mteb 2.26's few-shot linear probe
+ * (PROTOCOLS.md §2, §12 item 2-3, §13 on sklearn 1.9 float32).
+ *
+ * Inputs (FORMAT.md): task data /<split>/<subset>/ train_labels [n_train], eval_labels
+ * [n_eval], optional train_idx [n_experiments, >= L] (padded with -1); roles `train` (every
+ * row of the train split, or only some rows with /row_index) and `eval`.
+ * Per experiment e (task params n_experiments, samples_per_label; STL10 keeps 10 and 8):
+ *   rows sel_e from mteb's draw (fewshot_sample.h), which train_idx must repeat exactly;
+ *   X = train rows sel_e in selection order, LogisticRegression(max_iter=100) (lbfgs,
+ *   float32, logreg_lbfgs.h; classes_ = sorted labels of sel_e; one class is an error, as
+ *   in sklearn), predictions on every eval row, then accuracy, f1/precision/recall (macro,
+ *   weighted) and, when eval_labels has exactly two distinct values, ap = ap_weighted =
+ *   average_precision_score(y_test, y_pred) on the hard predicted labels.
+ * Output: scores_per_experiment (ap null when not binary), then float(np.mean) of every key
+ * over the experiments (NaN when None in every experiment). Experiments run on pthreads.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "family.h"
+
+#include "../io/embeddings.h"
+#include "../metrics/classification_metrics.h"
+#include "../metrics/fewshot_sample.h"
+#include "../metrics/logreg_lbfgs.h"
+#include "../metrics/npmath.h"
+#include "clf_common.h"
+
+struct probe_job {
+    const float *train;    /* [n_have, D]: the train rows that were read */
+    const int64_t *pos;    /* pos[train row] = row of `train`, or -1 */
+    const int64_t *train_labels;
+    const float *eval;     /* [n_eval, D] */
+    const int64_t *eval_labels;
+    int64_t n_eval, D, L, n_exp;
+    const int64_t *sel;    /* [n_exp, L] */
+    bool binary;           /* eval_labels has exactly two distinct values */
+    struct mieb_clf_scores *scores; /* [n_exp] */
+    mieb_status *st;       /* [n_exp] */
+    char (*err)[512];      /* [n_exp] the worker's message on failure */
+    int64_t next;          /* next experiment to take */
+    pthread_mutex_t lock;
+};
+
+/* One experiment: fit on sel_e, predict the eval rows, score. */
+static mieb_status run_experiment(const struct probe_job *j, int64_t e, struct mieb_clf_scores *out)
+{
+    const int64_t *sel = j->sel + e * j->L;
+    int64_t L = j->L, D = j->D, K = 0, *lab = malloc((size_t)L * sizeof *lab), *y = malloc((size_t)L * sizeof *y);
+    int64_t *classes = NULL, *pred = malloc((size_t)j->n_eval * sizeof *pred);
+    float *X = malloc((size_t)L * (size_t)D * sizeof *X);
+    double *score = NULL;
+    struct mieb_logreg m = {0};
+    mieb_status st = (lab && y && pred && X) ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "experiment %lld: %lld x %lld training matrix", (long long)e, (long long)L, (long long)D);
+    if (st != MIEB_OK)
+        goto done;
+    for (int64_t i = 0; i < L; i++) {
+        memcpy(X + i * D, j->train + j->pos[sel[i]] * D, (size_t)D * sizeof *X);
+        lab[i] = j->train_labels[sel[i]];
+    }
+    if ((st = mieb_fewshot_encode(lab, L, &classes, &K, y)) != MIEB_OK)
+        goto done;
+    if (K < 2) {
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "experiment %lld: the few-shot sample holds one class (%lld) only; sklearn's "
+                       "LogisticRegression needs samples of at least 2 classes", (long long)e, (long long)classes[0]);
+        goto done;
+    }
+    if ((st = mieb_logreg_fit(X, y, L, D, K, 100, &m)) != MIEB_OK)
+        goto done;
+    mieb_logreg_predict(&m, j->eval, j->n_eval, pred);
+    for (int64_t i = 0; i < j->n_eval; i++)
+        pred[i] = classes[pred[i]]; /* classes_[argmax] */
+    if ((st = mieb_clf_label_metrics(j->eval_labels, pred, j->n_eval, out)) != MIEB_OK)
+        goto done;
+    if (j->binary) {
+        /* average_precision_score(y_test, y_pred): the hard predicted labels are the scores */
+        if (!(score = malloc((size_t)j->n_eval * sizeof *score))) {
+            st = mieb_fail(MIEB_ERR_OOM, "experiment %lld: ap scores", (long long)e);
+            goto done;
+        }
+        for (int64_t i = 0; i < j->n_eval; i++)
+            score[i] = (double)pred[i];
+        if ((st = mieb_clf_binary_ap(j->eval_labels, score, j->n_eval, &out->ap)) != MIEB_OK)
+            goto done;
+        out->ap_weighted = out->ap;
+        out->has_ap = true;
+    }
+done:
+    mieb_logreg_free(&m);
+    free(lab), free(y), free(classes), free(pred), free(X), free(score);
+    return st;
+}
+
+static void *worker(void *arg)
+{
+    struct probe_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        int64_t e = j->next++;
+        pthread_mutex_unlock(&j->lock);
+        if (e >= j->n_exp)
+            return NULL;
+        j->st[e] = run_experiment(j, e, &j->scores[e]);
+        if (j->st[e] != MIEB_OK)
+            snprintf(j->err[e], sizeof j->err[e], "%s", mieb_last_error());
+    }
+}
+
+static mieb_status run_all(struct probe_job *j)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t nt = ncpu < 1 ? 1 : ncpu;
+    if (nt > j->n_exp)
+        nt = j->n_exp;
+    pthread_t *th = calloc((size_t)nt, sizeof *th);
+    if (!th)
+        return mieb_fail(MIEB_ERR_OOM, "probe threads");
+    pthread_mutex_init(&j->lock, NULL);
+    int64_t started = 0;
+    for (; started < nt; started++)
+        if (pthread_create(&th[started], NULL, worker, j) != 0)
+            break;
+    if (started == 0)
+        worker(j); /* no thread could start: run them all here */
+    for (int64_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&j->lock);
+    free(th);
+    for (int64_t e = 0; e < j->n_exp; e++)
+        if (j->st[e] != MIEB_OK)
+            return mieb_fail(j->st[e], "%s", j->err[e]);
+    return MIEB_OK;
+}
+
+/* Read the train rows that some experiment uses; pos[row] = their row in *out. */
+static mieb_status read_train(struct mieb_emb_role *r, int64_t n_train, const int64_t *sel, int64_t n_sel,
+                              float **out, int64_t **pos_out)
+{
+    const struct mieb_emb_info *in = mieb_emb_role_info(r);
+    int64_t D = in->dim, *rowidx = NULL, *pos = malloc((size_t)n_train * sizeof *pos), *need = NULL, n_need = 0;
+    float *buf = NULL, *span = NULL;
+    mieb_status st = pos ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "train row map");
+    if (st == MIEB_OK)
+        st = mieb_emb_role_row_index(r, &rowidx);
+    if (st != MIEB_OK)
+        goto done;
+    for (int64_t i = 0; i < n_train; i++)
+        pos[i] = -1;
+    if (!rowidx && in->n_items != n_train) {
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %lld train embeddings but train_labels has %lld rows (and no /row_index)",
+                       mieb_emb_role_path(r), (long long)in->n_items, (long long)n_train);
+        goto done;
+    }
+    /* file item of each needed train row */
+    if (rowidx) {
+        for (int64_t i = 0; i < in->n_items; i++) {
+            if (rowidx[i] < 0 || rowidx[i] >= n_train || pos[rowidx[i]] >= 0) {
+                st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /row_index[%lld] = %lld is %s", mieb_emb_role_path(r), (long long)i,
+                               (long long)rowidx[i], rowidx[i] < 0 || rowidx[i] >= n_train ? "not a row of the train split" : "repeated");
+                goto done;
+            }
+            pos[rowidx[i]] = i;
+        }
+    }
+    unsigned char *used = calloc((size_t)n_train, 1);
+    if (!used) {
+        st = mieb_fail(MIEB_ERR_OOM, "train row flags");
+        goto done;
+    }
+    for (int64_t i = 0; i < n_sel; i++)
+        used[sel[i]] = 1;
+    need = malloc((size_t)n_train * sizeof *need); /* file items to read, ascending */
+    if (!need) {
+        free(used);
+        st = mieb_fail(MIEB_ERR_OOM, "train rows");
+        goto done;
+    }
+    for (int64_t r0 = 0; r0 < n_train; r0++) {
+        if (!used[r0])
+            continue;
+        if (rowidx && pos[r0] < 0) {
+            free(used);
+            st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: train row %lld is chosen by the few-shot draw but not in /row_index",
+                           mieb_emb_role_path(r), (long long)r0);
+            goto done;
+        }
+        need[n_need++] = rowidx ? pos[r0] : r0;
+    }
+    free(used);
+    if (rowidx) { /* items of a subset file may be in any order */
+        for (int64_t i = 1; i < n_need; i++) { /* insertion sort is fine: usually already sorted */
+            int64_t v = need[i], k = i;
+            while (k > 0 && need[k - 1] > v) {
+                need[k] = need[k - 1];
+                k--;
+            }
+            need[k] = v;
+        }
+    }
+    buf = malloc((size_t)(n_need > 0 ? n_need : 1) * (size_t)D * sizeof *buf);
+    if (!buf) {
+        st = mieb_fail(MIEB_ERR_OOM, "%s: %lld x %lld train embeddings", mieb_emb_role_path(r), (long long)n_need, (long long)D);
+        goto done;
+    }
+    /* runs of needed items, merging gaps of up to 64 rows into one read */
+    const int64_t GAP = 64;
+    span = malloc((size_t)(4096 + GAP) * (size_t)D * sizeof *span);
+    if (!span) {
+        st = mieb_fail(MIEB_ERR_OOM, "train read buffer");
+        goto done;
+    }
+    for (int64_t a = 0; a < n_need;) {
+        int64_t b = a + 1;
+        while (b < n_need && need[b] - need[b - 1] <= GAP && need[b] - need[a] < 4096)
+            b++;
+        int64_t first = need[a], count = need[b - 1] - first + 1;
+        if ((st = mieb_emb_role_read(r, first, count, span, NULL)) != MIEB_OK)
+            goto done;
+        for (int64_t i = a; i < b; i++)
+            memcpy(buf + i * D, span + (need[i] - first) * D, (size_t)D * sizeof *buf);
+        a = b;
+    }
+    /* pos[train row] = row of buf */
+    int64_t *item_row = malloc((size_t)in->n_items * sizeof *item_row);
+    if (!item_row) {
+        st = mieb_fail(MIEB_ERR_OOM, "train item map");
+        goto done;
+    }
+    for (int64_t i = 0; i < in->n_items; i++)
+        item_row[i] = -1;
+    for (int64_t i = 0; i < n_need; i++)
+        item_row[need[i]] = i;
+    for (int64_t r0 = 0; r0 < n_train; r0++) {
+        int64_t item = rowidx ? pos[r0] : r0;
+        pos[r0] = (item >= 0 && item < in->n_items) ? item_row[item] : -1;
+    }
+    free(item_row);
+    *out = buf;
+    *pos_out = pos;
+    buf = NULL;
+    pos = NULL;
+done:
+    free(rowidx), free(pos), free(need), free(buf), free(span);
+    return st;
+}
+
+static int64_t param_int(const struct mieb_task *task, const char *key, int64_t dflt)
+{
+    const cJSON *v = task->params ? cJSON_GetObjectItemCaseSensitive(task->params, key) : NULL;
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
+}
+
+/* train_idx, when the task data has it, must be mteb's draw row by row (padded with -1). */
+static mieb_status check_train_idx(struct mieb_taskdata *td, const char *split, const char *subset, const int64_t *sel,
+                                   int64_t n_exp, int64_t L, int64_t spl)
+{
+    if (!mieb_taskdata_has_dataset(td, split, subset, "train_idx"))
+        return MIEB_OK;
+    int64_t *ti = NULL, rows = 0, cols = 0;
+    MIEB_TRY(mieb_taskdata_read_i64(td, split, subset, "train_idx", &ti, &rows, &cols));
+    mieb_status st = MIEB_OK;
+    if (rows != n_exp || cols < L) {
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /%s/%s/train_idx is %lld x %lld, but the task runs %lld experiments of %lld rows",
+                       mieb_taskdata_path(td), split, subset, (long long)rows, (long long)cols, (long long)n_exp, (long long)L);
+        goto done;
+    }
+    for (int64_t e = 0; e < n_exp; e++)
+        for (int64_t c = 0; c < cols; c++) {
+            int64_t want = c < L ? sel[e * L + c] : -1, got = ti[e * cols + c];
+            if (got != want) {
+                st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /%s/%s/train_idx[%lld][%lld] = %lld, but mteb's draw "
+                               "(RandomState(42) shuffles, %lld per label) gives %lld there",
+                               mieb_taskdata_path(td), split, subset, (long long)e, (long long)c, (long long)got,
+                               (long long)spl, (long long)want);
+                goto done;
+            }
+        }
+done:
+    free(ti);
+    return st;
+}
+
+mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
+                                    struct mieb_taskdata *td, const char *split, const char *subset, cJSON *scores)
+{
+    struct mieb_emb_role *tr = NULL, *er = NULL;
+    int64_t *train_labels = NULL, *eval_labels = NULL, *sel = NULL, *pos = NULL, n_train = 0, n_eval = 0, L = 0;
+    float *train = NULL, *eval = NULL;
+    struct mieb_clf_scores *per = NULL;
+    mieb_status *sts = NULL;
+    char(*errs)[512] = NULL;
+    int64_t spl = param_int(task, "samples_per_label", 8), n_exp = param_int(task, "n_experiments", 10);
+    mieb_status st;
+
+    if (mieb_taskdata_has_dataset(td, split, subset, "train_labels_indptr")) {
+        st = mieb_fail(MIEB_ERR_UNSUPPORTED, "%s: /%s/%s holds multilabel targets (VOC2007): not scored by this build yet",
+                       mieb_taskdata_path(td), split, subset);
+        goto done;
+    }
+    if (spl < 1 || n_exp < 1) {
+        st = mieb_fail(MIEB_ERR_CONFIG, "task %s: samples_per_label %lld and n_experiments %lld must be >= 1", task->name,
+                       (long long)spl, (long long)n_exp);
+        goto done;
+    }
+    st = mieb_taskdata_read_i64(td, split, subset, "train_labels", &train_labels, &n_train, NULL);
+    if (st == MIEB_OK)
+        st = mieb_taskdata_read_i64(td, split, subset, "eval_labels", &eval_labels, &n_eval, NULL);
+    if (st == MIEB_OK && (n_train == 0 || n_eval == 0))
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /%s/%s/%s is empty", mieb_taskdata_path(td), split, subset,
+                       n_train == 0 ? "train_labels" : "eval_labels");
+    if (st == MIEB_OK)
+        st = mieb_fewshot_draw(train_labels, n_train, spl, n_exp, &sel, &L);
+    if (st == MIEB_OK)
+        st = check_train_idx(td, split, subset, sel, n_exp, L, spl);
+    if (st == MIEB_OK)
+        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "train", &tr);
+    if (st == MIEB_OK)
+        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "eval", &er);
+    if (st != MIEB_OK)
+        goto done;
+    const struct mieb_emb_info *ti = mieb_emb_role_info(tr), *ei = mieb_emb_role_info(er);
+    if (ti->multivector || ei->multivector) {
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: the linear probe needs single-vector embeddings (/offsets present)",
+                       mieb_emb_role_path(ti->multivector ? tr : er));
+        goto done;
+    }
+    if (ei->n_items != n_eval) {
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %lld eval embeddings but %s /%s/%s/eval_labels has %lld labels",
+                       mieb_emb_role_path(er), (long long)ei->n_items, mieb_taskdata_path(td), split, subset, (long long)n_eval);
+        goto done;
+    }
+    if (ti->dim != ei->dim) {
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: dimension %lld differs from %s: dimension %lld", mieb_emb_role_path(tr),
+                       (long long)ti->dim, mieb_emb_role_path(er), (long long)ei->dim);
+        goto done;
+    }
+    double t0 = mieb_now();
+    if ((st = read_train(tr, n_train, sel, n_exp * L, &train, &pos)) != MIEB_OK)
+        goto done;
+    eval = malloc((size_t)n_eval * (size_t)ei->dim * sizeof *eval);
+    if (!eval) {
+        st = mieb_fail(MIEB_ERR_OOM, "%s: %lld x %lld eval embeddings", mieb_emb_role_path(er), (long long)n_eval, (long long)ei->dim);
+        goto done;
+    }
+    if ((st = mieb_emb_role_read(er, 0, n_eval, eval, NULL)) != MIEB_OK)
+        goto done;
+    if (rc->times)
+        rc->times->read_wait += mieb_now() - t0;
+    int64_t nu = 0;
+    if ((st = mieb_clf_n_unique(eval_labels, n_eval, &nu)) != MIEB_OK)
+        goto done;
+    per = calloc((size_t)n_exp, sizeof *per);
+    sts = calloc((size_t)n_exp, sizeof *sts);
+    errs = calloc((size_t)n_exp, sizeof *errs);
+    if (!per || !sts || !errs) {
+        st = mieb_fail(MIEB_ERR_OOM, "probe experiment results");
+        goto done;
+    }
+    struct probe_job job = {.train = train, .pos = pos, .train_labels = train_labels, .eval = eval,
+                            .eval_labels = eval_labels, .n_eval = n_eval, .D = ei->dim, .L = L, .n_exp = n_exp,
+                            .sel = sel, .binary = nu == 2, .scores = per, .st = sts, .err = errs};
+    t0 = mieb_now();
+    st = run_all(&job);
+    if (rc->times)
+        rc->times->similarity += mieb_now() - t0;
+    if (st != MIEB_OK)
+        goto done;
+    /* scores_per_experiment, then float(np.mean) of each key (NaN where every value is None) */
+    cJSON *list = cJSON_AddArrayToObject(scores, "scores_per_experiment");
+    for (int64_t e = 0; st == MIEB_OK && e < n_exp; e++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !list || !cJSON_AddItemToArray(list, o)) {
+            cJSON_Delete(o);
+            st = mieb_fail(MIEB_ERR_OOM, "probe scores JSON");
+            break;
+        }
+        st = mieb_clf_scores_to_json(&per[e], o);
+    }
+    if (st != MIEB_OK)
+        goto done;
+    double vals[9][64], *v = NULL;
+    if (n_exp > 64 && !(v = malloc((size_t)n_exp * sizeof *v))) {
+        st = mieb_fail(MIEB_ERR_OOM, "probe means");
+        goto done;
+    }
+    struct mieb_clf_scores avg = {.has_ap = true};
+    double *avgp[9] = {&avg.accuracy, &avg.f1, &avg.f1_weighted, &avg.precision, &avg.precision_weighted,
+                       &avg.recall, &avg.recall_weighted, &avg.ap, &avg.ap_weighted};
+    for (int k = 0; k < 9; k++) {
+        double *buf = v ? v : vals[k];
+        int64_t m = 0;
+        for (int64_t e = 0; e < n_exp; e++)
+            if (k < 7 || per[e].has_ap)
+                buf[m++] = mieb_clf_scores_value(&per[e], k);
+        *avgp[k] = m ? mieb_np_mean(buf, m) : NAN;
+    }
+    free(v);
+    st = mieb_clf_scores_to_json(&avg, scores);
+done:
+    if (tr)
+        mieb_emb_role_close(tr);
+    if (er)
+        mieb_emb_role_close(er);
+    free(train_labels), free(eval_labels), free(sel), free(pos), free(train), free(eval), free(per), free(sts), free(errs);
+    if (st != MIEB_OK)
+        mieb_fail_context(st, "%s /%s/%s", task->name, split, subset);
+    return st;
+}

@@ -1,0 +1,75 @@
+/*
+ * synth_clustering.c - synthetic ImageClustering data: eval_labels over the registry's
+ * n_classes (scaled, at least 2) and planted clusters: each class has a random integer
+ * centre and its images are the centre plus bell-shaped noise. A few images are exact
+ * duplicates of an earlier one (k-means must cope with coincident points) and one class
+ * id is skipped, so label values are not 0..k-1.
+ */
+#include <stdlib.h>
+
+#include "h5_util.h"
+#include "synth.h"
+
+mieb_status mieb_synth_clustering(const struct mieb_synth_opts *o, const struct mieb_task *t)
+{
+    struct mieb_h5w_file f;
+    MIEB_TRY(mieb_synth_task_file(o, t, &f));
+    const cJSON *jc = cJSON_GetObjectItemCaseSensitive(t->json, "n_classes");
+    const cJSON *jn = cJSON_GetObjectItemCaseSensitive(t->json, "n_test");
+    int64_t k = mieb_synth_count(cJSON_IsNumber(jc) ? jc->valuedouble : 10, o->scale * 10.0, 1, 5);
+    if (cJSON_IsNumber(jc) && k > (int64_t)jc->valuedouble)
+        k = (int64_t)jc->valuedouble;
+    mieb_status st = MIEB_OK;
+    for (int s = 0; s < t->n_splits && st == MIEB_OK; s++) {
+        for (int b = 0; b < t->n_subsets && st == MIEB_OK; b++) {
+            const char *split = t->splits[s], *subset = t->subsets[b];
+            int64_t n = mieb_synth_count(cJSON_IsNumber(jn) ? jn->valuedouble : 1000, o->scale,
+                                         t->n_splits * t->n_subsets, 4 * k);
+            struct mieb_rng rng;
+            mieb_rng_seed_for(&rng, o->seed, t->name, split, subset, "clustering");
+            int32_t *centre = malloc((size_t)k * (size_t)o->dim * sizeof *centre);
+            int32_t *vec = malloc((size_t)n * (size_t)o->dim * sizeof *vec);
+            int64_t *lab = malloc((size_t)n * sizeof *lab);
+            if (!centre || !vec || !lab) {
+                free(centre), free(vec), free(lab);
+                st = mieb_fail(MIEB_ERR_OOM, "synth %s: out of memory", t->name);
+                break;
+            }
+            for (int64_t i = 0; i < k * o->dim; i++)
+                centre[i] = mieb_rng_noise(&rng, 256);
+            for (int64_t i = 0; i < n; i++) {
+                int64_t c = i < k ? i : (int64_t)mieb_rng_below(&rng, (uint64_t)k); /* every class present */
+                lab[i] = c < 3 ? c : c + 1; /* class id 3 is never used */
+                if (i > k && mieb_rng_chance(&rng, 1, 50)) { /* an exact duplicate of an earlier image */
+                    int64_t j = (int64_t)mieb_rng_below(&rng, (uint64_t)i);
+                    lab[i] = lab[j];
+                    for (int d = 0; d < o->dim; d++)
+                        vec[i * o->dim + d] = vec[j * o->dim + d];
+                    continue;
+                }
+                for (int d = 0; d < o->dim; d++)
+                    vec[i * o->dim + d] = centre[c * o->dim + d] + mieb_rng_noise(&rng, 224);
+            }
+            char gp[1024];
+            hid_t grp;
+            snprintf(gp, sizeof gp, "/%s/%s", split, subset);
+            st = mieb_h5w_group(f.id, gp, &grp);
+            if (st == MIEB_OK) {
+                st = mieb_h5w_i64(grp, "eval_labels", lab, 1, &n);
+                mieb_h5_lock();
+                H5Gclose(grp);
+                mieb_h5_unlock();
+            }
+            if (st == MIEB_OK)
+                st = mieb_synth_write_role(o, t, split, subset, "eval", vec, n);
+            free(centre), free(vec), free(lab);
+        }
+    }
+    if (st != MIEB_OK) {
+        mieb_h5w_abort(&f);
+        return st;
+    }
+    MIEB_TRY(mieb_h5w_commit(&f));
+    MIEB_LOGI("synth: %s: %lld classes", t->name, (long long)k);
+    return MIEB_OK;
+}
