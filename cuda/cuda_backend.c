@@ -2,7 +2,7 @@
  * cuda_backend.c - the CUDA implementation of the operations table (backend.h):
  * the vtable, mieb_backend_cuda_init, resident query sets, max_block_rows, and the
  * helpers the operations share (input checks, corpus tiles, plan-and-reserve with
- * OOM recovery). topk_block and score_pairs live in their own files.
+ * OOM recovery). topk_block, score_pairs and kmeans_assign live in their own files.
  *
  * Every operation first refuses to run on a context that saw a CUDA error (some faults
  * leave the CUDA context unusable until the process restarts) and marks the context
@@ -243,6 +243,14 @@ static mieb_status cuda_score_pairs(struct mieb_backend *be, struct mieb_qset *q
     return settle(ctx, mieb_cuda_score_pairs(ctx, qs, docs, n_pairs, qi, di, out));
 }
 
+static mieb_status cuda_kmeans_assign(struct mieb_backend *be, const float *x, int64_t n, const float *c,
+                                      const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    MIEB_TRY(usable(ctx));
+    return settle(ctx, mieb_cuda_kmeans_assign(ctx, x, n, c, c_sqnorm, k, dim, labels));
+}
+
 /*
  * Corpus items per topk_block call: several tiles of the plan for this query set (or,
  * without one, 1024 single-vector queries), at most what a block-local index can hold.
@@ -285,7 +293,7 @@ static const struct mieb_backend_i cuda_iface = {
     /* .topk_block      = */ cuda_topk_block,
     /* .score_pairs     = */ cuda_score_pairs,
     /* .max_block_rows  = */ cuda_max_block_rows,
-    /* .kmeans_assign   = */ NULL, /* CPU fallback for now */
+    /* .kmeans_assign   = */ cuda_kmeans_assign,
 };
 
 mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

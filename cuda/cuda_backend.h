@@ -54,11 +54,19 @@ mieb_status mieb_cuda_check_vecs(const struct mieb_vecs *v, int multi, const cha
 mieb_status mieb_cuda_plan_reserve(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_in *in, int pairs,
                                    struct mieb_cuda_plan *p);
 
-/* The two operations with their own files (cuda_topk_block.c, cuda_score_pairs.c). */
+/* The operations with their own files (cuda_topk_block.c, cuda_score_pairs.c). */
 mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
                                  int64_t k, float *out_scores, int64_t *out_idx);
 mieb_status mieb_cuda_score_pairs(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
                                   int64_t n_pairs, const int64_t *qi, const int64_t *di, float *out);
+
+/**
+ * kmeans_assign (backend.h) on the device (cuda_kmeans.c): validates the shape as the CPU
+ * reference does, uploads X per call in budget-sized chunks, and falls back to the CPU
+ * reference when even one row at a time exceeds the memory budget.
+ */
+mieb_status mieb_cuda_kmeans_assign(struct mieb_cuda_ctx *ctx, const float *x, int64_t n, const float *c,
+                                    const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels);
 
 #ifdef __cplusplus
 }

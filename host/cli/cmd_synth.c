@@ -12,8 +12,10 @@
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
+#include "families/family.h"
 #include "io/h5_write.h"
 #include "io/synth.h"
+#include "io/synth_clf.h"
 
 static void synth_usage(FILE *f)
 {
@@ -55,7 +57,7 @@ static mieb_status write_model_meta(const char *out_dir, const char *sim)
     char dir[4096], path[4200], json[512];
     if (snprintf(dir, sizeof dir, "%s/embeddings", out_dir) >= (int)sizeof dir)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: path too long", out_dir);
-    MIEB_TRY(mieb_mkdir_p(dir));
+    MIEB_TRY(mieb_mkdirs(dir));
     snprintf(path, sizeof path, "%s/model_meta.json", dir);
     int n = snprintf(json, sizeof json,
                      "{\"name\": \"mieb-synth/synthetic-encoder\", "
@@ -70,7 +72,11 @@ static mieb_status (*generator_of(enum mieb_family fam))(const struct mieb_synth
 {
     switch (fam) {
     case MIEB_FAMILY_RETRIEVAL: return mieb_synth_retrieval;
+    case MIEB_FAMILY_COMPOSITIONALITY: return mieb_synth_compositionality;
+    case MIEB_FAMILY_STS: return mieb_synth_sts;
     case MIEB_FAMILY_CLUSTERING: return mieb_synth_clustering;
+    case MIEB_FAMILY_CLASSIFICATION: return mieb_synth_classification;
+    case MIEB_FAMILY_ZEROSHOT: return mieb_synth_zeroshot;
     default: return NULL;
     }
 }
@@ -165,12 +171,20 @@ int mieb_cmd_synth(int argc, char **argv)
                 rc = MIEB_EXIT_USAGE;
                 goto out;
             }
-            if (n_sel < reg.n_tasks)
+            /* an aggregate task has no data of its own: generate its sub-task (once) */
+            const char *sub = mieb_aggregate_subtask(t->name);
+            if (sub && mieb_registry_find(&reg, sub))
+                t = mieb_registry_find(&reg, sub);
+            int dup = 0;
+            for (int k = 0; k < n_sel; k++)
+                dup |= sel[k] == t;
+            if (!dup && n_sel < reg.n_tasks)
                 sel[n_sel++] = t;
         }
     } else {
         for (int i = 0; i < reg.n_tasks; i++)
-            sel[n_sel++] = &reg.tasks[i];
+            if (!mieb_aggregate_subtask(reg.tasks[i].name)) /* generated through their sub-task */
+                sel[n_sel++] = &reg.tasks[i];
     }
 
     if ((st = write_model_meta(o.out_dir, sim)) != MIEB_OK) {

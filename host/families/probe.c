@@ -30,6 +30,7 @@
 #include "../metrics/logreg_lbfgs.h"
 #include "../metrics/npmath.h"
 #include "clf_common.h"
+#include "multilabel.h"
 
 struct probe_job {
     const float *train;    /* [n_have, D]: the train rows that were read */
@@ -297,11 +298,8 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
     int64_t spl = param_int(task, "samples_per_label", 8), n_exp = param_int(task, "n_experiments", 10);
     mieb_status st;
 
-    if (mieb_taskdata_has_dataset(td, split, subset, "train_labels_indptr")) {
-        st = mieb_fail(MIEB_ERR_UNSUPPORTED, "%s: /%s/%s holds multilabel targets (VOC2007): not scored by this build yet",
-                       mieb_taskdata_path(td), split, subset);
-        goto done;
-    }
+    if (mieb_taskdata_has_dataset(td, split, subset, "train_labels_indptr"))
+        return mieb_multilabel_score_subset(rc, task, td, split, subset, scores); /* VOC2007: multilabel.c */
     if (spl < 1 || n_exp < 1) {
         st = mieb_fail(MIEB_ERR_CONFIG, "task %s: samples_per_label %lld and n_experiments %lld must be >= 1", task->name,
                        (long long)spl, (long long)n_exp);
@@ -368,6 +366,8 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
     st = run_all(&job);
     if (rc->times)
         rc->times->similarity += mieb_now() - t0;
+    if (st == MIEB_ERR_BAD_DATA) /* the few-shot sample comes from the labels of this file */
+        mieb_fail_context(st, "%s: /%s/%s/train_labels", mieb_taskdata_path(td), split, subset);
     if (st != MIEB_OK)
         goto done;
     /* scores_per_experiment, then float(np.mean) of each key (NaN where every value is None) */

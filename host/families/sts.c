@@ -93,6 +93,14 @@ mieb_status mieb_sts_score_subset(const struct mieb_run_ctx *rc, const struct mi
     }
     for (int64_t i = 0; i < n; i++) /* AbsTaskSTS._normalize, in Python floats */
         gold[i] = (gold[i] - lo) / (hi - lo);
+    {
+        int64_t i = 1;
+        while (i < n && gold[i] == gold[0])
+            i++;
+        if (i == n) /* scipy warns (ConstantInputWarning) and returns NaN; mteb writes NaN */
+            MIEB_LOGW("%s /%s/%s: the gold scores are constant: every correlation is NaN, as in mteb", task->name,
+                      split, subset);
+    }
     st = open_role(rc, task, split, subset, "sentence1", n, &r1);
     if (st == MIEB_OK)
         st = open_role(rc, task, split, subset, "sentence2", n, &r2);

@@ -5,32 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/fileutil.h"
 #include "h5_util.h"
-
-mieb_status mieb_mkdir_p(const char *dir)
-{
-    char buf[4096];
-    size_t len = strlen(dir);
-    if (len == 0 || len >= sizeof buf)
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "bad directory name '%s'", dir);
-    memcpy(buf, dir, len + 1);
-    for (size_t i = 1; i <= len; i++) {
-        if (buf[i] != '/' && buf[i] != '\0')
-            continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return mieb_fail(MIEB_ERR_IO, "cannot create directory %s: %s", buf, strerror(errno));
-        buf[i] = c;
-    }
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return mieb_fail(MIEB_ERR_IO, "%s: not a directory", dir);
-    return MIEB_OK;
-}
 
 mieb_status mieb_h5w_create(const char *path, struct mieb_h5w_file *out)
 {
@@ -55,7 +33,7 @@ mieb_status mieb_h5w_create(const char *path, struct mieb_h5w_file *out)
         }
         memcpy(dir, path, dl);
         dir[dl] = '\0';
-        mieb_status st = mieb_mkdir_p(dir);
+        mieb_status st = mieb_mkdirs(dir);
         if (st != MIEB_OK) {
             mieb_h5w_abort(out);
             return st;

@@ -19,9 +19,6 @@
 #include "../core/status.h"
 #include "embeddings.h"
 
-/** Create a directory and its parents (mkdir -p). */
-mieb_status mieb_mkdir_p(const char *dir);
-
 /** A file being written: HDF5 writes go to tmp, commit renames it to path. */
 struct mieb_h5w_file {
     hid_t id;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "h5_util.h"
+#include "../core/fileutil.h"
 #include "h5_write.h"
 #include "half.h"
 
@@ -145,7 +146,7 @@ mieb_status mieb_emb_write_role(const struct mieb_emb_role_spec *sp, const float
     char dir[4096], path[4400];
     if (snprintf(dir, sizeof dir, "%s/%s/%s/%s", sp->emb_dir, sp->task, sp->split, sp->subset) >= (int)sizeof dir)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: path too long", sp->emb_dir);
-    MIEB_TRY(mieb_mkdir_p(dir));
+    MIEB_TRY(mieb_mkdirs(dir));
     MIEB_TRY(remove_old(dir, sp->role));
     int64_t k = sp->n_shards < 1 ? 1 : sp->n_shards;
     if (k > n_items)

@@ -76,5 +76,9 @@ mieb_status mieb_synth_write_role(const struct mieb_synth_opts *o, const struct 
 mieb_status mieb_synth_retrieval(const struct mieb_synth_opts *o, const struct mieb_task *t);
 /** ImageClustering: eval_labels + planted-cluster `eval` role (synth_clustering.c). */
 mieb_status mieb_synth_clustering(const struct mieb_synth_opts *o, const struct mieb_task *t);
+/** Compositionality: group attributes n_samples/n_images/n_texts + roles images, texts (synth_compositionality.c). */
+mieb_status mieb_synth_compositionality(const struct mieb_synth_opts *o, const struct mieb_task *t);
+/** Visual STS (not the aggregates): gold + min/max_score + roles sentence1, sentence2 (synth_sts.c). */
+mieb_status mieb_synth_sts(const struct mieb_synth_opts *o, const struct mieb_task *t);
 
 #endif

@@ -100,7 +100,8 @@ say "end to end: mieb-eval run --device cuda vs --device cpu"
 e2e="$build/e2e"
 scale="${MIEB_GPU_E2E_SCALE:-0.1}"
 cos_tasks=(CIRRIT2IRetrieval CUB200I2IRetrieval WITT2IRetrieval BLINKIT2IMultiChoice CVBenchRelation
-           VidoreArxivQARetrieval)
+           VidoreArxivQARetrieval
+           Winoground AROCocoOrder ImageCoDe STS12VisualSTS STSBenchmarkMultilingualVisualSTS VisualSTS-b-Eng)
 mv_tasks=(CUB200I2IRetrieval VidoreTabfquadRetrieval)
 e2e_ok=1
 rm -rf "$e2e"

@@ -9,14 +9,18 @@
  * (scores within tolerance, ids differing only among near-ties); the same under a small
  * memory limit that forces query groups and many corpus tiles; MaxSim; score_pairs;
  * OOM recovery (an impossible allocation, then allocations that fail until the tiles are
- * small enough); budget errors; TF32 and BF16 smoke tests.
+ * small enough); budget errors; TF32 and BF16 smoke tests; kmeans_assign labels (exact
+ * inputs with ties: identical; random inputs: different only at near-ties; k = 1, k = n,
+ * chunked, OOM recovery, over-budget CPU fallback, fp32 under --precision tf32).
  * Exit status: 0 all passed, 1 a test failed, 77 no usable GPU (skipped).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/cpu_kmeans.h"
 #include "cuda_ctx.h"
 #include "gpu_test_util.h"
 
@@ -298,6 +302,168 @@ static void test_oom(struct mieb_backend *gpu)
     gt_set_free(&d);
 }
 
+/* ---- kmeans_assign ---- */
+
+/* Squared distance in double: the truth that decides whether a label difference is a near-tie. */
+static double km_truth(const float *x, const float *c, int64_t dim)
+{
+    double t = 0.0;
+    for (int64_t f = 0; f < dim; f++)
+        t += ((double)x[f] - c[f]) * ((double)x[f] - c[f]);
+    return t;
+}
+
+/* CUDA labels vs the CPU reference's. tie_tol < 0: identical; else a differing label must
+ * be no farther than tie_tol (+ relative) from the CPU's in true distance. */
+static int km_case(struct mieb_backend *gpu, const char *name, const float *x, int64_t n, const float *c,
+                   const float *csq, int64_t k, int64_t dim, double tie_tol)
+{
+    int32_t *gl = malloc(sizeof(int32_t) * (size_t)n + 1), *cl = malloc(sizeof(int32_t) * (size_t)n + 1);
+    int ok = gl && cl, diff = 0, bad = 0;
+    if (ok && mieb_backend_kmeans_assign(gpu, x, n, c, csq, k, dim, gl) != MIEB_OK) {
+        fprintf(stderr, "  %s: cuda failed: %s\n", name, mieb_last_error());
+        ok = 0;
+    }
+    if (ok && mieb_cpu_kmeans_assign(cpu_be, x, n, c, csq, k, dim, cl) != MIEB_OK) {
+        fprintf(stderr, "  %s: cpu reference failed: %s\n", name, mieb_last_error());
+        ok = 0;
+    }
+    for (int64_t i = 0; ok && i < n; i++) {
+        if (gl[i] == cl[i])
+            continue;
+        diff++;
+        double dg = gl[i] >= 0 && gl[i] < k ? km_truth(x + i * dim, c + (int64_t)gl[i] * dim, dim) : 1e300;
+        double dc = km_truth(x + i * dim, c + (int64_t)cl[i] * dim, dim);
+        if (tie_tol < 0 || dg - dc > tie_tol * (1.0 + dc)) {
+            if (bad++ < 5)
+                fprintf(stderr, "  %s: row %lld: cuda %d (d %.9g) cpu %d (d %.9g)\n", name, (long long)i, gl[i],
+                        dg, cl[i], dc);
+        }
+    }
+    if (ok && diff)
+        printf("  %s: %d of %lld labels differ, %d beyond the near-tie tolerance (seed %llu)\n", name, diff,
+               (long long)n, bad, (unsigned long long)gt_seed_value());
+    free(gl);
+    free(cl);
+    return ok && bad == 0;
+}
+
+/* Centres: rows of x (exact inputs give exact distances), the second half repeating the
+ * first (exact ties that only the index breaks); norms in numpy's order, as callers give. */
+static void km_centres(const float *x, int64_t n, int64_t k, int64_t dim, float *c, float *csq)
+{
+    for (int64_t j = 0; j < k; j++) {
+        int64_t src = j >= (k + 1) / 2 ? (k - 1 - j) : (int64_t)(gt_rand() % (uint32_t)n);
+        memcpy(c + j * dim, j >= (k + 1) / 2 ? c + src * dim : x + src * dim, sizeof(float) * (size_t)dim);
+    }
+    mieb_np_row_sqnorms_f32(c, k, dim, csq);
+}
+
+/* One kmeans_assign case on fresh inputs: kind 0 exact, 1 unit rows; k == n uses c = x. */
+static void km_run_case(struct mieb_backend *gpu, const char *name, int kind, int64_t n, int64_t k, int64_t dim)
+{
+    float *x = malloc(sizeof(float) * (size_t)(n * dim)), *c = malloc(sizeof(float) * (size_t)(k * dim));
+    float *csq = malloc(sizeof(float) * (size_t)k);
+    int ok = x && c && csq;
+    if (ok) {
+        if (kind == 0)
+            gt_fill_exact(x, n * dim);
+        else
+            gt_fill_unit_rows(x, n, dim);
+        for (int64_t i = 7; i < n; i += 50) /* duplicate rows */
+            memcpy(x + i * dim, x + (i - 7) * dim, sizeof(float) * (size_t)dim);
+        if (k == n) {
+            memcpy(c, x, sizeof(float) * (size_t)(n * dim));
+            mieb_np_row_sqnorms_f32(c, k, dim, csq);
+        } else if (kind == 0) {
+            km_centres(x, n, k, dim, c, csq);
+        } else {
+            gt_fill_unit_rows(c, k, dim);
+            mieb_np_row_sqnorms_f32(c, k, dim, csq);
+        }
+        ok = km_case(gpu, name, x, n, c, csq, k, dim, kind == 0 ? -1.0 : 1e-4);
+        if (ok && kind == 0 && k > 4) { /* NaN norms: at j = 3 never chosen, at j = 0 label 0 */
+            csq[3] = NAN;
+            ok = km_case(gpu, "  (NaN norm at j=3)", x, n, c, csq, k, dim, -1.0);
+            csq[0] = NAN;
+            ok = ok && km_case(gpu, "  (NaN norm at j=0)", x, n, c, csq, k, dim, -1.0);
+        }
+    }
+    gt_result(name, ok);
+    free(x);
+    free(c);
+    free(csq);
+}
+
+static void test_kmeans(struct mieb_backend *gpu)
+{
+    km_run_case(gpu, "kmeans exact ties k=40", 0, 3000, 40, 48);
+    km_run_case(gpu, "kmeans exact dim 4 k=30", 0, 5000, 30, 4);
+    km_run_case(gpu, "kmeans exact k=1", 0, 1000, 1, 32);
+    km_run_case(gpu, "kmeans exact k=n", 0, 2000, 2000, 16);
+    km_run_case(gpu, "kmeans random k=64", 1, 4000, 64, 128);
+    km_run_case(gpu, "kmeans random k=n", 1, 1500, 1500, 64);
+
+    /* 1 MiB budget: many chunks; 64 KiB: over budget, the CPU takes over */
+    struct mieb_backend *small = cuda_new((size_t)1 << 20, MIEB_PREC_FP32);
+    struct mieb_backend *tiny = cuda_new((size_t)64 << 10, MIEB_PREC_FP32);
+    if (small && tiny) {
+        km_run_case(small, "kmeans chunked 1MiB", 0, 20000, 40, 64);
+        km_run_case(tiny, "kmeans over budget: CPU fallback", 0, 20000, 40, 64);
+    } else {
+        gt_result("kmeans budgets (setup)", 0);
+    }
+    mieb_backend_free(small);
+    mieb_backend_free(tiny);
+
+    /* allocations above 1 MiB fail: recovered by smaller chunks */
+    struct mieb_backend *fresh = cuda_new(0, MIEB_PREC_FP32);
+    if (fresh) {
+        retry_warnings = 0;
+        mieb_log_set(count_retries, NULL, MIEB_LOG_WARN);
+        ((struct mieb_cuda_ctx *)fresh->ctx)->fail_alloc_above = (size_t)1 << 20;
+        km_run_case(fresh, "kmeans oom recovery", 0, 20000, 40, 64);
+        gt_result("kmeans oom: retried with smaller chunks", retry_warnings > 0);
+        mieb_log_set(NULL, NULL, log_level);
+    } else {
+        gt_result("kmeans oom (setup)", 0);
+    }
+    mieb_backend_free(fresh);
+
+    /* one buffer refilled between calls (MiniBatchKMeans): no stale device copy; n = 0;
+     * bad shapes; --precision tf32 still assigns in fp32 (same labels as the fp32 backend) */
+    struct mieb_backend *tf32 = cuda_new(0, MIEB_PREC_TF32);
+    const int64_t n = 2048, k = 50, dim = 96;
+    float *x = malloc(sizeof(float) * n * dim), *c = malloc(sizeof(float) * k * dim), csq[50];
+    int32_t *l1 = malloc(sizeof(int32_t) * n), *l2 = malloc(sizeof(int32_t) * n);
+    int ok = tf32 && x && c && l1 && l2;
+    if (ok) {
+        gt_fill_unit_rows(x, n, dim);
+        gt_fill_unit_rows(c, k, dim);
+        mieb_np_row_sqnorms_f32(c, k, dim, csq);
+        ok = km_case(gpu, "kmeans refill (1)", x, n, c, csq, k, dim, 1e-4);
+        gt_fill_unit_rows(x, n, dim);
+        ok = ok && km_case(gpu, "kmeans refill (2)", x, n, c, csq, k, dim, 1e-4);
+        gt_result("kmeans: a refilled buffer is uploaded again", ok);
+        ok = mieb_backend_kmeans_assign(gpu, x, n, c, csq, k, dim, l1) == MIEB_OK &&
+             mieb_backend_kmeans_assign(tf32, x, n, c, csq, k, dim, l2) == MIEB_OK &&
+             !memcmp(l1, l2, sizeof(int32_t) * n);
+        gt_result("kmeans: fp32 labels under --precision tf32", ok);
+        ok = mieb_backend_kmeans_assign(gpu, x, 0, c, csq, k, dim, l1) == MIEB_OK &&
+             mieb_backend_kmeans_assign(gpu, x, n, c, csq, 0, dim, l1) == MIEB_ERR_INVALID_ARG &&
+             mieb_backend_kmeans_assign(gpu, x, n, c, csq, k, 0, l1) == MIEB_ERR_INVALID_ARG &&
+             mieb_backend_kmeans_assign(gpu, x, -1, c, csq, k, dim, l1) == MIEB_ERR_INVALID_ARG;
+        gt_result("kmeans: n=0 is a no-op, bad shapes give MIEB_ERR_INVALID_ARG", ok);
+    } else {
+        gt_result("kmeans misc (setup)", 0);
+    }
+    mieb_backend_free(tf32);
+    free(x);
+    free(c);
+    free(l1);
+    free(l2);
+}
+
 static void test_misuse(struct mieb_backend *gpu)
 {
     struct gt_set q, d, m;
@@ -370,6 +536,7 @@ int main(int argc, char **argv)
     test_pairs(gpu);
     test_oom(gpu);
     test_misuse(gpu);
+    test_kmeans(gpu);
     test_reduced_precision(MIEB_PREC_TF32, "topk tf32 smoke k=10");
     test_reduced_precision(MIEB_PREC_BF16, "topk bf16 smoke k=10");
     mieb_backend_free(gpu);

@@ -116,3 +116,9 @@ def write_labels_group(f, split, subset, **arrays):
     for name, a in arrays.items():
         g.create_dataset(name, data=np.asarray(a, dtype=np.int64))
     return g
+
+
+def add_row_index(emb_dir, task, split, subset, role, row_index):
+    """Add the optional /row_index (FORMAT.md §2) to a single-file role written by write_role."""
+    with h5py.File(os.path.join(emb_dir, task, split, subset, f"{role}.h5"), "a") as f:
+        f.create_dataset("row_index", data=np.asarray(row_index, dtype=np.int64))

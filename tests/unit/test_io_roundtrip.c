@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/fileutil.h"
 #include "io/embeddings.h"
 #include "io/h5_util.h"
 #include "io/h5_write.h"
@@ -246,7 +247,7 @@ static void test_shard_errors(void)
     sp.n_shards = 1;
     CHECK(mieb_emb_write_role(&sp, x, 10, 4, NULL, NULL) == MIEB_OK);
     snprintf(b, sizeof b, "%s/Bar/test/default", ed);
-    CHECK(mieb_mkdir_p(b) == MIEB_OK);
+    CHECK(mieb_mkdirs(b) == MIEB_OK);
     snprintf(b, sizeof b, "%s/Bar/test/default/sh.h5", ed);
     CHECK(rename(a, b) == 0);
     CHECK(mieb_emb_role_open(ed, "Bar", "test", "default", "sh", &r) == MIEB_ERR_BAD_DATA);

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include "kmeans_argmin_kernel.inc"
 #include "maxsim_kernel.inc"
 #include "pair_dot_kernel.inc"
 #include "pair_maxsim_kernel.inc"
@@ -199,6 +200,58 @@ static void check_pairs()
     printf("pair maxsim: %s\n", bad ? "MISMATCH" : "ok");
 }
 
+/* The CPU reference's scan (mieb_cpu_kmeans_assign): strictly smaller replaces, from j = 0. */
+static int32_t ref_argmin(const float *srow, const float *csq, int k)
+{
+    float best = csq[0] + srow[0];
+    int32_t lab = 0;
+    for (int j = 1; j < k; j++) {
+        float d = csq[j] + srow[j];
+        if (d < best)
+            best = d, lab = j;
+    }
+    return lab;
+}
+
+/* kind 0: quarter steps in [-2, 2] (exact sums, many ties, both zeros); 1: random;
+ * 2: all equal; 3: ties plus NaN and infinities (NaN at column 0 in some rows). */
+static void check_kmeans_argmin(const char *name, int kind, int n, int k, int ld)
+{
+    std::vector<float> s((size_t)n * ld, -1e30f), csq(k); /* padding: wins if read */
+    for (int j = 0; j < k; j++)
+        csq[j] = kind == 1 ? (float)(rnd() % 1000) / 7.0f : kind == 2 ? 1.0f : (float)(rnd() % 5) * 0.5f;
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < k; j++) {
+            float v = kind == 1 ? (float)((int)(rnd() % 2000001) - 1000000) / 3000.0f
+                      : kind == 2 ? -1.0f
+                                  : (float)((int)(rnd() % 17) - 8) * 0.25f;
+            if (kind == 0 && v == 0.0f && (rnd() & 1))
+                v = -0.0f;
+            if (kind == 3) {
+                uint32_t u = rnd() % 16;
+                v = u == 0 ? NAN : u == 1 ? INFINITY : u == 2 ? -INFINITY : v;
+                if (j == 0 && r % 4 == 1)
+                    v = NAN;
+            }
+            s[(size_t)r * ld + j] = v;
+        }
+    if (kind == 3 && n > 2 && k > 1) /* a row of only NaN, and one of only +inf */
+        for (int j = 0; j < k; j++)
+            s[(size_t)0 * ld + j] = NAN, s[(size_t)2 * ld + j] = INFINITY;
+    std::vector<int32_t> got(n, -7);
+    const int rows_per_block = KM_WARPS;
+    emu_launch({(unsigned)((n + rows_per_block - 1) / rows_per_block), 1, 1}, KM_WARPS * 32,
+               [&] { kmeans_argmin_kernel(s.data(), ld, csq.data(), n, k, got.data()); });
+    int bad = 0;
+    for (int r = 0; r < n; r++) {
+        int32_t want = ref_argmin(&s[(size_t)r * ld], csq.data(), k);
+        if (got[r] != want && bad++ < 3)
+            fprintf(stderr, "  kmeans argmin %s row %d: got %d want %d\n", name, r, got[r], want);
+    }
+    EXPECT(bad == 0, "kmeans argmin %s: %d of %d rows differ (k %d)", name, bad, n, k);
+    printf("kmeans argmin %-24s n %3d k %5d: %s\n", name, n, k, bad ? "MISMATCH" : "ok");
+}
+
 static void on_alarm(int) 
 {
     static const char msg[] = "emulated kernels: timed out (a warp intrinsic in divergent code deadlocks here)\n";
@@ -228,6 +281,14 @@ int main()
     check_topk("all equal, k=1", 2, 2, 4000, 1, 4000, 2);
     check_maxsim();
     check_pairs();
+    check_kmeans_argmin("ties, k=1", 0, 13, 1, 3);
+    check_kmeans_argmin("ties, k=5", 0, 37, 5, 5);
+    check_kmeans_argmin("ties, k=33", 0, 21, 33, 40);
+    check_kmeans_argmin("ties, k=n", 0, 70, 70, 70);
+    check_kmeans_argmin("random, k=100", 1, 19, 100, 100);
+    check_kmeans_argmin("random, k=1000", 1, 9, 1000, 1003);
+    check_kmeans_argmin("all equal, k=77", 2, 10, 77, 77);
+    check_kmeans_argmin("nan and inf, k=40", 3, 24, 40, 40);
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
 }

@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda_ctx.h"
+#include "kmeans_argmin.cuh"
 #include "maxsim.cuh"
 #include "pair_dot.cuh"
 #include "pair_maxsim.cuh"
@@ -296,6 +297,26 @@ mieb_status mieb_cuda_pair_maxsim(struct mieb_cuda_ctx *ctx, const float *q, con
                 total += m;
             }
         out[p] = total;
+    }
+    return MIEB_OK;
+}
+
+/* The CPU reference's scan itself (cpu_kmeans.c): strictly smaller replaces, from j = 0. */
+mieb_status mieb_cuda_kmeans_argmin(struct mieb_cuda_ctx *ctx, const float *s, int64_t ld, const float *c_sqnorm,
+                                    int64_t n_rows, int64_t k, int32_t *labels)
+{
+    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
+    REQUIRE(n_rows >= 0 && k >= 1 && k < INT32_MAX && ld >= k);
+    REQUIRE(n_rows == 0 || (s && c_sqnorm && labels));
+    for (int64_t r = 0; r < n_rows; r++) {
+        float best = c_sqnorm[0] + s[r * ld];
+        int32_t lab = 0;
+        for (int64_t j = 1; j < k; j++) {
+            float d = c_sqnorm[j] + s[r * ld + j];
+            if (d < best)
+                best = d, lab = (int32_t)j;
+        }
+        labels[r] = lab;
     }
     return MIEB_OK;
 }

@@ -4,7 +4,7 @@
 # launchers and the Thrust shim), under AddressSanitizer and UBSan:
 #   1. tests/gpu/test_cuda_backend.c, every operation against the CPU backend;
 #   2. mieb-eval itself relinked with the mock: `run --device cuda` vs `--device cpu`
-#      on a synthetic suite (cosine and MaxSim), results compared.
+#      on a synthetic suite (cosine and MaxSim; k-means through kmeans_assign), results compared.
 # Needs a build of the project made with the CUDA backend (libmieb_host.a, main.c.o).
 #   tests/gpu/mock/run_mock.sh [BUILD_DIR] [OUT_DIR] [test_cuda_backend args...]
 set -euo pipefail
@@ -44,7 +44,8 @@ e2e="$out/e2e"
 rm -rf "$e2e"
 rc=0
 for sim in cosine MaxSim; do
-  tasks=(CIRRIT2IRetrieval CUB200I2IRetrieval BLINKIT2IMultiChoice VidoreArxivQARetrieval)
+  tasks=(CIRRIT2IRetrieval CUB200I2IRetrieval BLINKIT2IMultiChoice VidoreArxivQARetrieval CIFAR100Clustering
+         Winoground AROCocoOrder STS12VisualSTS VisualSTS-b-Eng)
   [ $sim = MaxSim ] && tasks=(CUB200I2IRetrieval VidoreTabfquadRetrieval)
   "$build/mieb-eval" synth --out "$e2e/$sim" --seed 11 --scale 0.03 --model-sim $sim \
       --tasks "$(IFS=,; echo "${tasks[*]}")" 2>/dev/null

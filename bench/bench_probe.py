@@ -1,0 +1,130 @@
+"""Benchmark mieb-eval's linear probe (ImageClassification, PROTOCOLS.md §2) against mteb's
+own recipe on the same machine in one run: scikit-learn LogisticRegression(max_iter=100) on
+the same float32 embeddings and the same few-shot draws (RandomState(42) shuffles), one
+experiment after another as mteb runs them. Reports the wall-time ratio (mieb-eval's whole
+`run`, file reading included, against sklearn's fit + predict only), the accuracy difference
+and how many test predictions differ (mieb-eval's predictions come from build/tests/logreg_tool,
+the same fit and predict code, on each experiment's training matrix).
+
+The task's registry entry fixes shots and experiments (Imagenet1k: 16 x 5; STL10: 8 x 10).
+Full ImageNet-shaped size (1,000 classes x 16 shots, dim 768, 50,000 test rows, 5
+experiments; about 2 GB of memory, tens of minutes on 2 cores):
+    MIEB_BUILD_DIR=build python bench/bench_probe.py --classes 1000 --dim 768 --n-test 50000
+Default (a few minutes on 2 cores): 200 classes, dim 384, 10,000 test rows.
+Usage: MIEB_BUILD_DIR=build python bench/bench_probe.py [--task T] [--classes K] [--dim D]
+       [--n-test N] [--train-per-class M] [--sep S] [--no-pred-diff]"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections import defaultdict
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "py"))
+import fmt_writer as fw  # noqa: E402
+from mieb_tools import build_dir, tool  # noqa: E402
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def mteb_draw(labels, spl, n_exp):
+    """mteb 2.26 AbsTaskClassification._undersample_data, as _evaluate_subset calls it."""
+    idxs, out = list(range(len(labels))), []
+    for _ in range(n_exp):
+        np.random.RandomState(42).shuffle(idxs)
+        counter, sel = defaultdict(int), []
+        for i in idxs:
+            if counter[labels[i]] < spl:
+                sel.append(i)
+                counter[labels[i]] += 1
+        out.append(sel)
+    return out
+
+
+def our_predictions(X, y, Xt, classes):
+    """mieb's fit + predict (host/metrics/logreg_lbfgs.c) through logreg_tool."""
+    cls_idx = np.searchsorted(classes, y)
+    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+        f.write(np.array([len(X), X.shape[1], len(classes), 100, len(Xt)], dtype=np.int64).tobytes())
+        f.write(np.ascontiguousarray(X, dtype=np.float32).tobytes())
+        f.write(cls_idx.astype(np.int64).tobytes())
+        f.write(np.ascontiguousarray(Xt, dtype=np.float32).tobytes())
+        f.flush()
+        out = subprocess.run([str(tool("logreg_tool")), f.name], capture_output=True, text=True, check=True).stdout
+    lines = out.split("\n", len(Xt) + 1)
+    return classes[np.array(lines[1:1 + len(Xt)], dtype=np.int64)], lines[0]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--task", default="Imagenet1k")
+    ap.add_argument("--classes", type=int, default=200)
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--n-test", type=int, default=10_000)
+    ap.add_argument("--train-per-class", type=int, default=40)
+    ap.add_argument("--sep", type=float, default=0.25, help="class-centre scale against unit noise")
+    ap.add_argument("--no-pred-diff", action="store_true")
+    a = ap.parse_args()
+    task = {t["name"]: t for t in json.load(open(os.path.join(REPO, "configs", "tasks.json")))}[a.task]
+    spl, n_exp, split = task["params"]["samples_per_label"], task["params"]["n_experiments"], task["eval_splits"][0]
+    rng = np.random.default_rng(0)
+    centres = rng.standard_normal((a.classes, a.dim)).astype(np.float32)
+    n_train = a.classes * a.train_per_class
+    y_all = np.concatenate([np.repeat(np.arange(a.classes), a.train_per_class), rng.integers(0, a.classes, a.n_test)])
+    rng.shuffle(y_all[:n_train])
+    X_all = (centres[y_all] * np.float32(a.sep) + rng.standard_normal((len(y_all), a.dim), dtype=np.float32))
+    Xtr, ytr, Xte, yte = X_all[:n_train], y_all[:n_train], X_all[n_train:], y_all[n_train:]
+    print(f"{a.task}: {a.classes} classes x {spl} shots, dim {a.dim}, {a.n_test} test rows, {n_exp} experiments, "
+          f"{os.cpu_count()} cores", flush=True)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        td, ed, out = os.path.join(tmp, "td"), os.path.join(tmp, "emb"), os.path.join(tmp, "out")
+        fw.write_model_meta(ed)
+        with fw.open_task_file(td, a.task) as f:
+            fw.write_labels_group(f, split, "default", train_labels=ytr, eval_labels=yte)
+        fw.write_role(ed, a.task, split, "default", "train", Xtr)
+        fw.write_role(ed, a.task, split, "default", "eval", Xte)
+        t = time.perf_counter()
+        subprocess.run([str(build_dir() / "mieb-eval"), "run", "--task-data", td, "--embeddings", ed, "-t", a.task,
+                        "--output-folder", out, "--device", "cpu"], check=True, capture_output=True)
+        t_ours = time.perf_counter() - t
+        res = json.load(open(os.path.join(out, "results", "test-org__test-model", "rev0", f"{a.task}.json")))
+        ours = res["scores"][split][0]
+
+    sels = mteb_draw(ytr.tolist(), spl, n_exp)
+    t_sk, accs, n_diff, n_tot = 0.0, [], 0, 0
+    for e, sel in enumerate(sels):
+        t = time.perf_counter()
+        clf = LogisticRegression(max_iter=100)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.fit(Xtr[sel], ytr[sel])
+        pred = clf.predict(Xte)
+        t_sk += time.perf_counter() - t
+        accs.append(float(np.mean(pred == yte)))
+        if not a.no_pred_diff:
+            mine, it = our_predictions(Xtr[sel], ytr[sel], Xte, clf.classes_)
+            d = int(np.sum(mine != pred))
+            n_diff += d
+            n_tot += len(pred)
+            print(f"  experiment {e}: sklearn n_iter {int(clf.n_iter_[0])}, mieb n_iter/converged {it}, "
+                  f"{d} of {len(pred)} predictions differ", flush=True)
+    acc_sk = float(np.mean(accs))
+    print(f"mieb-eval run (read + {n_exp} fits + predict): {t_ours:8.2f} s")
+    print(f"sklearn fit + predict ({n_exp} experiments):    {t_sk:8.2f} s")
+    print(f"speed-up sklearn / mieb-eval: {t_sk / t_ours:.2f}x")
+    print(f"accuracy mieb {ours['accuracy']:.6f} sklearn {acc_sk:.6f} difference {ours['accuracy'] - acc_sk:+.6f}")
+    per = [s["accuracy"] for s in ours["scores_per_experiment"]]
+    print("per-experiment accuracy difference:", " ".join(f"{p - q:+.6f}" for p, q in zip(per, accs)))
+    if not a.no_pred_diff:
+        print(f"differing predictions: {n_diff} of {n_tot} ({n_diff / n_tot:.4%})")
+
+
+if __name__ == "__main__":
+    main()
