@@ -6,14 +6,20 @@ experiment after another as mteb runs them. Reports the wall-time ratio (mieb-ev
 and how many test predictions differ (mieb-eval's predictions come from build/tests/logreg_tool,
 the same fit and predict code, on each experiment's training matrix).
 
+Both sides get the same cores: mieb-eval all of them (or --threads), sklearn its BLAS
+threads (numpy's OpenBLAS, all cores unless --sk-blas-threads). Wall and CPU seconds are
+printed, with the load average: on a shared machine the wall ratio moves with the load.
+
 The task's registry entry fixes shots and experiments (Imagenet1k: 16 x 5; STL10: 8 x 10).
 Full ImageNet-shaped size (1,000 classes x 16 shots, dim 768, 50,000 test rows, 5
-experiments; about 2 GB of memory, tens of minutes on 2 cores):
+experiments; about 2 GB of memory, 4-6 minutes on 2 cores, most of it the prediction check):
     MIEB_BUILD_DIR=build python bench/bench_probe.py --classes 1000 --dim 768 --n-test 50000
-Default (a few minutes on 2 cores): 200 classes, dim 384, 10,000 test rows.
+Default (a minute on 2 cores): 200 classes, dim 384, 10,000 test rows.
 Usage: MIEB_BUILD_DIR=build python bench/bench_probe.py [--task T] [--classes K] [--dim D]
-       [--n-test N] [--train-per-class M] [--sep S] [--no-pred-diff]"""
+       [--n-test N] [--train-per-class M] [--sep S] [--threads N] [--sk-blas-threads N]
+       [--no-pred-diff]"""
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -25,6 +31,7 @@ from collections import defaultdict
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "py"))
 import fmt_writer as fw  # noqa: E402
@@ -69,6 +76,8 @@ def main():
     ap.add_argument("--n-test", type=int, default=10_000)
     ap.add_argument("--train-per-class", type=int, default=40)
     ap.add_argument("--sep", type=float, default=0.25, help="class-centre scale against unit noise")
+    ap.add_argument("--threads", type=int, default=0, help="mieb-eval --threads (0: all cores)")
+    ap.add_argument("--sk-blas-threads", type=int, default=0, help="numpy's BLAS threads for sklearn (0: as installed)")
     ap.add_argument("--no-pred-diff", action="store_true")
     a = ap.parse_args()
     task = {t["name"]: t for t in json.load(open(os.path.join(REPO, "configs", "tasks.json")))}[a.task]
@@ -90,35 +99,46 @@ def main():
             fw.write_labels_group(f, split, "default", train_labels=ytr, eval_labels=yte)
         fw.write_role(ed, a.task, split, "default", "train", Xtr)
         fw.write_role(ed, a.task, split, "default", "eval", Xte)
-        t = time.perf_counter()
-        subprocess.run([str(build_dir() / "mieb-eval"), "run", "--task-data", td, "--embeddings", ed, "-t", a.task,
-                        "--output-folder", out, "--device", "cpu"], check=True, capture_output=True)
-        t_ours = time.perf_counter() - t
+        cmd = [str(build_dir() / "mieb-eval"), "run", "--task-data", td, "--embeddings", ed, "-t", a.task,
+               "--output-folder", out, "--device", "cpu"] + (["--threads", str(a.threads)] if a.threads else [])
+        print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+        ru0, t = os.times(), time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        t_ours, ru1 = time.perf_counter() - t, os.times()
+        c_ours = (ru1.children_user + ru1.children_system) - (ru0.children_user + ru0.children_system)
         res = json.load(open(os.path.join(out, "results", "test-org__test-model", "rev0", f"{a.task}.json")))
         ours = res["scores"][split][0]
 
     sels = mteb_draw(ytr.tolist(), spl, n_exp)
-    t_sk, accs, n_diff, n_tot = 0.0, [], 0, 0
-    for e, sel in enumerate(sels):
-        t = time.perf_counter()
-        clf = LogisticRegression(max_iter=100)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+    t_sk, c_sk, accs, preds, iters = 0.0, 0.0, [], [], []
+    limit = threadpool_limits(a.sk_blas_threads) if a.sk_blas_threads else contextlib.nullcontext()
+    with limit, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for sel in sels:
+            t, c = time.perf_counter(), time.process_time()
+            clf = LogisticRegression(max_iter=100)
             clf.fit(Xtr[sel], ytr[sel])
-        pred = clf.predict(Xte)
-        t_sk += time.perf_counter() - t
-        accs.append(float(np.mean(pred == yte)))
+            pred = clf.predict(Xte)
+            t_sk, c_sk = t_sk + time.perf_counter() - t, c_sk + time.process_time() - c
+            accs.append(float(np.mean(pred == yte)))
+            preds.append((pred, clf.classes_))
+            iters.append(int(clf.n_iter_[0]))
+    print(f"load average after: {os.getloadavg()[0]:.2f}", flush=True)
+    n_diff, n_tot = 0, 0
+    for e, (sel, (pred, classes)) in enumerate(zip(sels, preds)):
         if not a.no_pred_diff:
-            mine, it = our_predictions(Xtr[sel], ytr[sel], Xte, clf.classes_)
+            mine, it = our_predictions(Xtr[sel], ytr[sel], Xte, classes)
             d = int(np.sum(mine != pred))
             n_diff += d
             n_tot += len(pred)
-            print(f"  experiment {e}: sklearn n_iter {int(clf.n_iter_[0])}, mieb n_iter/converged {it}, "
+            print(f"  experiment {e}: sklearn n_iter {iters[e]}, mieb n_iter/converged {it}, "
                   f"{d} of {len(pred)} predictions differ", flush=True)
+        else:
+            print(f"  experiment {e}: sklearn n_iter {iters[e]}")
     acc_sk = float(np.mean(accs))
-    print(f"mieb-eval run (read + {n_exp} fits + predict): {t_ours:8.2f} s")
-    print(f"sklearn fit + predict ({n_exp} experiments):    {t_sk:8.2f} s")
-    print(f"speed-up sklearn / mieb-eval: {t_sk / t_ours:.2f}x")
+    print(f"mieb-eval run (read + {n_exp} fits + predict): {t_ours:8.2f} s wall {c_ours:8.2f} s CPU")
+    print(f"sklearn fit + predict ({n_exp} experiments):    {t_sk:8.2f} s wall {c_sk:8.2f} s CPU")
+    print(f"speed-up sklearn / mieb-eval: {t_sk / t_ours:.2f}x wall, {c_sk / c_ours:.2f}x CPU")
     print(f"accuracy mieb {ours['accuracy']:.6f} sklearn {acc_sk:.6f} difference {ours['accuracy'] - acc_sk:+.6f}")
     per = [s["accuracy"] for s in ours["scores_per_experiment"]]
     print("per-experiment accuracy difference:", " ".join(f"{p - q:+.6f}" for p, q in zip(per, accs)))

@@ -343,26 +343,6 @@ static mieb_status score_aggregate(const struct mieb_run_ctx *rc, const struct m
 }
 /* ---- end of aggregate tasks ---- */
 
-static const char *benchmark_key(const char *name)
-{
-    static const struct { const char *name, *key; } map[] = {
-        {"MIEB(eng)", "eng"}, {"MIEB(Multilingual)", "multilingual"}, {"MIEB(lite)", "lite"}, {"MIEB(Img)", "img"},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(name, map[i].name) || !strcmp(name, map[i].key))
-            return map[i].key;
-    return NULL;
-}
-
-static int task_in_benchmark(const struct mieb_task *t, const char *key)
-{
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(t->json, "benchmarks"), *e;
-    cJSON_ArrayForEach(e, b)
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, key))
-            return 1;
-    return 0;
-}
-
 int mieb_cmd_run(int argc, char **argv)
 {
     struct run_opts o;
@@ -401,18 +381,19 @@ int mieb_cmd_run(int argc, char **argv)
         todo[n_todo++] = t;
     }
     for (int b = 0; b < o.n_benchmarks; b++) {
-        const char *key = benchmark_key(o.benchmarks[b]);
-        if (!key) {
-            fprintf(stderr, "mieb-eval run: unknown benchmark '%s'\n", o.benchmarks[b]);
+        const struct mieb_benchmark *bm = mieb_registry_benchmark(&reg, o.benchmarks[b]);
+        if (!bm) {
+            fprintf(stderr, "mieb-eval run: %s\n", mieb_last_error());
             mieb_registry_free(&reg);
             return MIEB_EXIT_USAGE;
         }
-        for (int i = 0; i < reg.n_tasks && n_todo < MAX_TASKS; i++) {
-            const struct mieb_task *t = &reg.tasks[i];
+        /* mteb's task order of the benchmark */
+        for (int i = 0; i < bm->n_tasks && n_todo < MAX_TASKS; i++) {
+            const struct mieb_task *t = bm->tasks[i];
             int dup = 0;
             for (int j = 0; j < n_todo; j++)
                 dup |= todo[j] == t;
-            if (dup || !task_in_benchmark(t, key))
+            if (dup)
                 continue;
             /* a benchmark run scores what is present and says what it skips */
             char p[PATH_MAX + 256];
@@ -464,7 +445,7 @@ int mieb_cmd_run(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit,
-                              .kmeans_full = o.kmeans_full};
+                              .kmeans_full = o.kmeans_full, .n_threads = o.threads};
     MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", n_todo, meta.name, be->iface.name,
               mieb_sim_name(meta.sim));
     for (int i = 0; i < n_todo && !interrupted; i++) {

@@ -29,6 +29,7 @@ struct mieb_run_ctx {
     size_t mem_limit;           /* bytes for embeddings and per-query state */
     struct mieb_stage_times *times; /* may be NULL */
     int kmeans_full;            /* ImageClustering: 1 = full-batch Lloyd (--kmeans full), 0 = mteb's MiniBatchKMeans */
+    int n_threads;              /* CPU threads a driver may use (--threads); 0 = all cores */
 };
 
 /** Monotonic clock in seconds, for stage timing. */

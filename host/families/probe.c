@@ -13,10 +13,15 @@
  *   weighted) and, when eval_labels has exactly two distinct values, ap = ap_weighted =
  *   average_precision_score(y_test, y_pred) on the hard predicted labels.
  * Output: scores_per_experiment (ap null when not binary), then float(np.mean) of every key
- * over the experiments (NaN when None in every experiment). Experiments run on pthreads.
+ * over the experiments (NaN when None in every experiment).
+ * Threads (--threads, all cores by default): one worker per experiment, at most one per
+ * thread; each fit and predict splits its products over its share of the threads, and a
+ * worker that runs out of experiments hands its share to those still running (the
+ * results do not depend on the thread count, logreg_lbfgs.h).
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +51,8 @@ struct probe_job {
     char (*err)[512];      /* [n_exp] the worker's message on failure */
     int64_t next;          /* next experiment to take */
     pthread_mutex_t lock;
+    int n_threads;         /* threads for all experiments together */
+    atomic_int active;     /* workers still running an experiment: they share n_threads */
 };
 
 /* One experiment: fit on sel_e, predict the eval rows, score. */
@@ -71,9 +78,11 @@ static mieb_status run_experiment(const struct probe_job *j, int64_t e, struct m
                        "LogisticRegression needs samples of at least 2 classes", (long long)e, (long long)classes[0]);
         goto done;
     }
-    if ((st = mieb_logreg_fit(X, y, L, D, K, 100, &m)) != MIEB_OK)
+    struct mieb_logreg_par par = {.n_threads = j->n_threads, .share = &j->active};
+    if ((st = mieb_logreg_fit_par(X, y, L, D, K, 100, &par, &m)) != MIEB_OK)
         goto done;
-    mieb_logreg_predict(&m, j->eval, j->n_eval, pred);
+    if ((st = mieb_logreg_predict_par(&m, j->eval, j->n_eval, &par, pred)) != MIEB_OK)
+        goto done;
     for (int64_t i = 0; i < j->n_eval; i++)
         pred[i] = classes[pred[i]]; /* classes_[argmax] */
     if ((st = mieb_clf_label_metrics(j->eval_labels, pred, j->n_eval, out)) != MIEB_OK)
@@ -104,28 +113,33 @@ static void *worker(void *arg)
         pthread_mutex_lock(&j->lock);
         int64_t e = j->next++;
         pthread_mutex_unlock(&j->lock);
-        if (e >= j->n_exp)
+        if (e >= j->n_exp) {
+            atomic_fetch_sub(&j->active, 1); /* the others take over this worker's threads */
             return NULL;
+        }
         j->st[e] = run_experiment(j, e, &j->scores[e]);
         if (j->st[e] != MIEB_OK)
             snprintf(j->err[e], sizeof j->err[e], "%s", mieb_last_error());
     }
 }
 
-static mieb_status run_all(struct probe_job *j)
+static mieb_status run_all(struct probe_job *j, int n_threads)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t nt = ncpu < 1 ? 1 : ncpu;
+    int64_t nt = n_threads > 0 ? n_threads : ncpu < 1 ? 1 : ncpu;
+    j->n_threads = (int)nt;
     if (nt > j->n_exp)
         nt = j->n_exp;
     pthread_t *th = calloc((size_t)nt, sizeof *th);
     if (!th)
         return mieb_fail(MIEB_ERR_OOM, "probe threads");
     pthread_mutex_init(&j->lock, NULL);
+    atomic_init(&j->active, (int)nt);
     int64_t started = 0;
     for (; started < nt; started++)
         if (pthread_create(&th[started], NULL, worker, j) != 0)
             break;
+    atomic_fetch_sub(&j->active, (int)(nt - started)); /* workers that did not start */
     if (started == 0)
         worker(j); /* no thread could start: run them all here */
     for (int64_t t = 0; t < started; t++)
@@ -363,7 +377,7 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
                             .eval_labels = eval_labels, .n_eval = n_eval, .D = ei->dim, .L = L, .n_exp = n_exp,
                             .sel = sel, .binary = nu == 2, .scores = per, .st = sts, .err = errs};
     t0 = mieb_now();
-    st = run_all(&job);
+    st = run_all(&job, rc->n_threads);
     if (rc->times)
         rc->times->similarity += mieb_now() - t0;
     if (st == MIEB_ERR_BAD_DATA) /* the few-shot sample comes from the labels of this file */

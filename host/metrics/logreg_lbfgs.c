@@ -10,145 +10,15 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include <cblas.h>
 
+#include "logreg_loss.h"
+
 #define LBFGS_M 10
 #define MAXLS 50
-
-/* numpy's pairwise summation (8-way unrolled blocks of 128) in float32, as np.sum(float32). */
-static float np_sum_f32(const float *a, int64_t n)
-{
-    if (n < 8) {
-        float s = -0.0f;
-        for (int64_t i = 0; i < n; i++)
-            s += a[i];
-        return s;
-    }
-    if (n <= 128) {
-        float r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = a[j];
-        int64_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++)
-                r[j] += a[i + j];
-        float s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            s += a[i];
-        return s;
-    }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return np_sum_f32(a, n2) + np_sum_f32(a + n2, n - n2);
-}
-
-struct problem {
-    const float *X;
-    const int64_t *y;
-    int64_t n, D, K, P; /* P = number of parameters */
-    int binary;
-    float *wf, *raw, *lossv, *gW; /* scratch: float32 weights [K,D+1], logits [n,K], losses [n], grad [K,D] */
-    double l2;                    /* 1 / (C * n) */
-};
-
-/* sklearn's LinearModelLoss.loss_gradient at float32(w). w/g use scipy's layout: the
- * (K, D+1) matrix ravelled in Fortran order (w[j*K + k]); binary: [D weights, intercept]. */
-static double loss_grad(struct problem *p, const double *w, double *g)
-{
-    int64_t n = p->n, D = p->D, K = p->binary ? 1 : p->K;
-    float *W = p->wf; /* row-major [K, D+1] */
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t j = 0; j <= D; j++)
-            W[k * (D + 1) + j] = (float)(p->binary ? w[j] : w[j * K + k]);
-    /* raw = X @ W[:, :D]^T + b, float32 */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)K, (int)D, 1.0f, p->X, (int)D, W, (int)(D + 1),
-                0.0f, p->raw, (int)K);
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t k = 0; k < K; k++)
-            p->raw[i * K + k] += W[k * (D + 1) + D];
-    /* per-sample loss and gradient (overwrites raw with the pointwise gradient) */
-    for (int64_t i = 0; i < n; i++) {
-        float *r = p->raw + i * K;
-        if (p->binary) {
-            double yt = (double)p->y[i], rp = (double)r[0], lo, gr;
-            if (rp <= -37) {
-                gr = exp(rp);
-                lo = gr - yt * rp;
-                gr -= yt;
-            } else if (rp <= -2) {
-                gr = exp(rp);
-                lo = log1p(gr) - yt * rp;
-                gr = ((1 - yt) * gr - yt) / (1 + gr);
-            } else if (rp <= 18) {
-                gr = exp(-rp);
-                lo = log1p(gr) + (1 - yt) * rp;
-                gr = ((1 - yt) - yt * gr) / (1 + gr);
-            } else {
-                gr = exp(-rp);
-                lo = gr + (1 - yt) * rp;
-                gr = ((1 - yt) - yt * gr) / (1 + gr);
-            }
-            p->lossv[i] = (float)lo;
-            r[0] = (float)gr;
-            continue;
-        }
-        double mx = r[0], se = 0.0;
-        for (int64_t k = 1; k < K; k++)
-            if (mx < r[k])
-                mx = r[k];
-        for (int64_t k = 0; k < K; k++) {
-            float e = (float)exp((double)r[k] - mx);
-            se += e;
-            p->gW[k] = e; /* temporary per-sample buffer (gW is larger than K) */
-        }
-        float sum_exps = (float)se, max_value = (float)mx;
-        float lo = (float)(log((double)sum_exps) + (double)max_value);
-        int64_t yi = p->y[i];
-        lo -= r[yi];
-        p->lossv[i] = lo;
-        for (int64_t k = 0; k < K; k++) {
-            float q = p->gW[k] / sum_exps;
-            r[k] = q - (float)(yi == k);
-        }
-    }
-    float lsum = np_sum_f32(p->lossv, n) / (float)n;
-    double loss = (double)lsum;
-    /* l2 penalty: float(0.5 * l2 * (w . w)) with the dot in float32 */
-    double nn = 0.0;
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t j = 0; j < D; j++)
-            nn += (double)W[k * (D + 1) + j] * W[k * (D + 1) + j];
-    float norm2 = (float)nn;
-    loss += (double)((float)(0.5 * p->l2) * norm2);
-    /* grad_pointwise /= n; grad = gp^T @ X + l2 * W; intercept = column sums of gp */
-    float fn = (float)n, fl2 = (float)p->l2;
-    for (int64_t i = 0; i < n * K; i++)
-        p->raw[i] /= fn;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)D, (int)n, 1.0f, p->raw, (int)K, p->X, (int)D,
-                0.0f, p->gW, (int)D);
-    for (int64_t k = 0; k < K; k++) {
-        for (int64_t j = 0; j < D; j++) {
-            float gv = p->gW[k * D + j] + fl2 * W[k * (D + 1) + j];
-            if (p->binary)
-                g[j] = gv;
-            else
-                g[j * K + k] = gv;
-        }
-    }
-    if (p->binary) {
-        g[D] = np_sum_f32(p->raw, n);
-    } else {
-        for (int64_t k = 0; k < K; k++) {
-            float s = 0.0f; /* np.sum(axis=0) over a C-contiguous [n, K]: row after row */
-            for (int64_t i = 0; i < n; i++)
-                s += p->raw[i * K + k];
-            g[D * K + k] = s;
-        }
-    }
-    return loss;
-}
 
 static double dot(const double *a, const double *b, int64_t n)
 {
@@ -312,23 +182,37 @@ static int dcsrch_step(struct dcsrch *s, double f, double g, double *stp)
     return DCS_FG;
 }
 
+/* Threads for the next loss evaluation: the caller's share of par's threads, at least 1. */
+static int par_threads(const struct mieb_logreg_par *par)
+{
+    if (!par || par->n_threads <= 1)
+        return 1;
+    int share = par->share ? atomic_load(par->share) : 1;
+    int nt = par->n_threads / (share > 1 ? share : 1);
+    return nt > 1 ? nt : 1;
+}
+
 mieb_status mieb_logreg_fit(const float *X, const int64_t *y, int64_t n, int64_t D, int64_t K, int max_iter,
                             struct mieb_logreg *out)
 {
+    return mieb_logreg_fit_par(X, y, n, D, K, max_iter, NULL, out);
+}
+
+mieb_status mieb_logreg_fit_par(const float *X, const int64_t *y, int64_t n, int64_t D, int64_t K, int max_iter,
+                                const struct mieb_logreg_par *par, struct mieb_logreg *out)
+{
     memset(out, 0, sizeof *out);
-    struct problem p = {X, y, n, D, K, 0, K == 2, NULL, NULL, NULL, NULL, 1.0 / (double)n};
-    int64_t KK = p.binary ? 1 : K;
-    p.P = KK * (D + 1);
-    int64_t P = p.P;
-    p.wf = malloc((size_t)P * sizeof(float));
-    p.raw = malloc((size_t)(n * KK) * sizeof(float));
-    p.lossv = malloc((size_t)n * sizeof(float));
-    p.gW = malloc((size_t)(KK * D + K + 1) * sizeof(float));
+    if (openblas_get_num_threads() != 1)
+        openblas_set_num_threads(1); /* our threads split the products; see logreg_lbfgs.h */
+    struct mieb_logreg_loss p;
+    MIEB_TRY(mieb_logreg_loss_init(&p, X, y, n, D, K));
+    int64_t KK = p.KK, P = KK * (D + 1);
     double *mem = calloc((size_t)P * (7 + 2 * LBFGS_M), sizeof(double));
     out->coef = malloc((size_t)(KK * D) * sizeof(float));
     out->intercept = malloc((size_t)KK * sizeof(float));
-    if (!p.wf || !p.raw || !p.lossv || !p.gW || !mem || !out->coef || !out->intercept) {
-        free(p.wf), free(p.raw), free(p.lossv), free(p.gW), free(mem);
+    if (!mem || !out->coef || !out->intercept) {
+        free(mem);
+        mieb_logreg_loss_free(&p);
         mieb_logreg_free(out);
         return mieb_fail(MIEB_ERR_OOM, "logistic regression: out of memory for %lld x %lld parameters",
                          (long long)KK, (long long)(D + 1));
@@ -337,7 +221,7 @@ mieb_status mieb_logreg_fit(const float *X, const int64_t *y, int64_t n, int64_t
            *Y = S + LBFGS_M * P;
     double rho[LBFGS_M], alpha[LBFGS_M];
     int col = 0, head = 0, iter = 0, converged = 0;
-    double f = loss_grad(&p, x, g), theta = 1.0;
+    double f = mieb_logreg_loss_grad(&p, x, g, par_threads(par)), theta = 1.0;
     const double pgtol = 1e-4, epsmch = DBL_EPSILON, factr = 64.0;
     double gmax = 0.0;
     for (int64_t i = 0; i < P; i++)
@@ -375,7 +259,7 @@ mieb_status mieb_logreg_fit(const float *X, const int64_t *y, int64_t n, int64_t
         while (ok) {
             for (int64_t i = 0; i < P; i++)
                 x[i] = stp * d[i] + x0[i];
-            f = loss_grad(&p, x, g);
+            f = mieb_logreg_loss_grad(&p, x, g, par_threads(par));
             gd = dot(g, d, P);
             task = dcsrch_step(&st, f, gd, &stp);
             if (task != DCS_FG)
@@ -429,23 +313,80 @@ mieb_status mieb_logreg_fit(const float *X, const int64_t *y, int64_t n, int64_t
         out->intercept[k] = (float)(p.binary ? x[D] : x[D * KK + k]);
     }
     out->n_classes = K, out->dim = D, out->n_iter = iter, out->converged = converged;
-    free(p.wf), free(p.raw), free(p.lossv), free(p.gW), free(mem);
+    mieb_logreg_loss_free(&p);
+    free(mem);
     return MIEB_OK;
 }
 
-void mieb_logreg_predict(const struct mieb_logreg *m, const float *X, int64_t n, int64_t *out)
+/* Rows per sgemm in predict: a multiple of MIEB_LOGREG_ROW_ALIGN (6 MB of scores at K = 1000). */
+#define PRED_ROWS 1536
+
+struct pred_arg {
+    const struct mieb_logreg *m;
+    const float *X;
+    int64_t n;
+    float *scratch; /* [nt][PRED_ROWS * K] */
+    int64_t *out;
+};
+
+/* Row block of predict: scores = X @ coef.T + intercept (numpy's sgemm), first maximum. */
+static void pred_fn(void *arg, int t, int nt)
 {
-    int64_t K = m->n_classes == 2 ? 1 : m->n_classes, D = m->dim;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t best = 0;
-        float bv = 0.0f;
-        for (int64_t k = 0; k < K; k++) {
-            float v = cblas_sdot((int)D, X + i * D, 1, m->coef + k * D, 1) + m->intercept[k];
-            if (k == 0 || v > bv || (isnan(v) && !isnan(bv)))
-                bv = v, best = k;
+    struct pred_arg *a = arg;
+    int64_t lo, hi, K = a->m->n_classes, D = a->m->dim;
+    float *s = a->scratch + (int64_t)t * PRED_ROWS * K;
+    mieb_logreg_part(a->n, t, nt, &lo, &hi);
+    for (int64_t r0 = lo; r0 < hi; r0 += PRED_ROWS) {
+        int64_t rows = hi - r0 < PRED_ROWS ? hi - r0 : PRED_ROWS;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)K, (int)D, 1.0f, a->X + r0 * D, (int)D,
+                    a->m->coef, (int)D, 0.0f, s, (int)K);
+        for (int64_t i = 0; i < rows; i++) {
+            const float *v = s + i * K;
+            int64_t best = 0;
+            float bv = v[0] + a->m->intercept[0];
+            for (int64_t k = 1; k < K; k++) {
+                float x = v[k] + a->m->intercept[k];
+                if (x > bv || (isnan(x) && !isnan(bv)))
+                    bv = x, best = k;
+            }
+            a->out[r0 + i] = best;
         }
-        out[i] = K == 1 ? (bv > 0.0f) : best;
     }
+}
+
+mieb_status mieb_logreg_predict(const struct mieb_logreg *m, const float *X, int64_t n, int64_t *out)
+{
+    return mieb_logreg_predict_par(m, X, n, NULL, out);
+}
+
+mieb_status mieb_logreg_predict_par(const struct mieb_logreg *m, const float *X, int64_t n,
+                                    const struct mieb_logreg_par *par, int64_t *out)
+{
+    int64_t K = m->n_classes, D = m->dim;
+    if (n <= 0)
+        return MIEB_OK;
+    if (openblas_get_num_threads() != 1)
+        openblas_set_num_threads(1);
+    if (K == 2) {
+        /* decision = X @ coef.T + intercept, coef one row: numpy's matmul makes it an sgemv */
+        float *s = malloc((size_t)n * sizeof *s);
+        if (!s)
+            return mieb_fail(MIEB_ERR_OOM, "logistic regression predict: %lld scores", (long long)n);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)D, 1.0f, X, (int)D, m->coef, 1, 0.0f, s, 1);
+        for (int64_t i = 0; i < n; i++)
+            out[i] = s[i] + m->intercept[0] > 0.0f;
+        free(s);
+        return MIEB_OK;
+    }
+    int nt = mieb_logreg_threads_for(n, D, K, par_threads(par));
+    float *scratch = malloc((size_t)nt * PRED_ROWS * (size_t)K * sizeof *scratch);
+    if (!scratch)
+        return mieb_fail(MIEB_ERR_OOM, "logistic regression predict: %d x %d x %lld scores", nt, PRED_ROWS,
+                         (long long)K);
+    struct pred_arg a = {m, X, n, scratch, out};
+    mieb_logreg_par_run(nt, pred_fn, &a);
+    free(scratch);
+    return MIEB_OK;
 }
 
 void mieb_logreg_free(struct mieb_logreg *m)

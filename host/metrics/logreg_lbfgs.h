@@ -12,10 +12,17 @@
  * sees float32(x) (ScalarFunction keeps x0's float32 dtype), logits / per-sample losses /
  * gradients are float32 (sklearn's Cython loss uses double exp/log inside), and the
  * returned coefficients are float32(x).
+ * Products: numpy's own, one BLAS call each (X @ W.T, grad_pointwise.T @ X, np.dot(w, w);
+ * sgemv where numpy multiplies by a vector), made by single-threaded OpenBLAS (these
+ * functions set openblas_set_num_threads(1), process-wide, as the CPU backend does), so the
+ * float32 bits equal numpy's with one BLAS thread. More threads split the rows of each
+ * product into blocks that keep every element's bits (logreg_loss.h): the result does not
+ * depend on the thread count.
  */
 #ifndef MIEB_METRICS_LOGREG_LBFGS_H
 #define MIEB_METRICS_LOGREG_LBFGS_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "../core/status.h"
@@ -30,6 +37,16 @@ struct mieb_logreg {
 };
 
 /**
+ * Threads for one fit or predict: n_threads / *share (at least 1), re-read at every loss
+ * evaluation, so that the fits still running take over the threads of finished ones.
+ * share NULL: all n_threads. A NULL mieb_logreg_par means one thread.
+ */
+struct mieb_logreg_par {
+    int n_threads;
+    const atomic_int *share; /* optional: how many fits share n_threads now (owner: the caller) */
+};
+
+/**
  * Fit on X [n, D] row-major float32 with class indices y[i] in [0, K) (the position of the
  * label in the sorted class list, as sklearn's LabelEncoder). K >= 2. out's arrays are
  * malloc'd (free with mieb_logreg_free). Fails only on allocation.
@@ -37,8 +54,20 @@ struct mieb_logreg {
 mieb_status mieb_logreg_fit(const float *X, const int64_t *y, int64_t n, int64_t D, int64_t K, int max_iter,
                             struct mieb_logreg *out);
 
-/** predict: class index argmax(X W^T + b) (first maximum); binary: 1 iff decision > 0. */
-void mieb_logreg_predict(const struct mieb_logreg *m, const float *X, int64_t n, int64_t *out);
+/** mieb_logreg_fit on par's threads (NULL: one); same result for any thread count. */
+mieb_status mieb_logreg_fit_par(const float *X, const int64_t *y, int64_t n, int64_t D, int64_t K, int max_iter,
+                                const struct mieb_logreg_par *par, struct mieb_logreg *out);
+
+/**
+ * predict X [n, D]: out[i] = class index argmax(X W^T + b) (first maximum, NaN counts as the
+ * maximum, as np.argmax); binary: 1 iff decision > 0. Scores are made in blocks of rows
+ * (a few MB of scratch per thread). Fails only on allocation (MIEB_ERR_OOM).
+ */
+mieb_status mieb_logreg_predict(const struct mieb_logreg *m, const float *X, int64_t n, int64_t *out);
+
+/** mieb_logreg_predict on par's threads (NULL: one); same result for any thread count. */
+mieb_status mieb_logreg_predict_par(const struct mieb_logreg *m, const float *X, int64_t n,
+                                    const struct mieb_logreg_par *par, int64_t *out);
 
 void mieb_logreg_free(struct mieb_logreg *m);
 
