@@ -11,7 +11,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 pkgs=(build-essential cmake pkg-config
       libhdf5-dev hdf5-tools libcjson-dev libopenblas0-pthread libopenblas-pthread-dev
-      python3 python3-venv python3-numpy python3-h5py python3-scipy)
+      python3 python3-venv python3-numpy python3-h5py python3-scipy
+      clang libclang-rt-14-dev llvm)  # clang + its sanitizer/libFuzzer runtimes: scripts/sanitize.sh, fuzz.sh
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

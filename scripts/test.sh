@@ -15,6 +15,21 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   "$here/tests/gpu/emu/run_emu.sh" "$here/build-emu"
   "$here/tests/gpu/mock/run_mock.sh" "$here/build-cuda"
 fi
+# Sanitizers and fuzzing (clang): one ASan+UBSan build serves both. The whole ctest suite
+# runs against it (scripts/sanitize.sh), then each libFuzzer target runs for a fixed number
+# of inputs with a fixed seed (scripts/fuzz.sh). MIEB_SKIP_SANITIZE=1 skips both.
+if [ "${MIEB_SKIP_SANITIZE:-0}" != "1" ]; then
+  echo "test.sh: sanitized build (ASan + UBSan + LSan) and its ctest run"
+  mkdir -p "$here/build-san"
+  if ! "$here/scripts/sanitize.sh" "$here/build-san" -DMIEB_FUZZ=ON >"$here/build-san/sanitize.log" 2>&1; then
+    tail -150 "$here/build-san/sanitize.log" >&2
+    echo "test.sh: sanitized ctest run FAILED (whole log: build-san/sanitize.log)" >&2
+    exit 1
+  fi
+  grep -E 'tests passed|Total Test time' "$here/build-san/sanitize.log"
+  echo "test.sh: fuzzing (tests/fuzz, about 20 s per target)"
+  FUZZ_CI=1 FUZZ_BUILD="$here/build-san" "$here/scripts/fuzz.sh" 20
+fi
 build="$("$here/scripts/build.sh" "$here/build" -DMIEB_CUDA=OFF)"
 cd "$build"
 ctest --output-on-failure -j 2 "$@"

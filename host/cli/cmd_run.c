@@ -4,7 +4,8 @@
  *   mieb-eval run --task-data DIR --embeddings DIR -t TASK [TASK ...] --output-folder DIR
  *                 [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]
  *                 [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]
- *                 [--threads N] [-v]
+ *                 [--threads N] [-v | -q] [--log-format text|json] [--progress auto|tty|plain|off]
+ *                 [--per-query DIR]
  *
  * A task whose inputs are invalid is reported on stderr (file, dataset, what is wrong),
  * nothing is written for it, the other tasks are still scored, and the exit status is
@@ -22,6 +23,7 @@
 
 #include "backend/backend.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "config/model_meta.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
@@ -38,7 +40,10 @@ struct run_opts {
     const char *benchmarks[16];
     int n_benchmarks;
     size_t mem_limit;
-    int threads, verbose;
+    int threads, verbose, quiet;
+    enum mieb_log_format log_format; /* --log-format */
+    enum mieb_progress_mode progress; /* --progress */
+    const char *per_query;           /* --per-query DIR */
     int kmeans_full; /* --kmeans full */
 };
 
@@ -50,7 +55,8 @@ static void run_usage(FILE *f)
     fputs("usage: mieb-eval run --task-data DIR --embeddings DIR -t TASK [TASK ...] --output-folder DIR\n"
           "                     [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]\n"
           "                     [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]\n"
-          "                     [--threads N] [--precision fp32|tf32|bf16] [-v]\n"
+          "                     [--threads N] [--precision fp32|tf32|bf16] [-v | -q]\n"
+          "                     [--log-format text|json] [--progress auto|tty|plain|off] [--per-query DIR]\n"
           "\n"
           "  --task-data DIR      folder of <TaskName>.h5 ground-truth files\n"
           "  --embeddings DIR     folder with model_meta.json and <TaskName>/<split>/<subset>/<role>.h5\n"
@@ -66,8 +72,31 @@ static void run_usage(FILE *f)
           "                       faster, recorded in each result as similarity_precision\n"
           "  --kmeans M           ImageClustering: minibatch (mteb's MiniBatchKMeans, default) or full\n"
           "                       (full-batch Lloyd, faster; recorded in each result as kmeans_mode)\n"
+          "  --per-query DIR      retrieval: per (task, split, subset) DIR/<task>/<split>/<subset>/ gets\n"
+          "                       run.trec (qid Q0 docid rank score mieb-eval, trec_eval's ranking of the\n"
+          "                       results mteb scores), per_query.tsv (trec_eval -q style: measure, qid,\n"
+          "                       value; ndcg_cut_K map_cut_K recall_K P_K success_K mrr_cut_K, then 'all'\n"
+          "                       means) and qrels.trec; zero-shot and clustering: predictions.tsv\n"
+          "                       (index, label, prediction or cluster); other families: nothing yet\n"
+          "  -v, --verbose        debug logging\n"
+          "  -q, --quiet          warnings and errors only (no progress)\n"
+          "  --log-format F       text (default) or json: one JSON object per line on stderr\n"
+          "                       {time, level, msg, task, split, subset} for log collectors\n"
+          "  --progress M         auto (default: a live line on a terminal, else a plain line every few\n"
+          "                       seconds and at each task end), tty, plain or off\n"
           "\n"
-          "exit status: 0 all scored, 1 a task failed, 2 usage, 3 no device, 4 fatal, 130 interrupted\n",
+          "Logs and progress go to stderr; stdout gets only the results folder.\n"
+          "\n"
+          "exit status:\n"
+          "    0  every requested task was scored (or skipped by --overwrite-strategy)\n"
+          "    1  at least one task failed (invalid or missing inputs): named on stderr with the file\n"
+          "       and dataset at fault, nothing written for it; the other tasks were scored\n"
+          "    2  bad command line (unknown option, task or benchmark)\n"
+          "    3  --device cuda and no usable GPU (or a build without CUDA)\n"
+          "    4  could not run at all (unreadable registry or model_meta.json, output folder not\n"
+          "       writable, CUDA failure)\n"
+          "  130  interrupted (SIGINT/SIGTERM): finished results are kept; rerun with\n"
+          "       --overwrite-strategy only-missing to resume\n",
           f);
 }
 
@@ -164,6 +193,32 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             o->threads = atoi(val);
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             o->verbose = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "--log-format")) {
+            NEED_VAL();
+            if (strcmp(val, "text") && strcmp(val, "json")) {
+                fprintf(stderr, "mieb-eval run: --log-format must be text or json\n");
+                return -1;
+            }
+            o->log_format = !strcmp(val, "json") ? MIEB_LOGFMT_JSON : MIEB_LOGFMT_TEXT;
+        } else if (!strcmp(a, "--progress")) {
+            NEED_VAL();
+            if (!strcmp(val, "auto"))
+                o->progress = MIEB_PROGRESS_AUTO;
+            else if (!strcmp(val, "tty"))
+                o->progress = MIEB_PROGRESS_TTY;
+            else if (!strcmp(val, "plain"))
+                o->progress = MIEB_PROGRESS_PLAIN;
+            else if (!strcmp(val, "off"))
+                o->progress = MIEB_PROGRESS_OFF;
+            else {
+                fprintf(stderr, "mieb-eval run: --progress must be auto, tty, plain or off\n");
+                return -1;
+            }
+        } else if (!strcmp(a, "--per-query")) {
+            NEED_VAL();
+            o->per_query = val;
         } else if (!strcmp(a, "-b") || !strcmp(a, "--benchmark") || !strcmp(a, "--benchmarks")) {
             NEED_VAL();
             if (o->n_benchmarks < 16)
@@ -195,6 +250,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
     }
     if (!o->n_tasks && !o->n_benchmarks) {
         fprintf(stderr, "mieb-eval run: name tasks with -t or a benchmark with -b\n");
+        return -1;
+    }
+    if (o->verbose && o->quiet) {
+        fprintf(stderr, "mieb-eval run: -v and -q exclude each other\n");
         return -1;
     }
     return 0;
@@ -263,6 +322,7 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
                                path, split, subset, task->name, split, subset);
                 break;
             }
+            mieb_progress_subset(split, subset);
             cJSON *sub = cJSON_CreateObject();
             cJSON_AddItemToArray(list, sub);
             struct mieb_stage_times times = {0};
@@ -300,6 +360,7 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
             MIEB_LOGD("%s %s/%s: read wait %.3f s, similarity %.3f s, merge %.3f s, metrics %.3f s, total %.3f s",
                       task->name, split, subset, times.read_wait, times.similarity, times.merge, times.metrics,
                       te - ts);
+            mieb_progress_unit_done();
         }
     }
     if (st == MIEB_OK) {
@@ -343,6 +404,15 @@ static mieb_status score_aggregate(const struct mieb_run_ctx *rc, const struct m
 }
 /* ---- end of aggregate tasks ---- */
 
+/* Units of progress of a task: its (split, subset) pairs; an aggregate counts one. */
+static long task_units(const struct mieb_task *t)
+{
+    if (mieb_aggregate_subtask(t->name))
+        return 1;
+    long n = (long)t->n_splits * (long)t->n_subsets;
+    return n > 0 ? n : 1;
+}
+
 int mieb_cmd_run(int argc, char **argv)
 {
     struct run_opts o;
@@ -361,20 +431,19 @@ int mieb_cmd_run(int argc, char **argv)
             run_usage(stderr);
         return pa > 0 ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
     }
-    if (o.verbose)
-        mieb_log_set(NULL, NULL, MIEB_LOG_DEBUG);
+    mieb_cli_log_init(o.log_format, o.verbose ? MIEB_LOG_DEBUG : o.quiet ? MIEB_LOG_WARN : MIEB_LOG_INFO);
     if (!o.mem_limit) {
         long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
         o.mem_limit = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 2 : (size_t)4 << 30;
     }
     if ((st = mieb_registry_load_default(&reg)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval: error: %s\n", mieb_last_error());
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
     for (int i = 0; i < o.n_tasks; i++) {
         const struct mieb_task *t = mieb_registry_find(&reg, o.tasks[i]);
         if (!t) {
-            fprintf(stderr, "mieb-eval run: unknown task '%s' (not in the task registry)\n", o.tasks[i]);
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "unknown task '%s' (not in the task registry)", o.tasks[i]);
             mieb_registry_free(&reg);
             return MIEB_EXIT_USAGE;
         }
@@ -383,7 +452,7 @@ int mieb_cmd_run(int argc, char **argv)
     for (int b = 0; b < o.n_benchmarks; b++) {
         const struct mieb_benchmark *bm = mieb_registry_benchmark(&reg, o.benchmarks[b]);
         if (!bm) {
-            fprintf(stderr, "mieb-eval run: %s\n", mieb_last_error());
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "%s", mieb_last_error());
             mieb_registry_free(&reg);
             return MIEB_EXIT_USAGE;
         }
@@ -411,12 +480,12 @@ int mieb_cmd_run(int argc, char **argv)
         }
     }
     if ((st = mieb_model_meta_load(o.emb, &meta)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval: error: %s\n", mieb_last_error());
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;
     }
     if (o.sim_override && (st = mieb_sim_parse(o.sim_override, &meta.sim)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval run: --similarity: %s\n", mieb_last_error());
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "--similarity: %s", mieb_last_error());
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
@@ -424,20 +493,20 @@ int mieb_cmd_run(int argc, char **argv)
     bo.n_threads = o.threads;
     bo.precision = !strcmp(o.precision, "tf32") ? MIEB_PREC_TF32 : !strcmp(o.precision, "bf16") ? MIEB_PREC_BF16 : MIEB_PREC_FP32;
     if ((st = mieb_backend_init(o.device, &bo, &be)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval: error: %s\n", mieb_last_error());
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         mieb_registry_free(&reg);
         return st == MIEB_ERR_NO_DEVICE ? MIEB_EXIT_NO_DEVICE : MIEB_EXIT_USAGE;
     }
     if (bo.precision != MIEB_PREC_FP32 && !strcmp(be->iface.name, "cpu")) {
-        fprintf(stderr, "mieb-eval run: --precision %s needs the CUDA backend; the CPU backend computes in fp32\n",
-                o.precision);
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ",
+                     "--precision %s needs the CUDA backend; the CPU backend computes in fp32", o.precision);
         mieb_backend_free(be);
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
     if ((st = mieb_results_dir(o.out, meta.name, meta.revision, results_dir, sizeof results_dir)) != MIEB_OK ||
         (st = mieb_results_copy_model_meta(meta.path, results_dir)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval: error: %s\n", mieb_last_error());
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         mieb_backend_free(be);
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;
@@ -446,13 +515,25 @@ int mieb_cmd_run(int argc, char **argv)
     signal(SIGTERM, on_signal);
     struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit,
                               .kmeans_full = o.kmeans_full, .n_threads = o.threads};
+    rc.per_query_dir = o.per_query;
     MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", n_todo, meta.name, be->iface.name,
               mieb_sim_name(meta.sim));
+    long total_units = 0;
+    for (int i = 0; i < n_todo; i++) {
+        total_units += task_units(todo[i]);
+        if (o.per_query && todo[i]->family != MIEB_FAMILY_RETRIEVAL && todo[i]->family != MIEB_FAMILY_ZEROSHOT &&
+            todo[i]->family != MIEB_FAMILY_CLUSTERING)
+            MIEB_LOGI("%s: --per-query writes nothing for type %s (not implemented for this family)",
+                      todo[i]->name, todo[i]->type);
+    }
+    mieb_progress_start(o.progress, n_todo, total_units, 0.0);
     for (int i = 0; i < n_todo && !interrupted; i++) {
         char p[PATH_MAX + 256];
+        mieb_progress_task_begin(i, todo[i]->name);
         snprintf(p, sizeof p, "%s/%s.json", results_dir, todo[i]->name);
         if (strcmp(o.overwrite, "always") && mieb_file_exists(p)) {
             MIEB_LOGI("%s: result exists, skipped (--overwrite-strategy %s)", todo[i]->name, o.overwrite);
+            mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
             continue;
         }
         double t0 = now_mono();
@@ -462,17 +543,22 @@ int mieb_cmd_run(int argc, char **argv)
         if (st == MIEB_ERR_INTERRUPTED)
             break;
         if (st != MIEB_OK) {
-            fprintf(stderr, "mieb-eval: error: task %s not scored (%s): %s\n", todo[i]->name,
-                    mieb_status_str(st), mieb_last_error());
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not scored (%s): %s", todo[i]->name,
+                         mieb_status_str(st), mieb_last_error());
             failed++;
             if (st == MIEB_ERR_CUDA || st == MIEB_ERR_CUBLAS)
                 rc_exit = MIEB_EXIT_FATAL;
+            mieb_progress_task_end(todo[i]->name, "failed", task_units(todo[i]));
             continue;
         }
+        mieb_cli_log_context(todo[i]->name, NULL, NULL); /* task-level line */
         MIEB_LOGI("%s: scored in %.2f s -> %s", todo[i]->name, now_mono() - t0, p);
+        mieb_progress_task_end(todo[i]->name, "scored", task_units(todo[i]));
     }
+    mieb_progress_stop();
     if (interrupted) {
-        fprintf(stderr, "mieb-eval: interrupted; finished results are kept, rerun with --overwrite-strategy only-missing to resume\n");
+        mieb_cli_say(MIEB_LOG_WARN, "mieb-eval: ",
+                     "interrupted; finished results are kept, rerun with --overwrite-strategy only-missing to resume");
         rc_exit = MIEB_EXIT_INTERRUPTED;
     } else if (failed && rc_exit == MIEB_EXIT_OK) {
         rc_exit = MIEB_EXIT_TASK_FAILED;

@@ -10,6 +10,7 @@
 #include "../metrics/clustering_metrics.h"
 #include "../metrics/kmeans.h"
 #include "family.h"
+#include "per_query.h"
 
 mieb_status mieb_clustering_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
                                          struct mieb_taskdata *td, const char *split, const char *subset,
@@ -75,6 +76,8 @@ mieb_status mieb_clustering_score_subset(const struct mieb_run_ctx *rc, const st
         pred[i] = lab32[i];
     struct mieb_cluster_scores cs;
     if ((st = mieb_cluster_scores(labels, pred, n, &cs)) != MIEB_OK)
+        goto out;
+    if ((st = mieb_pq_write_predictions(rc, task->name, split, subset, "cluster", labels, pred, n)) != MIEB_OK)
         goto out;
     cJSON_AddNumberToObject(scores, "v_measure", cs.v_measure);
     cJSON_AddNumberToObject(scores, "nmi", cs.nmi);

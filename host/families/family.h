@@ -30,6 +30,7 @@ struct mieb_run_ctx {
     struct mieb_stage_times *times; /* may be NULL */
     int kmeans_full;            /* ImageClustering: 1 = full-batch Lloyd (--kmeans full), 0 = mteb's MiniBatchKMeans */
     int n_threads;              /* CPU threads a driver may use (--threads); 0 = all cores */
+    const char *per_query_dir;  /* --per-query DIR: per-query files (retrieval: TREC run + measures), or NULL */
 };
 
 /** Monotonic clock in seconds, for stage timing. */

@@ -10,7 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <unistd.h>
+
 #include "../backend/cpu_kernels.h"
+#include "../core/fileutil.h"
+#include "../core/pyfloat.h"
 #include "../metrics/retrieval_metrics.h"
 #include "retrieval_search.h"
 
@@ -184,17 +191,132 @@ static mieb_status load_query_tile(const struct mieb_run_ctx *rc, struct mieb_em
     return MIEB_OK;
 }
 
+/* ---- --per-query: <DIR>/<task>/<split>/<subset>/{run.trec,per_query.tsv,qrels.trec} ---- */
+enum { PQ_RUN = 0, PQ_MEASURES = 1, PQ_QRELS = 2, PQ_NFILES = 3 };
+static const char *const pq_names[PQ_NFILES] = {"run.trec", "per_query.tsv", "qrels.trec"};
+
+struct pq_files {
+    FILE *f[PQ_NFILES];
+    char tmp[PQ_NFILES][PATH_MAX + 64], path[PQ_NFILES][PATH_MAX + 64];
+    int warned_space;
+};
+
+static void pq_abort(struct pq_files *pq)
+{
+    for (int i = 0; i < PQ_NFILES; i++)
+        if (pq->f[i]) {
+            fclose(pq->f[i]);
+            pq->f[i] = NULL;
+            unlink(pq->tmp[i]);
+        }
+}
+
+static mieb_status pq_open(struct pq_files *pq, const char *dir, const char *task, const char *split,
+                           const char *subset)
+{
+    char d[PATH_MAX];
+    memset(pq, 0, sizeof *pq);
+    if (snprintf(d, sizeof d, "%s/%s/%s/%s", dir, task, split, subset) >= (int)sizeof d)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "--per-query: path too long");
+    MIEB_TRY(mieb_mkdirs(d));
+    for (int i = 0; i < PQ_NFILES; i++) {
+        snprintf(pq->path[i], sizeof pq->path[i], "%s/%s", d, pq_names[i]);
+        snprintf(pq->tmp[i], sizeof pq->tmp[i], "%s.tmp.%ld", pq->path[i], (long)getpid());
+        pq->f[i] = fopen(pq->tmp[i], "w");
+        if (!pq->f[i]) {
+            mieb_status st = mieb_fail(MIEB_ERR_IO, "--per-query: cannot create %s: %s", pq->tmp[i], strerror(errno));
+            pq_abort(pq);
+            return st;
+        }
+    }
+    return MIEB_OK;
+}
+
+/* Close and rename every file into place (a reader never sees half a file). */
+static mieb_status pq_commit(struct pq_files *pq)
+{
+    mieb_status st = MIEB_OK;
+    for (int i = 0; i < PQ_NFILES; i++) {
+        if (!pq->f[i])
+            continue;
+        int bad = ferror(pq->f[i]) | fflush(pq->f[i]) | fsync(fileno(pq->f[i]));
+        bad |= fclose(pq->f[i]);
+        pq->f[i] = NULL;
+        if (st == MIEB_OK && bad)
+            st = mieb_fail(MIEB_ERR_IO, "--per-query: cannot write %s: %s", pq->tmp[i], strerror(errno));
+        if (st == MIEB_OK && rename(pq->tmp[i], pq->path[i]) != 0)
+            st = mieb_fail(MIEB_ERR_IO, "--per-query: cannot rename %s: %s", pq->tmp[i], strerror(errno));
+        if (st != MIEB_OK)
+            unlink(pq->tmp[i]);
+    }
+    return st;
+}
+
+static int has_space(const char *s)
+{
+    for (; *s; s++)
+        if (isspace((unsigned char)*s))
+            return 1;
+    return 0;
+}
+
+/* TREC run lines of one query, in trec_eval's ranking, and its qrels lines. */
+static mieb_status pq_write_query(struct pq_files *pq, const struct mieb_ret_query_result *r, const char *qid,
+                                  const struct mieb_retrieval_data *rd, const struct qrel *qr, int64_t nqr,
+                                  size_t *order)
+{
+    if (!pq->warned_space && has_space(qid)) {
+        MIEB_LOGW("--per-query: query id '%s' holds white space; the TREC files will not parse", qid);
+        pq->warned_space = 1;
+    }
+    MIEB_TRY(mieb_ret_trec_order(r, order));
+    for (int64_t k = 0; k < r->n; k++) {
+        size_t j = order[k];
+        fprintf(pq->f[PQ_RUN], "%s Q0 %s %lld %.9g mieb-eval\n", qid, r->doc_ids[j], (long long)(k + 1),
+                (double)r->scores[j]);
+    }
+    for (int64_t j = 0; j < nqr; j++)
+        fprintf(pq->f[PQ_QRELS], "%s 0 %s %d\n", qid, rd->corpus_ids[qr[j].doc], (int)qr[j].score);
+    return MIEB_OK;
+}
+
+/* trec_eval -q style: "measure \t qid \t value" per query, then "measure \t all \t mean". */
+static mieb_status pq_write_measures(struct pq_files *pq, const struct mieb_ret_eval *ev,
+                                     const struct mieb_retrieval_data *rd, const int64_t *kept)
+{
+    double v[MIEB_RET_NMEASURES][MIEB_RET_NK];
+    char num[64];
+    FILE *f = pq->f[PQ_MEASURES];
+    for (int64_t i = 0; i < mieb_ret_eval_count(ev); i++) {
+        MIEB_TRY(mieb_ret_eval_query(ev, i, v));
+        for (int m = 0; m < MIEB_RET_NMEASURES; m++)
+            for (int ki = 0; ki < MIEB_RET_NK; ki++) {
+                mieb_py_repr(v[m][ki], num, sizeof num);
+                fprintf(f, "%s_%d\t%s\t%s\n", mieb_ret_measure_names[m], mieb_ret_k_values[ki],
+                        rd->query_ids[kept[i]], num);
+            }
+    }
+    for (int m = 0; m < MIEB_RET_NMEASURES; m++)
+        for (int ki = 0; ki < MIEB_RET_NK; ki++) {
+            mieb_py_repr(mieb_ret_eval_mean(ev, m, ki), num, sizeof num);
+            fprintf(f, "%s_%d\tall\t%s\n", mieb_ret_measure_names[m], mieb_ret_k_values[ki], num);
+        }
+    return MIEB_OK;
+}
+
 /* Hand each query's results dict to the metric accumulator. */
 static mieb_status add_tile_metrics(struct mieb_ret_eval *ev, const struct mieb_retrieval_data *rd,
-                                    const int64_t *qrow, struct mieb_search_out *so, bool skip)
+                                    const int64_t *qrow, struct mieb_search_out *so, bool skip,
+                                    struct pq_files *pq)
 {
     const char **ids = malloc(sizeof(char *) * MIEB_MTEB_TOP_K);
     struct pos_doc *pd = malloc(sizeof *pd * MIEB_MTEB_TOP_K);
     int32_t *rel = malloc(sizeof(int32_t) * MIEB_MTEB_TOP_K);
+    size_t *order = pq ? malloc(sizeof(size_t) * MIEB_MTEB_TOP_K) : NULL;
     struct qrel *qr = NULL;
     int64_t qr_cap = 0;
     mieb_status st = MIEB_OK;
-    if (!ids || !rel || !pd) {
+    if (!ids || !rel || !pd || (pq && !order)) {
         st = mieb_fail(MIEB_ERR_OOM, "metric buffers");
         goto done;
     }
@@ -238,8 +360,11 @@ static mieb_status add_tile_metrics(struct mieb_ret_eval *ev, const struct mieb_
             .n_qrels = nqr, .qrels_values = rd->qrels_score + q0,
         };
         st = mieb_ret_eval_add(ev, &r);
+        if (st == MIEB_OK && pq)
+            st = pq_write_query(pq, &r, rd->query_ids[q], rd, qr, nqr, order);
     }
 done:
+    free(order);
     free(pd);
     free(ids);
     free(rel);
@@ -283,6 +408,7 @@ mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const str
     struct mieb_emb_role *qrole = NULL, *crole = NULL;
     struct mieb_ret_eval *ev = NULL;
     int64_t *kept = NULL, n_kept = 0;
+    struct pq_files pqf, *pq = NULL;
     char grp[512];
     mieb_status st;
 
@@ -296,6 +422,11 @@ mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const str
         st = open_roles(rc, task->name, split, subset, &rd, &qrole, &crole);
     if (st == MIEB_OK)
         st = mieb_ret_eval_new(&ev);
+    if (st == MIEB_OK && rc->per_query_dir) {
+        st = pq_open(&pqf, rc->per_query_dir, task->name, split, subset);
+        if (st == MIEB_OK)
+            pq = &pqf;
+    }
     if (st != MIEB_OK)
         goto done;
 
@@ -351,7 +482,7 @@ mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const str
                 st = mieb_search_tile(rc, qs, nt, kept + t0, crole, &rd, block_items, &so);
             double tm = mieb_now();
             if (st == MIEB_OK)
-                st = add_tile_metrics(ev, &rd, kept + t0, &so, skip);
+                st = add_tile_metrics(ev, &rd, kept + t0, &so, skip, pq);
             if (rc->times)
                 rc->times->metrics += mieb_now() - tm;
             mieb_search_out_free(&so);
@@ -363,12 +494,18 @@ mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const str
     if (st == MIEB_OK) {
         double tm = mieb_now();
         st = mieb_ret_eval_finish(ev, scores);
+        if (st == MIEB_OK && pq)
+            st = pq_write_measures(pq, ev, &rd, kept);
+        if (st == MIEB_OK && pq)
+            st = pq_commit(pq);
         if (rc->times)
             rc->times->metrics += mieb_now() - tm;
     }
 done:
     if (st != MIEB_OK && !strstr(mieb_last_error(), mieb_taskdata_path(td)))
         mieb_fail_context(st, "%s %s (%s)", task->name, grp, mieb_taskdata_path(td));
+    if (pq)
+        pq_abort(pq); /* after a failure: no partial per-query files */
     mieb_ret_eval_free(ev);
     mieb_emb_role_close(qrole);
     mieb_emb_role_close(crole);

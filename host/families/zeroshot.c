@@ -24,6 +24,7 @@
 #include "../io/embeddings.h"
 #include "../metrics/classification_metrics.h"
 #include "clf_common.h"
+#include "per_query.h"
 
 /* Read a whole role as fp32 (with offsets for multi-vector roles). */
 static mieb_status read_role(struct mieb_emb_role *r, float **data, int64_t **offsets, struct mieb_vecs *v)
@@ -217,6 +218,8 @@ mieb_status mieb_zeroshot_score_subset(const struct mieb_run_ctx *rc, const stru
         pred[i] = mieb_clf_argmax_f32(S + i * k, k);
     struct mieb_clf_scores sc;
     st = mieb_clf_label_metrics(labels, pred, n, &sc);
+    if (st == MIEB_OK)
+        st = mieb_pq_write_predictions(rc, task->name, split, subset, "prediction", labels, pred, n);
     int64_t nu = 0;
     if (st == MIEB_OK)
         st = mieb_clf_n_unique(labels, n, &nu);

@@ -7,9 +7,9 @@
  * Bit-exactness of the BLAS calls (checked against numpy 2.4 + OpenBLAS, see
  * bench/README.md "Linear probe"): one single-threaded OpenBLAS call with numpy's operand
  * shapes gives numpy's float32 bits; splitting the output ROWS of a row-major sgemm into
- * blocks that start at multiples of MIEB_LOGREG_ROW_ALIGN keeps every element's bits (the
- * kernel tiles rows in groups of 4/8/12 from the start of a call); splitting columns does
- * not. numpy's own multi-threaded sgemm splits differently and is itself not bit-equal to
+ * blocks that start at multiples of MIEB_LOGREG_ROW_ALIGN keeps every element's bits
+ * (observed: splits at multiples of 12 keep them, others and column splits do not; the
+ * kernel's row tiles start at the start of each call). numpy's own multi-threaded sgemm splits differently and is itself not bit-equal to
  * its single-threaded result, so "exact" means "as sklearn with one BLAS thread".
  */
 #ifndef MIEB_METRICS_LOGREG_LOSS_H
@@ -19,7 +19,7 @@
 
 #include "../core/status.h"
 
-/** Row blocks handed to threads start at multiples of this (a multiple of 4, 8, 12, 16, 24, 32). */
+/** Row blocks handed to threads start at multiples of this (a multiple of 8, 12, 16, 24, 32). */
 #define MIEB_LOGREG_ROW_ALIGN 96
 
 struct mieb_logreg_loss {

@@ -268,6 +268,32 @@ double mieb_ret_round_for_write(const char *key, double x, int ndigits)
     return mieb_py_round(x, ndigits);
 }
 
+/* ---- per-query values ---- */
+_Static_assert(MIEB_RET_NFAMILY == MIEB_RET_NMEASURES, "measure count");
+const char *const mieb_ret_measure_names[MIEB_RET_NMEASURES] = {
+    [MIEB_RET_NDCG] = "ndcg_cut", [MIEB_RET_MAP] = "map_cut", [MIEB_RET_RECALL] = "recall",
+    [MIEB_RET_P] = "P",           [MIEB_RET_SUCCESS] = "success", [MIEB_RET_MRR] = "mrr_cut",
+};
+
+mieb_status mieb_ret_eval_query(const struct mieb_ret_eval *ev, int64_t i,
+                                double out[MIEB_RET_NMEASURES][MIEB_RET_NK])
+{
+    if (ev == NULL || i < 0 || i >= ev->n)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "retrieval metrics: no query %lld", (long long)i);
+    memcpy(out, ev->rows[i].m, sizeof ev->rows[i].m);
+    return MIEB_OK;
+}
+
+double mieb_ret_eval_mean(const struct mieb_ret_eval *ev, int measure, int ki)
+{
+    if (ev == NULL || ev->n == 0 || measure < 0 || measure >= MIEB_RET_NMEASURES || ki < 0 || ki >= MIEB_RET_NK)
+        return NAN;
+    double s = 0.0;
+    for (int64_t i = 0; i < ev->n; i++)
+        s += ev->rows[i].m[measure][ki];
+    return s / (double)ev->n;
+}
+
 mieb_status mieb_ret_eval_finish(struct mieb_ret_eval *ev, cJSON *scores)
 {
     if (ev == NULL || scores == NULL)

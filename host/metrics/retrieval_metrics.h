@@ -64,4 +64,29 @@ int64_t mieb_ret_eval_count(const struct mieb_ret_eval *ev);
 double mieb_ret_round_for_write(const char *key, double x, int ndigits);
 void mieb_ret_eval_free(struct mieb_ret_eval *ev);
 
+/* ---- per-query values (--per-query): what the averages above are computed from ---- */
+
+/** Per-query measures, in the order mieb_ret_eval_query fills them. */
+#define MIEB_RET_NMEASURES 6
+/**
+ * Their names in trec_eval's style, "<name>_<K>": "ndcg_cut", "map_cut", "recall", "P",
+ * "success" (trec_eval 9.0.8, relevance level 1) and "mrr_cut" (mteb's MRR@K: 1/rank of
+ * the first doc with qrels > 0 within the top K). mteb's keys: ndcg_at_K, map_at_K,
+ * recall_at_K, precision_at_K, hit_rate_at_K, mrr_at_K.
+ */
+extern const char *const mieb_ret_measure_names[MIEB_RET_NMEASURES];
+
+/** The i-th added query's values, unrounded: out[measure][k index] (k = mieb_ret_k_values). */
+mieb_status mieb_ret_eval_query(const struct mieb_ret_eval *ev, int64_t i,
+                                double out[MIEB_RET_NMEASURES][MIEB_RET_NK]);
+
+/** The mean over queries of one measure as mteb takes it (sequential sum / n), before rounding. */
+double mieb_ret_eval_mean(const struct mieb_ret_eval *ev, int measure, int ki);
+
+/**
+ * trec_eval's ranking of a results dict (score descending, ties by doc id string
+ * descending): order[r] = index in q of the doc at rank r+1. order has q->n entries.
+ */
+mieb_status mieb_ret_trec_order(const struct mieb_ret_query_result *q, size_t *order);
+
 #endif

@@ -181,6 +181,17 @@ static void trec_counts(const int64_t *rel, int64_t n, int64_t num_rel, double *
     }
 }
 
+mieb_status mieb_ret_trec_order(const struct mieb_ret_query_result *q, size_t *order)
+{
+    if (q == NULL || (q->n > 0 && (order == NULL || q->scores == NULL || q->doc_ids == NULL)))
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "retrieval metrics: bad query arrays");
+    for (int64_t i = 0; i < q->n; i++)
+        order[i] = (size_t)i;
+    if (q->n > 1)
+        qsort_r(order, (size_t)q->n, sizeof *order, cmp_rank, (void *)q);
+    return MIEB_OK;
+}
+
 mieb_status mieb_ret_query_compute(const struct mieb_ret_query_result *q,
                                    struct mieb_ret_scratch *s,
                                    struct mieb_ret_query_values *out)
