@@ -293,7 +293,8 @@ static mieb_status scan_dir(struct scan_state *s, const char *dir, int depth)
     if (st == MIEB_OK && nf > 0) {
         st = read_revision(s, dir, files, nf);
     } else if (st == MIEB_OK && depth < SCAN_DEPTH) {
-        qsort(subs, (size_t)ns, sizeof *subs, cmp_names);
+        if (ns > 1) /* qsort with a NULL array is undefined even for 0 items */
+            qsort(subs, (size_t)ns, sizeof *subs, cmp_names);
         for (int i = 0; i < ns && st == MIEB_OK; i++) {
             char path[PATH_MAX];
             if (mieb_path_join(path, sizeof path, dir, subs[i]) == MIEB_OK)

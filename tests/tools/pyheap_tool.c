@@ -28,5 +28,11 @@ int main(void)
     }
     for (int64_t j = 0; j < h.n; j++)
         printf("%.9g %s\n", h.score[j], ids[h.doc[j]]);
+    for (long i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    free(sc);
+    free(hs);
+    free(hd);
     return 0;
 }
