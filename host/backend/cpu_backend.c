@@ -22,12 +22,39 @@
 #include "topk_reservoir.h"
 
 /* Tile shapes: a 256 x 2048 fp32 score tile is 2 MiB, L2/L3 resident. */
-#define CPU_TILE_Q 256
-#define CPU_TILE_D 2048
+#define CPU_TILE_Q 512
+#define CPU_TILE_D 4096
+
+/* Per-thread scratch kept across calls: a fresh multi-MiB malloc per block costs page
+   faults (the kernel zeroes every page) that showed up at several percent of the time. */
+struct cpu_scratch {
+    float *tile;      /* [CPU_TILE_Q, CPU_TILE_D] */
+    float *res_s;     /* [CPU_TILE_Q, 2k] */
+    int64_t *res_i;
+    size_t res_slots; /* capacity of res_s / res_i */
+};
 
 struct cpu_ctx {
     int n_threads;
+    struct cpu_scratch scratch[64];
 };
+
+static mieb_status scratch_reserve(struct cpu_scratch *sc, int64_t k)
+{
+    size_t need = (size_t)CPU_TILE_Q * 2 * (size_t)k;
+    if (!sc->tile && !(sc->tile = malloc(sizeof(float) * CPU_TILE_Q * CPU_TILE_D)))
+        return mieb_fail(MIEB_ERR_OOM, "cpu backend: score tile");
+    if (sc->res_slots < need) {
+        free(sc->res_s);
+        free(sc->res_i);
+        sc->res_s = malloc(sizeof(float) * need);
+        sc->res_i = malloc(sizeof(int64_t) * need);
+        sc->res_slots = sc->res_s && sc->res_i ? need : 0;
+        if (!sc->res_slots)
+            return mieb_fail(MIEB_ERR_OOM, "cpu backend: top-k reservoirs (k = %lld)", (long long)k);
+    }
+    return MIEB_OK;
+}
 
 struct mieb_qset {
     struct mieb_vecs q; /* borrowed: caller keeps the data alive */
@@ -36,6 +63,12 @@ struct mieb_qset {
 
 static void cpu_free(struct mieb_backend *be)
 {
+    struct cpu_ctx *cx = be->ctx;
+    for (int t = 0; t < 64; t++) {
+        free(cx->scratch[t].tile);
+        free(cx->scratch[t].res_s);
+        free(cx->scratch[t].res_i);
+    }
     free(be->ctx);
     free(be);
 }
@@ -66,6 +99,7 @@ struct topk_job {
     float *out_s;     /* [nq, k] for this part */
     int64_t *out_i;
     int64_t *out_n;   /* [nq] entries kept per query (this part) */
+    struct cpu_scratch *sc; /* the running thread's scratch */
     mieb_status st;
 };
 
@@ -97,16 +131,12 @@ static mieb_status run_topk_job(struct topk_job *j)
     }
 
     /* each query row gets a reservoir of 2k slots (topk_reservoir.h) */
-    size_t slots = (size_t)CPU_TILE_Q * 2 * (size_t)k;
-    float *res_s = malloc(sizeof(float) * slots);
-    int64_t *res_i = malloc(sizeof(int64_t) * slots);
-    tile = malloc(sizeof(float) * CPU_TILE_Q * CPU_TILE_D);
-    if (!tile || !res_s || !res_i) {
-        free(tile);
-        free(res_s);
-        free(res_i);
-        return mieb_fail(MIEB_ERR_OOM, "cpu backend: score tile and top-k reservoirs (k = %lld)", (long long)k);
-    }
+    mieb_status st = scratch_reserve(j->sc, k);
+    if (st != MIEB_OK)
+        return st;
+    tile = j->sc->tile;
+    float *res_s = j->sc->res_s;
+    int64_t *res_i = j->sc->res_i;
     for (int64_t qt = j->q0; qt < j->q1; qt += CPU_TILE_Q) {
         int64_t tq = j->q1 - qt < CPU_TILE_Q ? j->q1 - qt : CPU_TILE_Q;
         struct mieb_topk_res res[CPU_TILE_Q];
@@ -129,9 +159,6 @@ static mieb_status run_topk_job(struct topk_job *j)
         }
     }
     (void)nq;
-    free(tile);
-    free(res_s);
-    free(res_i);
     return MIEB_OK;
 }
 
@@ -210,6 +237,7 @@ static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
                 jb->out_s = ps + (int64_t)p * nq * k;
                 jb->out_i = pi + (int64_t)p * nq * k;
                 jb->out_n = pn + (int64_t)p * nq;
+                jb->sc = &cx->scratch[t];
             }
             jobs[w++].q1 = -1; /* sentinel */
         }
