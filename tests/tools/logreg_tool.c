@@ -30,7 +30,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", mieb_last_error());
         return 1;
     }
-    mieb_logreg_predict(&m, Xt, nt, pred);
+    if (mieb_logreg_predict(&m, Xt, nt, pred) != MIEB_OK) {
+        fprintf(stderr, "%s\n", mieb_last_error());
+        mieb_logreg_free(&m);
+        return 1;
+    }
     printf("%d %d\n", m.n_iter, m.converged);
     for (int64_t i = 0; i < nt; i++)
         printf("%lld\n", (long long)pred[i]);
