@@ -5,7 +5,7 @@
  *                 [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]
  *                 [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]
  *                 [--threads N] [-v | -q] [--log-format text|json] [--progress auto|tty|plain|off]
- *                 [--per-query DIR]
+ *                 [--per-query DIR] [--shard-index I --num-shards K]
  *
  * A task whose inputs are invalid is reported on stderr (file, dataset, what is wrong),
  * nothing is written for it, the other tasks are still scored, and the exit status is
@@ -45,6 +45,10 @@ struct run_opts {
     enum mieb_progress_mode progress; /* --progress */
     const char *per_query;           /* --per-query DIR */
     int kmeans_full; /* --kmeans full */
+    /* ---- task sharding (issue 6) ---- */
+    long shard_index, num_shards; /* --shard-index I --num-shards K; num_shards 0: not sharded */
+    int shard_index_set;
+    /* ---- end of task sharding ---- */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -57,6 +61,7 @@ static void run_usage(FILE *f)
           "                     [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]\n"
           "                     [--threads N] [--precision fp32|tf32|bf16] [-v | -q]\n"
           "                     [--log-format text|json] [--progress auto|tty|plain|off] [--per-query DIR]\n"
+          "                     [--shard-index I --num-shards K]\n"
           "\n"
           "  --task-data DIR      folder of <TaskName>.h5 ground-truth files\n"
           "  --embeddings DIR     folder with model_meta.json and <TaskName>/<split>/<subset>/<role>.h5\n"
@@ -78,6 +83,13 @@ static void run_usage(FILE *f)
           "                       value; ndcg_cut_K map_cut_K recall_K P_K success_K mrr_cut_K, then 'all'\n"
           "                       means) and qrels.trec; zero-shot and clustering: predictions.tsv\n"
           "                       (index, label, prediction or cluster); other families: nothing yet\n"
+          "  --shard-index I      with --num-shards K: score only this process's share of the task list,\n"
+          "  --num-shards K       for K processes (machines, GPUs) run side by side with the same arguments:\n"
+          "                       the final task list (-t names in order, then each -b benchmark's tasks in\n"
+          "                       mteb's order, without duplicates and without the benchmark tasks skipped\n"
+          "                       for absent inputs) is split deterministically, task j (0-based) going to\n"
+          "                       shard j % K; 0 <= I < K. The K shards together score every task once;\n"
+          "                       they may share one --output-folder\n"
           "  -v, --verbose        debug logging\n"
           "  -q, --quiet          warnings and errors only (no progress)\n"
           "  --log-format F       text (default) or json: one JSON object per line on stderr\n"
@@ -191,6 +203,25 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         } else if (!strcmp(a, "--threads")) {
             NEED_VAL();
             o->threads = atoi(val);
+        } else if (!strcmp(a, "--shard-index") || !strcmp(a, "--num-shards")) { /* task sharding (issue 6) */
+            NEED_VAL();
+            char *end = NULL;
+            errno = 0;
+            long v = strtol(val, &end, 10);
+            if (errno || end == val || *end || v < 0 || v > INT_MAX) {
+                fprintf(stderr, "mieb-eval run: bad %s '%s' (a whole number >= 0)\n", a, val);
+                return -1;
+            }
+            if (a[2] == 's') {
+                o->shard_index = v;
+                o->shard_index_set = 1;
+            } else {
+                if (v < 1) {
+                    fprintf(stderr, "mieb-eval run: --num-shards must be at least 1\n");
+                    return -1;
+                }
+                o->num_shards = v;
+            }
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             o->verbose = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -252,6 +283,21 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         fprintf(stderr, "mieb-eval run: name tasks with -t or a benchmark with -b\n");
         return -1;
     }
+    /* ---- task sharding (issue 6) ---- */
+    if (o->shard_index_set && !o->num_shards) {
+        fprintf(stderr, "mieb-eval run: --shard-index needs --num-shards\n");
+        return -1;
+    }
+    if (o->num_shards && !o->shard_index_set) {
+        fprintf(stderr, "mieb-eval run: --num-shards needs --shard-index\n");
+        return -1;
+    }
+    if (o->num_shards && o->shard_index >= o->num_shards) {
+        fprintf(stderr, "mieb-eval run: --shard-index %ld out of range: 0 <= I < --num-shards (%ld)\n",
+                o->shard_index, o->num_shards);
+        return -1;
+    }
+    /* ---- end of task sharding ---- */
     if (o->verbose && o->quiet) {
         fprintf(stderr, "mieb-eval run: -v and -q exclude each other\n");
         return -1;
@@ -479,6 +525,16 @@ int mieb_cmd_run(int argc, char **argv)
             todo[n_todo++] = t;
         }
     }
+    /* ---- task sharding (issue 6): task j of the final list goes to shard j % K ---- */
+    if (o.num_shards) {
+        int kept = 0;
+        for (int j = 0; j < n_todo; j++)
+            if (j % o.num_shards == o.shard_index)
+                todo[kept++] = todo[j];
+        MIEB_LOGI("shard %ld of %ld: %d of %d task(s)", o.shard_index, o.num_shards, kept, n_todo);
+        n_todo = kept;
+    }
+    /* ---- end of task sharding ---- */
     if ((st = mieb_model_meta_load(o.emb, &meta)) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         mieb_registry_free(&reg);
