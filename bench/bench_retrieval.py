@@ -91,7 +91,7 @@ def run_numpy(q, d, k, block=8192):
 
 
 def sgemm_peak(threads):
-    exe = os.path.join(REPO, "build", "bench", "sgemm_rate")
+    exe = os.path.join(REPO, "build", "bench", "sgemm_rate_openblas")
     if not os.path.exists(exe):
         return None
     try:
