@@ -2,7 +2,7 @@
  * cuda_backend.c - the CUDA implementation of the operations table (backend.h):
  * the vtable, mieb_backend_cuda_init, resident query sets, max_block_rows, and the
  * helpers the operations share (input checks, corpus tiles, plan-and-reserve with
- * OOM recovery). topk_block, score_pairs and kmeans_assign live in their own files.
+ * OOM recovery). topk_block, score_pairs, kmeans_assign, sts_pairs and compo_scores live in their own files.
  *
  * Every operation first refuses to run on a context that saw a CUDA error (some faults
  * leave the CUDA context unusable until the process restarts) and marks the context
@@ -251,6 +251,23 @@ static mieb_status cuda_kmeans_assign(struct mieb_backend *be, const float *x, i
     return settle(ctx, mieb_cuda_kmeans_assign(ctx, x, n, c, c_sqnorm, k, dim, labels));
 }
 
+static mieb_status cuda_sts_pairs(struct mieb_backend *be, const float *a, const float *b, int64_t n, int64_t dim,
+                                  bool sklearn_f64, enum mieb_sim model_sim, const struct mieb_sts_pair_out *out)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    MIEB_TRY(usable(ctx));
+    return settle(ctx, mieb_cuda_sts_pairs(ctx, a, b, n, dim, sklearn_f64, model_sim, out));
+}
+
+static mieb_status cuda_compo_scores(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
+                                     const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples, int64_t n_img,
+                                     int64_t n_txt, int64_t dim, float *scores)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    MIEB_TRY(usable(ctx));
+    return settle(ctx, mieb_cuda_compo_scores(ctx, img, img_dtype, txt, txt_dtype, n_samples, n_img, n_txt, dim, scores));
+}
+
 /*
  * Corpus items per topk_block call: several tiles of the plan for this query set (or,
  * without one, 1024 single-vector queries), at most what a block-local index can hold.
@@ -294,6 +311,8 @@ static const struct mieb_backend_i cuda_iface = {
     /* .score_pairs     = */ cuda_score_pairs,
     /* .max_block_rows  = */ cuda_max_block_rows,
     /* .kmeans_assign   = */ cuda_kmeans_assign,
+    /* .sts_pairs       = */ cuda_sts_pairs,
+    /* .compo_scores    = */ cuda_compo_scores,
 };
 
 mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

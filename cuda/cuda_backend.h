@@ -68,6 +68,13 @@ mieb_status mieb_cuda_score_pairs(struct mieb_cuda_ctx *ctx, struct mieb_qset *q
 mieb_status mieb_cuda_kmeans_assign(struct mieb_cuda_ctx *ctx, const float *x, int64_t n, const float *c,
                                     const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels);
 
+/** sts_pairs and compo_scores (backend.h) on the device (cuda_pairwise.c): the CPU reference's bits. */
+mieb_status mieb_cuda_sts_pairs(struct mieb_cuda_ctx *ctx, const float *a, const float *b, int64_t n, int64_t dim,
+                                bool sklearn_f64, enum mieb_sim model_sim, const struct mieb_sts_pair_out *out);
+mieb_status mieb_cuda_compo_scores(struct mieb_cuda_ctx *ctx, const float *img, enum mieb_emb_dtype img_dtype,
+                                   const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples, int64_t n_img,
+                                   int64_t n_txt, int64_t dim, float *scores);
+
 #ifdef __cplusplus
 }
 #endif

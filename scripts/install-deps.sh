@@ -13,6 +13,11 @@ pkgs=(build-essential cmake pkg-config
       libhdf5-dev hdf5-tools libcjson-dev libopenblas0-pthread libopenblas-pthread-dev
       python3 python3-venv python3-numpy python3-h5py python3-scipy
       clang libclang-rt-14-dev llvm)  # clang + its sanitizer/libFuzzer runtimes: scripts/sanitize.sh, fuzz.sh
+# headless Chromium: tests/py/test_report.py renders the HTML report and checks its console
+# (tests only: the demo and the images, which set MIEB_SKIP_PY=1, do without it)
+if [ "${MIEB_SKIP_PY:-0}" != "1" ]; then pkgs+=(chromium); fi
+# a one-node Slurm cluster for tests/py/test_slurm.py (scripts/slurm/); not in the images (MIEB_SKIP_PY=1)
+[ "${MIEB_SKIP_PY:-0}" = "1" ] || pkgs+=(slurm-wlm munge)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

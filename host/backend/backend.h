@@ -19,10 +19,12 @@
 #ifndef MIEB_BACKEND_H
 #define MIEB_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../core/status.h"
+#include "../io/embeddings.h" /* enum mieb_emb_dtype (compo_scores) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +56,28 @@ struct mieb_vecs {
     int64_t rows;
     int64_t dim;
 };
+
+/** Outputs of the sts_pairs operation: n values each, as the Python floats mteb correlates. */
+struct mieb_sts_pair_out {
+    double *cosine, *manhattan, *euclidean, *model;
+};
+
+/*
+ * The tile grid that makes scores independent of how the work is split.
+ *
+ * A BLAS GEMM's last bits depend on the shape of the call (OpenBLAS picks kernels and
+ * blockings by M and N: a 511 x 2500 call and the first 511 rows of a 512 x 2500 call
+ * differ in about 1% of their elements), so a score must always come from the same call
+ * shape at the same position. Backends tile a query set from its first query in steps of
+ * MIEB_GRID_Q and a corpus block from its first document in steps of MIEB_GRID_D, and
+ * split work across threads only along those tiles. Callers then start every query set at
+ * a multiple of MIEB_GRID_Q of the role's item list and every corpus block at a multiple
+ * of MIEB_GRID_D: each (query, document) score is then computed by the same call shape at
+ * the same position whatever --mem-limit, --threads or corpus parts were used, and the
+ * results are bit-identical. MIEB_GRID_D divides mteb's 50,000-document chunk.
+ */
+#define MIEB_GRID_Q 256
+#define MIEB_GRID_D 1250
 
 struct mieb_backend;
 struct mieb_qset; /**< queries resident in a backend (opaque, backend-owned) */
@@ -110,6 +134,26 @@ struct mieb_backend_i {
      */
     mieb_status (*kmeans_assign)(struct mieb_backend *be, const float *x, int64_t n, const float *c,
                                  const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels);
+
+    /**
+     * Visual STS (PROTOCOLS.md §7): for n pairs (rows a[i], b[i] of two [n, dim] float32
+     * matrices) the four similarities mteb correlates, in mteb's arithmetic (pair_math.h):
+     * sklearn's in float64 when sklearn_f64 else float32, torch's for the model similarity
+     * (MIEB_SIM_COSINE or MIEB_SIM_DOT). Equal, bit for bit, to the CPU reference.
+     * May be NULL (CPU fallback).
+     */
+    mieb_status (*sts_pairs)(struct mieb_backend *be, const float *a, const float *b, int64_t n, int64_t dim,
+                             bool sklearn_f64, enum mieb_sim model_sim, const struct mieb_sts_pair_out *out);
+
+    /**
+     * Compositionality (PROTOCOLS.md §6): per-sample [n_img, n_txt] score matrices of
+     * torch-normalised rows, img [n_samples * n_img, dim] and txt [n_samples * n_txt, dim]
+     * sample-major, scores [n_samples, n_img, n_txt]; the dtypes select torch's rounding
+     * (cpu_pairwise.h). Equal, bit for bit, to the CPU reference. May be NULL (CPU fallback).
+     */
+    mieb_status (*compo_scores)(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
+                                const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples, int64_t n_img,
+                                int64_t n_txt, int64_t dim, float *scores);
 };
 
 /** Options shared by all backends. */
@@ -154,6 +198,13 @@ int64_t mieb_backend_max_block_rows(struct mieb_backend *be, struct mieb_qset *q
 /** kmeans_assign through the table; falls back to the CPU reference when the slot is NULL. */
 mieb_status mieb_backend_kmeans_assign(struct mieb_backend *be, const float *x, int64_t n, const float *c,
                                        const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels);
+/** sts_pairs through the table; falls back to the CPU reference when the slot is NULL. */
+mieb_status mieb_backend_sts_pairs(struct mieb_backend *be, const float *a, const float *b, int64_t n, int64_t dim,
+                                   bool sklearn_f64, enum mieb_sim model_sim, const struct mieb_sts_pair_out *out);
+/** compo_scores through the table; falls back to the CPU reference when the slot is NULL. */
+mieb_status mieb_backend_compo_scores(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
+                                      const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples,
+                                      int64_t n_img, int64_t n_txt, int64_t dim, float *scores);
 
 /** Parse "cosine" / "dot" / "MaxSim" (mteb's similarity_fn_name; NULL or "" means cosine). */
 mieb_status mieb_sim_parse(const char *name, enum mieb_sim *out);

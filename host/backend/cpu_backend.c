@@ -17,13 +17,16 @@
 
 #include "backend.h"
 #include "cpu_kernels.h"
+#include "cpu_pairwise.h"
 #include "cpu_kmeans.h"
 #include "topk_heap.h"
 #include "topk_reservoir.h"
 
-/* Tile shapes: a 256 x 2048 fp32 score tile is 2 MiB, L2/L3 resident. */
-#define CPU_TILE_Q 512
-#define CPU_TILE_D 4096
+/* Tile shapes: the grid of backend.h (a 256 x 1250 fp32 score tile is 1.2 MiB, L2/L3
+   resident); every cblas_sgemm call is one grid tile, so its shape never depends on how
+   the caller or the thread split cut the work. */
+#define CPU_TILE_Q MIEB_GRID_Q
+#define CPU_TILE_D MIEB_GRID_D
 
 /* Per-thread scratch kept across calls: a fresh multi-MiB malloc per block costs page
    faults (the kernel zeroes every page) that showed up at several percent of the time. */
@@ -116,10 +119,14 @@ static mieb_status run_topk_job(struct topk_job *j)
             float *row = malloc(sizeof(float) * (size_t)(j->d1 - j->d0 > 0 ? j->d1 - j->d0 : 1));
             if (!row)
                 return mieb_fail(MIEB_ERR_OOM, "cpu backend: maxsim row");
-            mieb_status st = mieb_cpu_maxsim_row(q, qi, d, j->d0, j->d1, row);
-            if (st != MIEB_OK) {
-                free(row);
-                return st;
+            /* one grid tile of documents per token GEMM, as for single vectors */
+            for (int64_t dt = j->d0; dt < j->d1; dt += CPU_TILE_D) {
+                int64_t de = j->d1 - dt < CPU_TILE_D ? j->d1 : dt + CPU_TILE_D;
+                mieb_status st = mieb_cpu_maxsim_row(q, qi, d, dt, de, row + (dt - j->d0));
+                if (st != MIEB_OK) {
+                    free(row);
+                    return st;
+                }
             }
             mieb_topk_heap_init(&h, j->out_s + qi * k, j->out_i + qi * k, k);
             mieb_topk_heap_push_row(&h, row, j->d1 - j->d0, j->d0);
@@ -225,7 +232,8 @@ static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
             starts[t] = &jobs[w];
             for (int64_t c = 0; c < per_thread && jid < n_jobs; c++, jid++) {
                 int64_t qt = jid / parts, p = jid % parts;
-                int64_t dchunk = (nd + parts - 1) / parts;
+                /* whole grid tiles per part, so no sgemm call changes shape with the thread count */
+                int64_t dchunk = ((nd + parts - 1) / parts + CPU_TILE_D - 1) / CPU_TILE_D * CPU_TILE_D;
                 struct topk_job *jb = &jobs[w++];
                 jb->qs = qs;
                 jb->docs = docs;
@@ -321,6 +329,21 @@ static int64_t cpu_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs,
     return INT64_MAX;
 }
 
+static mieb_status cpu_sts_pairs(struct mieb_backend *be, const float *a, const float *b, int64_t n, int64_t dim,
+                                 bool sklearn_f64, enum mieb_sim model_sim, const struct mieb_sts_pair_out *out)
+{
+    (void)be;
+    return mieb_cpu_sts_pairs(a, b, n, dim, sklearn_f64, model_sim, out);
+}
+
+static mieb_status cpu_compo_scores(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
+                                    const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples, int64_t n_img,
+                                    int64_t n_txt, int64_t dim, float *scores)
+{
+    (void)be;
+    return mieb_cpu_compo_scores(img, img_dtype, txt, txt_dtype, n_samples, n_img, n_txt, dim, scores);
+}
+
 static const struct mieb_backend_i cpu_iface = {
     /* .name            = */ "cpu",
     /* .free            = */ cpu_free,
@@ -330,6 +353,8 @@ static const struct mieb_backend_i cpu_iface = {
     /* .score_pairs     = */ cpu_score_pairs,
     /* .max_block_rows  = */ cpu_max_block_rows,
     /* .kmeans_assign   = */ mieb_cpu_kmeans_assign,
+    /* .sts_pairs       = */ cpu_sts_pairs,
+    /* .compo_scores    = */ cpu_compo_scores,
 };
 
 mieb_status mieb_backend_cpu_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

@@ -24,6 +24,8 @@
  * (torch does not upcast here): the norm, each normalised value and each score are rounded
  * to that dtype as torch rounds them (F.normalize's eps 1e-12 underflows to 0 in float16),
  * with fp32-or-better accumulation in between.
+ *
+ * The arithmetic itself is in pair_math.h, shared with the CUDA kernels.
  */
 #ifndef MIEB_BACKEND_CPU_PAIRWISE_H
 #define MIEB_BACKEND_CPU_PAIRWISE_H
@@ -34,11 +36,6 @@
 #include "../core/status.h"
 #include "../io/embeddings.h"
 #include "backend.h"
-
-/** Outputs of mieb_cpu_sts_pairs: n values each, as the Python floats mteb correlates. */
-struct mieb_sts_pair_out {
-    double *cosine, *manhattan, *euclidean, *model;
-};
 
 /**
  * Score n pairs: rows a[i] and b[i] of two [n, dim] float32 matrices (the values the
@@ -59,16 +56,5 @@ mieb_status mieb_cpu_sts_pairs(const float *a, const float *b, int64_t n, int64_
 mieb_status mieb_cpu_compo_scores(const float *img, enum mieb_emb_dtype img_dtype, const float *txt,
                                   enum mieb_emb_dtype txt_dtype, int64_t n_samples, int64_t n_img, int64_t n_txt,
                                   int64_t dim, float *scores);
-
-/* Building blocks, exposed for tests/tools/pairwise_tool.c. */
-/** np.einsum("ij,ij->i") inner loop for one float32 row pair. */
-float mieb_np_einsum_dot_f32(const float *a, const float *b, int64_t n);
-/** The same for float64 rows. */
-double mieb_np_einsum_dot_f64(const double *a, const double *b, int64_t n);
-/** np.sum of a contiguous float32 array (pairwise summation in float32). */
-float mieb_np_sum_f32(const float *a, int64_t n);
-/** Round a float to the nearest float16 / bfloat16 value (ties to even), returned as float. */
-float mieb_round_f16(float x);
-float mieb_round_bf16(float x);
 
 #endif

@@ -5,7 +5,9 @@
  *                 [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]
  *                 [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]
  *                 [--threads N] [-v | -q] [--log-format text|json] [--progress auto|tty|plain|off]
- *                 [--per-query DIR] [--shard-index I --num-shards K]
+ *                 [--per-query DIR] [--shard-index I --num-shards K] [--task-types T...]
+ *                 [--eval-splits S...] [-m MODEL] [--model-revision REV]
+ *                 [--corpus-parts K --corpus-part I --partials-dir DIR]
  *
  * A task whose inputs are invalid is reported on stderr (file, dataset, what is wrong),
  * nothing is written for it, the other tasks are still scored, and the exit status is
@@ -24,6 +26,7 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "cluster/corpus_parts.h"
 #include "config/model_meta.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
@@ -49,8 +52,19 @@ struct run_opts {
     long shard_index, num_shards; /* --shard-index I --num-shards K; num_shards 0: not sharded */
     int shard_index_set;
     /* ---- end of task sharding ---- */
+    long corpus_parts, corpus_part; /* --corpus-parts K --corpus-part I (issue 6); corpus_parts 0: off */
+    int corpus_part_set;
+    const char *partials_dir;       /* --partials-dir DIR */
+    const char *task_types[32];     /* --task-types T ...: keep only tasks of these mteb types */
+    int n_task_types;
+    const char *eval_splits[16];    /* --eval-splits S ...: score only these splits */
+    int n_eval_splits;
+    const char *model, *model_revision; /* -m/--model, --model-revision: must match model_meta.json */
 };
 
+/* The signal that asked us to stop (SIGINT/SIGTERM: interrupted; SIGUSR1: pre-empted), or 0.
+   Checked between tasks and subsets here, and between corpus blocks by the retrieval search
+   (mieb_run_ctx.interrupted), so a stop never leaves a half-written result. */
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig) { interrupted = sig; }
 
@@ -61,12 +75,19 @@ static void run_usage(FILE *f)
           "                     [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]\n"
           "                     [--threads N] [--precision fp32|tf32|bf16] [-v | -q]\n"
           "                     [--log-format text|json] [--progress auto|tty|plain|off] [--per-query DIR]\n"
-          "                     [--shard-index I --num-shards K]\n"
+          "                     [--shard-index I --num-shards K] [--task-types T...] [--eval-splits S...]\n"
+          "                     [-m MODEL] [--model-revision REV]\n"
+          "                     [--corpus-parts K --corpus-part I --partials-dir DIR]\n"
           "\n"
           "  --task-data DIR      folder of <TaskName>.h5 ground-truth files\n"
           "  --embeddings DIR     folder with model_meta.json and <TaskName>/<split>/<subset>/<role>.h5\n"
           "  -t, --tasks TASK...  tasks to score (names as in mteb)\n"
           "  -b, --benchmark B    every task of a benchmark: MIEB(eng), MIEB(Multilingual), MIEB(lite), MIEB(Img)\n"
+          "  --task-types T...    keep only tasks of these types (e.g. Any2AnyRetrieval ImageClustering); alone,\n"
+          "                       every registry task of those types whose task data is present\n"
+          "  --eval-splits S...   score only these splits (mteb's eval_splits); a task with none is skipped\n"
+          "  -m, --model NAME     check that model_meta.json names this model (mteb's -m); refuse otherwise\n"
+          "  --model-revision R   check the model revision likewise\n"
           "  --output-folder DIR  results go to DIR/results/<org>__<model>/<revision>/<TaskName>.json\n"
           "  --device D           auto (CUDA if usable, else CPU), cpu, cuda, cuda:N   [auto]\n"
           "  --mem-limit SIZE     memory for embeddings and search state, e.g. 512M, 8G [half of RAM]\n"
@@ -81,8 +102,11 @@ static void run_usage(FILE *f)
           "                       run.trec (qid Q0 docid rank score mieb-eval, trec_eval's ranking of the\n"
           "                       results mteb scores), per_query.tsv (trec_eval -q style: measure, qid,\n"
           "                       value; ndcg_cut_K map_cut_K recall_K P_K success_K mrr_cut_K, then 'all'\n"
-          "                       means) and qrels.trec; zero-shot and clustering: predictions.tsv\n"
-          "                       (index, label, prediction or cluster); other families: nothing yet\n"
+          "                       means) and qrels.trec; every other family: predictions.tsv, one line\n"
+          "                       per sample (zero-shot: index label prediction; clustering: index label\n"
+          "                       cluster; probe: index label prediction_E...; VOC2007, compositionality,\n"
+          "                       STS: see README); STS aggregates: aggregate.tsv. `mieb-eval compare`\n"
+          "                       reads these folders\n"
           "  --shard-index I      with --num-shards K: score only this process's share of the task list,\n"
           "  --num-shards K       for K processes (machines, GPUs) run side by side with the same arguments:\n"
           "                       the final task list (-t names in order, then each -b benchmark's tasks in\n"
@@ -90,6 +114,13 @@ static void run_usage(FILE *f)
           "                       for absent inputs) is split deterministically, task j (0-based) going to\n"
           "                       shard j % K; 0 <= I < K. The K shards together score every task once;\n"
           "                       they may share one --output-folder\n"
+          "  --corpus-parts K     with --corpus-part I and --partials-dir DIR: retrieval tasks search only\n"
+          "  --corpus-part I      part I of the corpus (a contiguous range of mteb's 50,000-document chunks)\n"
+          "  --partials-dir DIR   with ALL queries and write DIR/<task>/<split>/<subset>/part-IIIII-of-KKKKK.h5\n"
+          "                       instead of a result; `mieb-eval merge` turns the K parts into the result\n"
+          "                       a single process writes. Candidate-list subsets are scored whole by part 0.\n"
+          "                       Other task types are scored normally by part 0 only. Combines with\n"
+          "                       --shard-index/--num-shards; only-missing/never keep complete parts\n"
           "  -v, --verbose        debug logging\n"
           "  -q, --quiet          warnings and errors only (no progress)\n"
           "  --log-format F       text (default) or json: one JSON object per line on stderr\n"
@@ -107,6 +138,10 @@ static void run_usage(FILE *f)
           "    3  --device cuda and no usable GPU (or a build without CUDA)\n"
           "    4  could not run at all (unreadable registry or model_meta.json, output folder not\n"
           "       writable, CUDA failure)\n"
+          "   75  pre-empted (SIGUSR1, e.g. Slurm's --signal=B:USR1@120 before the time limit):\n"
+          "       stopped at the next block or task boundary, finished results are kept, nothing\n"
+          "       half-done is written; rerun the same command with --overwrite-strategy\n"
+          "       only-missing to resume\n"
           "  130  interrupted (SIGINT/SIGTERM): finished results are kept; rerun with\n"
           "       --overwrite-strategy only-missing to resume\n",
           f);
@@ -247,6 +282,27 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
                 fprintf(stderr, "mieb-eval run: --progress must be auto, tty, plain or off\n");
                 return -1;
             }
+        } else if (!strcmp(a, "--corpus-parts") || !strcmp(a, "--corpus-part")) { /* corpus parts (issue 6) */
+            NEED_VAL();
+            char *end = NULL;
+            errno = 0;
+            long v = strtol(val, &end, 10);
+            if (errno || end == val || *end || v < 0 || v > 99999) {
+                fprintf(stderr, "mieb-eval run: bad %s '%s' (a whole number, 0 to 99999)\n", a, val);
+                return -1;
+            }
+            if (!strcmp(a, "--corpus-part")) {
+                o->corpus_part = v;
+                o->corpus_part_set = 1;
+            } else if (v < 1) {
+                fprintf(stderr, "mieb-eval run: --corpus-parts must be at least 1\n");
+                return -1;
+            } else {
+                o->corpus_parts = v;
+            }
+        } else if (!strcmp(a, "--partials-dir")) {
+            NEED_VAL();
+            o->partials_dir = val;
         } else if (!strcmp(a, "--per-query")) {
             NEED_VAL();
             o->per_query = val;
@@ -254,6 +310,30 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             NEED_VAL();
             if (o->n_benchmarks < 16)
                 o->benchmarks[o->n_benchmarks++] = val;
+        } else if (!strcmp(a, "--task-types") || !strcmp(a, "--eval-splits")) {
+            /* one or more names up to the next option, as mteb's nargs="+" */
+            int types = !strcmp(a, "--task-types"), got = 0;
+            while (i + 1 < argc && argv[i + 1][0] != '-') {
+                if (types ? o->n_task_types >= 32 : o->n_eval_splits >= 16) {
+                    fprintf(stderr, "mieb-eval run: too many values for %s\n", a);
+                    return -1;
+                }
+                if (types)
+                    o->task_types[o->n_task_types++] = argv[++i];
+                else
+                    o->eval_splits[o->n_eval_splits++] = argv[++i];
+                got++;
+            }
+            if (!got) {
+                fprintf(stderr, "mieb-eval run: %s needs at least one value\n", a);
+                return -1;
+            }
+        } else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+            NEED_VAL();
+            o->model = val;
+        } else if (!strcmp(a, "--model-revision")) {
+            NEED_VAL();
+            o->model_revision = val;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
             /* one or more task names up to the next option */
             int got = 0;
@@ -279,8 +359,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         fprintf(stderr, "mieb-eval run: --task-data, --embeddings and --output-folder are required\n");
         return -1;
     }
-    if (!o->n_tasks && !o->n_benchmarks) {
-        fprintf(stderr, "mieb-eval run: name tasks with -t or a benchmark with -b\n");
+    if (!o->n_tasks && !o->n_benchmarks && !o->n_task_types) {
+        fprintf(stderr, "mieb-eval run: name tasks with -t, a benchmark with -b, or task types with --task-types\n");
         return -1;
     }
     /* ---- task sharding (issue 6) ---- */
@@ -298,6 +378,16 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         return -1;
     }
     /* ---- end of task sharding ---- */
+    if ((o->corpus_parts || o->corpus_part_set || o->partials_dir) &&
+        (!o->corpus_parts || !o->corpus_part_set || !o->partials_dir)) {
+        fprintf(stderr, "mieb-eval run: --corpus-parts, --corpus-part and --partials-dir go together\n");
+        return -1;
+    }
+    if (o->corpus_parts && o->corpus_part >= o->corpus_parts) {
+        fprintf(stderr, "mieb-eval run: --corpus-part %ld out of range: 0 <= I < --corpus-parts (%ld)\n",
+                o->corpus_part, o->corpus_parts);
+        return -1;
+    }
     if (o->verbose && o->quiet) {
         fprintf(stderr, "mieb-eval run: -v and -q exclude each other\n");
         return -1;
@@ -451,6 +541,48 @@ static mieb_status score_aggregate(const struct mieb_run_ctx *rc, const struct m
 /* ---- end of aggregate tasks ---- */
 
 /* Units of progress of a task: its (split, subset) pairs; an aggregate counts one. */
+/* A benchmark or --task-types run scores what is present: 1 when `t` can be scored here,
+   else 0 after saying why it is skipped. */
+static int scorable_here(const struct run_opts *o, const struct mieb_task *t)
+{
+    char p[PATH_MAX + 256];
+    const char *data_of = mieb_aggregate_subtask(t->name); /* aggregates: the sub-task's file */
+    snprintf(p, sizeof p, "%s/%s.h5", o->task_data, data_of ? data_of : t->name);
+    if (!mieb_file_exists(p)) {
+        MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
+        return 0;
+    }
+    if (!mieb_family_driver(t->family)) {
+        MIEB_LOGW("skipping %s: type %s is not supported yet", t->name, t->type);
+        return 0;
+    }
+    return 1;
+}
+
+/* --eval-splits: keep, in each registry task, only the listed splits (in the task's order). */
+static void restrict_splits(const struct run_opts *o, struct mieb_registry *reg)
+{
+    for (int i = 0; i < reg->n_tasks; i++) {
+        struct mieb_task *t = &reg->tasks[i];
+        int kept = 0;
+        for (int s = 0; s < t->n_splits; s++)
+            for (int e = 0; e < o->n_eval_splits; e++)
+                if (!strcmp(t->splits[s], o->eval_splits[e])) {
+                    t->splits[kept++] = t->splits[s];
+                    break;
+                }
+        t->n_splits = kept;
+    }
+}
+
+static int type_wanted(const struct run_opts *o, const struct mieb_task *t)
+{
+    for (int i = 0; i < o->n_task_types; i++)
+        if (!strcmp(o->task_types[i], t->type))
+            return 1;
+    return o->n_task_types == 0;
+}
+
 static long task_units(const struct mieb_task *t)
 {
     if (mieb_aggregate_subtask(t->name))
@@ -486,6 +618,8 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
+    if (o.n_eval_splits)
+        restrict_splits(&o, &reg);
     for (int i = 0; i < o.n_tasks; i++) {
         const struct mieb_task *t = mieb_registry_find(&reg, o.tasks[i]);
         if (!t) {
@@ -511,19 +645,29 @@ int mieb_cmd_run(int argc, char **argv)
             if (dup)
                 continue;
             /* a benchmark run scores what is present and says what it skips */
-            char p[PATH_MAX + 256];
-            const char *data_of = mieb_aggregate_subtask(t->name); /* aggregates: the sub-task's file */
-            snprintf(p, sizeof p, "%s/%s.h5", o.task_data, data_of ? data_of : t->name);
-            if (!mieb_file_exists(p)) {
-                MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
-                continue;
-            }
-            if (!mieb_family_driver(t->family)) {
-                MIEB_LOGW("skipping %s: type %s is not supported yet", t->name, t->type);
-                continue;
-            }
-            todo[n_todo++] = t;
+            if (type_wanted(&o, t) && scorable_here(&o, t))
+                todo[n_todo++] = t;
         }
+    }
+    /* --task-types alone: every registry task of those types that is present */
+    for (int i = 0; !o.n_tasks && !o.n_benchmarks && i < reg.n_tasks && n_todo < MAX_TASKS; i++)
+        if (type_wanted(&o, &reg.tasks[i]) && scorable_here(&o, &reg.tasks[i]))
+            todo[n_todo++] = &reg.tasks[i];
+    /* --task-types with -t: keep the named tasks of those types; --eval-splits: drop tasks left without a split */
+    {
+        int kept = 0;
+        for (int j = 0; j < n_todo; j++) {
+            if (!type_wanted(&o, todo[j])) {
+                MIEB_LOGI("skipping %s: type %s is not in --task-types", todo[j]->name, todo[j]->type);
+                continue;
+            }
+            if (o.n_eval_splits && todo[j]->n_splits == 0) {
+                MIEB_LOGW("skipping %s: none of its splits is in --eval-splits", todo[j]->name);
+                continue;
+            }
+            todo[kept++] = todo[j];
+        }
+        n_todo = kept;
     }
     /* ---- task sharding (issue 6): task j of the final list goes to shard j % K ---- */
     if (o.num_shards) {
@@ -539,6 +683,13 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;
+    }
+    if ((o.model && strcmp(o.model, meta.name)) || (o.model_revision && strcmp(o.model_revision, meta.revision))) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "%s: the embeddings are of model %s revision %s, not %s %s",
+                     meta.path, meta.name, meta.revision, o.model ? o.model : meta.name,
+                     o.model_revision ? o.model_revision : meta.revision);
+        mieb_registry_free(&reg);
+        return MIEB_EXIT_USAGE;
     }
     if (o.sim_override && (st = mieb_sim_parse(o.sim_override, &meta.sim)) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "--similarity: %s", mieb_last_error());
@@ -569,33 +720,40 @@ int mieb_cmd_run(int argc, char **argv)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    signal(SIGUSR1, on_signal); /* pre-emption notice (exit MIEB_EXIT_PREEMPTED) */
     struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit,
-                              .kmeans_full = o.kmeans_full, .n_threads = o.threads};
+                              .kmeans_full = o.kmeans_full, .n_threads = o.threads, .interrupted = &interrupted};
     rc.per_query_dir = o.per_query;
     MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", n_todo, meta.name, be->iface.name,
               mieb_sim_name(meta.sim));
     long total_units = 0;
-    for (int i = 0; i < n_todo; i++) {
-        total_units += task_units(todo[i]);
-        if (o.per_query && todo[i]->family != MIEB_FAMILY_RETRIEVAL && todo[i]->family != MIEB_FAMILY_ZEROSHOT &&
-            todo[i]->family != MIEB_FAMILY_CLUSTERING)
-            MIEB_LOGI("%s: --per-query writes nothing for type %s (not implemented for this family)",
-                      todo[i]->name, todo[i]->type);
-    }
+    for (int i = 0; i < n_todo; i++)
+        total_units += task_units(todo[i]); /* --per-query: every family writes its files */
     mieb_progress_start(o.progress, n_todo, total_units, 0.0);
+    /* corpus parts (issue 6): retrieval tasks write this part's partials, host/cluster/corpus_parts.h */
+    struct mieb_part_opts part = {.dir = o.partials_dir, .part = o.corpus_part, .n_parts = o.corpus_parts,
+                                  .task_data = o.task_data, .skip_existing = strcmp(o.overwrite, "always") != 0,
+                                  .meta = &meta, .precision = o.precision};
     for (int i = 0; i < n_todo && !interrupted; i++) {
         char p[PATH_MAX + 256];
+        bool as_part = o.corpus_parts && todo[i]->family == MIEB_FAMILY_RETRIEVAL;
         mieb_progress_task_begin(i, todo[i]->name);
         snprintf(p, sizeof p, "%s/%s.json", results_dir, todo[i]->name);
-        if (strcmp(o.overwrite, "always") && mieb_file_exists(p)) {
+        if (o.corpus_parts && !as_part && o.corpus_part != 0) {
+            MIEB_LOGI("%s: not a retrieval task, scored by corpus part 0 only: skipped", todo[i]->name);
+            mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
+            continue;
+        }
+        if (!as_part && strcmp(o.overwrite, "always") && mieb_file_exists(p)) {
             MIEB_LOGI("%s: result exists, skipped (--overwrite-strategy %s)", todo[i]->name, o.overwrite);
             mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
             continue;
         }
         double t0 = now_mono();
         mieb_clear_error();
-        st = mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
-                                                   : score_task(&o, &rc, todo[i], results_dir);
+        st = as_part ? mieb_corpus_part_task(&rc, todo[i], &part)
+             : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
+                                                     : score_task(&o, &rc, todo[i], results_dir);
         if (st == MIEB_ERR_INTERRUPTED)
             break;
         if (st != MIEB_OK) {
@@ -608,11 +766,16 @@ int mieb_cmd_run(int argc, char **argv)
             continue;
         }
         mieb_cli_log_context(todo[i]->name, NULL, NULL); /* task-level line */
-        MIEB_LOGI("%s: scored in %.2f s -> %s", todo[i]->name, now_mono() - t0, p);
+        MIEB_LOGI("%s: scored in %.2f s -> %s", todo[i]->name, now_mono() - t0, as_part ? o.partials_dir : p);
         mieb_progress_task_end(todo[i]->name, "scored", task_units(todo[i]));
     }
     mieb_progress_stop();
-    if (interrupted) {
+    if (interrupted == SIGUSR1) {
+        mieb_cli_say(MIEB_LOG_WARN, "mieb-eval: ",
+                     "pre-empted (SIGUSR1); finished results are kept, rerun the same command with "
+                     "--overwrite-strategy only-missing to resume");
+        rc_exit = MIEB_EXIT_PREEMPTED;
+    } else if (interrupted) {
         mieb_cli_say(MIEB_LOG_WARN, "mieb-eval: ",
                      "interrupted; finished results are kept, rerun with --overwrite-strategy only-missing to resume");
         rc_exit = MIEB_EXIT_INTERRUPTED;

@@ -13,6 +13,7 @@ enum mieb_exit {
     MIEB_EXIT_USAGE = 2,       /* bad command line */
     MIEB_EXIT_NO_DEVICE = 3,   /* --device cuda and no usable GPU */
     MIEB_EXIT_FATAL = 4,       /* could not run at all (unreadable registry, output not writable, ...) */
+    MIEB_EXIT_PREEMPTED = 75,  /* SIGUSR1 (Slurm's --signal before the time limit): rerun the same command to resume */
     MIEB_EXIT_INTERRUPTED = 130,
 };
 
@@ -21,5 +22,9 @@ int mieb_cmd_synth(int argc, char **argv); /* mieb-eval synth ... (cmd_synth.c) 
 int mieb_cmd_list_tasks(int argc, char **argv); /* mieb-eval list-tasks ... (cmd_list.c) */
 int mieb_cmd_inspect(int argc, char **argv);    /* mieb-eval inspect ...    (cmd_inspect.c) */
 int mieb_cmd_summary(int argc, char **argv);    /* mieb-eval summary ...    (cmd_summary.c) */
+int mieb_cmd_merge(int argc, char **argv);      /* mieb-eval merge ...      (cmd_merge.c) */
+int mieb_cmd_report(int argc, char **argv);     /* mieb-eval report ...     (cmd_report.c) */
+int mieb_cmd_compare(int argc, char **argv);    /* mieb-eval compare ...    (cmd_compare.c) */
+int mieb_cmd_parity(int argc, char **argv);     /* mieb-eval parity ...     (cmd_parity.c) */
 
 #endif

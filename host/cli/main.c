@@ -4,6 +4,7 @@
 
 #include "backend/blas_tune.h"
 #include "cli/commands.h"
+#include "io/json_alloc.h"
 
 static void usage(FILE *f)
 {
@@ -15,6 +16,10 @@ static void usage(FILE *f)
           "  list-tasks  list the registry's tasks (type, family support, splits, subsets, main score)\n"
           "  inspect     check the task data and embeddings a run needs, before scoring\n"
           "  summary     MIEB leaderboard numbers (Mean(TaskType), Borda rank) of result folders\n"
+          "  merge       merge corpus parts (run --corpus-parts) of retrieval tasks into results files\n"
+          "  report      a self-contained HTML report (charts, deltas, time) of result folders\n"
+          "  compare     paired bootstrap CIs and p-values of model A vs B from --per-query folders\n"
+          "  parity      compare two result folders key by key with per-family tolerances\n"
           "\n"
           "'mieb-eval <command> --help' describes each command.\n",
           f);
@@ -24,6 +29,7 @@ int main(int argc, char **argv)
 {
     /* Before any BLAS call: make OpenBLAS use fast kernels on CPUs it does not know. */
     mieb_blas_tune_startup(argc, argv);
+    mieb_json_alloc_hooks(); /* a JSON allocation failure must never leave a key out of a result */
 
     if (argc < 2) {
         usage(stderr);
@@ -47,6 +53,14 @@ int main(int argc, char **argv)
         return mieb_cmd_inspect(argc - 1, argv + 1);
     if (!strcmp(argv[1], "summary"))
         return mieb_cmd_summary(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "merge"))
+        return mieb_cmd_merge(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "report"))
+        return mieb_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "compare"))
+        return mieb_cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "parity"))
+        return mieb_cmd_parity(argc - 1, argv + 1);
     fprintf(stderr, "mieb-eval: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return MIEB_EXIT_USAGE;

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "../core/fileutil.h"
+#include "../io/json_alloc.h"
 
 static void benchmarks_clear(struct mieb_registry *r)
 {
@@ -86,13 +87,16 @@ mieb_status mieb_registry_load_benchmarks(struct mieb_registry *r, const char *p
     mieb_status st;
     benchmarks_clear(r);
     MIEB_TRY(mieb_read_file(path, 16u << 20, &text, &len));
+    unsigned long jf = mieb_json_alloc_failures();
     r->bench_root = cJSON_ParseWithLength(text, len);
     free(text);
     r->bench_path = strdup(path);
     const cJSON *list = r->bench_root ? cJSON_GetObjectItemCaseSensitive(r->bench_root, "benchmarks") : NULL;
     if (!r->bench_path || !cJSON_IsArray(list)) {
-        st = r->bench_path ? mieb_fail(MIEB_ERR_CONFIG, "%s: not a JSON object with a list 'benchmarks'", path)
-                           : mieb_fail(MIEB_ERR_OOM, "benchmarks");
+        st = r->bench_path && mieb_json_alloc_failures() == jf
+                 ? mieb_fail(MIEB_ERR_CONFIG, "%s: %s", path,
+                             r->bench_root ? "not a JSON object with a list 'benchmarks'" : MIEB_JSON_PARSE_FAILED)
+                 : mieb_fail(MIEB_ERR_OOM, "%s: out of memory loading the benchmarks", path);
         benchmarks_clear(r);
         return st;
     }

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "../core/fileutil.h"
+#include "../io/json_alloc.h"
 
 mieb_status mieb_model_meta_load(const char *emb_dir, struct mieb_model_meta *out)
 {
@@ -16,11 +17,15 @@ mieb_status mieb_model_meta_load(const char *emb_dir, struct mieb_model_meta *ou
     memset(out, 0, sizeof *out);
     MIEB_TRY(mieb_path_join(out->path, sizeof out->path, emb_dir, "model_meta.json"));
     MIEB_TRY(mieb_read_file(out->path, 16u << 20, &text, &len));
+    unsigned long jf = mieb_json_alloc_failures();
     cJSON *root = cJSON_ParseWithLength(text, len);
     free(text);
     if (!cJSON_IsObject(root)) {
+        bool parsed = root != NULL;
         cJSON_Delete(root);
-        return mieb_fail(MIEB_ERR_CONFIG, "%s: not a JSON object", out->path);
+        if (mieb_json_alloc_failures() != jf)
+            return mieb_fail(MIEB_ERR_OOM, "%s: out of memory parsing it", out->path);
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: %s", out->path, parsed ? "not a JSON object" : MIEB_JSON_PARSE_FAILED);
     }
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     const cJSON *rev = cJSON_GetObjectItemCaseSensitive(root, "revision");
@@ -32,6 +37,14 @@ mieb_status mieb_model_meta_load(const char *emb_dir, struct mieb_model_meta *ou
         st = mieb_fail(MIEB_ERR_CONFIG, "%s: \"revision\" must be a string or null", out->path);
     else if (sim && !cJSON_IsNull(sim) && !cJSON_IsString(sim))
         st = mieb_fail(MIEB_ERR_CONFIG, "%s: \"similarity_fn_name\" must be a string or null", out->path);
+    /* both name folders of the results path (<out>/results/<org>__<model>/<revision>/): a
+       revision "../.." or "a/b" would write outside it */
+    else if (!strcmp(name->valuestring, ".") || !strcmp(name->valuestring, ".."))
+        st = mieb_fail(MIEB_ERR_CONFIG, "%s: \"name\" cannot be '%s'", out->path, name->valuestring);
+    else if (cJSON_IsString(rev) && (strchr(rev->valuestring, '/') || !strcmp(rev->valuestring, ".") ||
+                                     !strcmp(rev->valuestring, "..")))
+        st = mieb_fail(MIEB_ERR_CONFIG, "%s: \"revision\" '%s' cannot name a folder (no '/', '.' or '..')",
+                       out->path, rev->valuestring);
     if (st == MIEB_OK) {
         snprintf(out->name, sizeof out->name, "%s", name->valuestring);
         if (cJSON_IsString(rev))

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../core/fileutil.h"
+#include "../io/json_alloc.h"
 
 static enum mieb_family family_of(const char *type)
 {
@@ -82,17 +83,21 @@ mieb_status mieb_registry_load(const char *path, struct mieb_registry *out)
     size_t len = 0;
     memset(out, 0, sizeof *out);
     MIEB_TRY(mieb_read_file(path, 64u << 20, &text, &len));
+    unsigned long jf = mieb_json_alloc_failures();
     out->root = cJSON_ParseWithLength(text, len);
     free(text);
+    bool root_ok = out->root != NULL;
     if (!out->root || !cJSON_IsArray(out->root)) {
         mieb_registry_free(out);
-        return mieb_fail(MIEB_ERR_CONFIG, "%s: not a JSON list of tasks", path);
+        if (mieb_json_alloc_failures() != jf)
+            return mieb_fail(MIEB_ERR_OOM, "%s: out of memory parsing it", path);
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: %s", path, root_ok ? "not a JSON list of tasks" : MIEB_JSON_PARSE_FAILED);
     }
     out->n_tasks = cJSON_GetArraySize(out->root);
     out->tasks = calloc((size_t)(out->n_tasks > 0 ? out->n_tasks : 1), sizeof *out->tasks);
     if (!out->tasks) {
         mieb_registry_free(out);
-        return mieb_fail(MIEB_ERR_OOM, "registry");
+        return mieb_fail(MIEB_ERR_OOM, "%s: out of memory loading the registry", path);
     }
     for (int i = 0; i < out->n_tasks; i++) {
         const cJSON *e = cJSON_GetArrayItem(out->root, i);

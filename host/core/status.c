@@ -34,6 +34,10 @@ mieb_status mieb_fail(mieb_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    /* terse OOM messages ("registry") still have to say what happened */
+    size_t n = strlen(last_error);
+    if (st == MIEB_ERR_OOM && !strstr(last_error, "out of memory") && n + 16 < sizeof last_error)
+        memcpy(last_error + n, ": out of memory", 16);
     return st;
 }
 

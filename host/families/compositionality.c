@@ -13,10 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/cpu_pairwise.h"
+#include "../backend/backend.h"
 #include "../io/embeddings.h"
 #include "../metrics/compositionality.h"
 #include "family.h"
+#include "per_sample.h"
 
 /* Number of names in the registry's images_column_names / texts_column_names (0: not listed). */
 static int64_t registry_columns(const struct mieb_task *task, const char *key)
@@ -71,6 +72,7 @@ mieb_status mieb_compositionality_score_subset(const struct mieb_run_ctx *rc, co
     struct mieb_emb_role *ri = NULL, *rt = NULL;
     struct mieb_compo_counts cnt = {0};
     float *img = NULL, *txt = NULL, *s = NULL;
+    uint8_t *flags = NULL; /* --per-query: text_correct, image_correct of each sample */
     int64_t shape[3] = {0, 0, 0};
     mieb_status st = read_shape(task, td, split, subset, shape);
     const int64_t ns = shape[0], ni = shape[1], nt = shape[2];
@@ -99,7 +101,9 @@ mieb_status mieb_compositionality_score_subset(const struct mieb_run_ctx *rc, co
     img = malloc(sizeof(float) * (size_t)(block * ni * dim + 1));
     txt = malloc(sizeof(float) * (size_t)(block * nt * dim + 1));
     s = malloc(sizeof(float) * (size_t)(block * ni * nt + 1));
-    if (!img || !txt || !s) {
+    if (rc->per_query_dir)
+        flags = malloc((size_t)ns * 2);
+    if (!img || !txt || !s || (rc->per_query_dir && !flags)) {
         st = mieb_fail(MIEB_ERR_OOM, "%s: blocks of %lld samples", task->name, (long long)block);
         goto done;
     }
@@ -113,10 +117,10 @@ mieb_status mieb_compositionality_score_subset(const struct mieb_run_ctx *rc, co
             st = mieb_emb_role_read(rt, s0 * nt, nb * nt, txt, NULL);
         double t1 = mieb_now();
         if (st == MIEB_OK)
-            st = mieb_cpu_compo_scores(img, ii->dtype, txt, ti->dtype, nb, ni, nt, dim, s);
+            st = mieb_backend_compo_scores(rc->be, img, ii->dtype, txt, ti->dtype, nb, ni, nt, dim, s);
         double t2 = mieb_now();
         for (int64_t k = 0; st == MIEB_OK && k < nb; k++)
-            mieb_compo_add_sample(&cnt, s + k * ni * nt, ni, nt);
+            mieb_ps_compo_add(&cnt, s + k * ni * nt, ni, nt, flags ? flags + 2 * (s0 + k) : NULL);
         if (rc->times) {
             rc->times->read_wait += t1 - t0;
             rc->times->similarity += t2 - t1;
@@ -125,12 +129,15 @@ mieb_status mieb_compositionality_score_subset(const struct mieb_run_ctx *rc, co
     }
     if (st == MIEB_OK)
         st = mieb_compo_finish(&cnt, scores);
+    if (st == MIEB_OK)
+        st = mieb_ps_write_compo(rc, task->name, split, subset, flags, ns);
 done:
     if (st != MIEB_OK && !strstr(mieb_last_error(), mieb_taskdata_path(td)))
         mieb_fail_context(st, "%s /%s/%s (%s)", task->name, split, subset, mieb_taskdata_path(td));
     free(img);
     free(txt);
     free(s);
+    free(flags);
     mieb_emb_role_close(ri);
     mieb_emb_role_close(rt);
     return st;

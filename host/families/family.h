@@ -6,6 +6,7 @@
 #ifndef MIEB_FAMILIES_FAMILY_H
 #define MIEB_FAMILIES_FAMILY_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -31,6 +32,8 @@ struct mieb_run_ctx {
     int kmeans_full;            /* ImageClustering: 1 = full-batch Lloyd (--kmeans full), 0 = mteb's MiniBatchKMeans */
     int n_threads;              /* CPU threads a driver may use (--threads); 0 = all cores */
     const char *per_query_dir;  /* --per-query DIR: per-query files (retrieval: TREC run + measures), or NULL */
+    const volatile sig_atomic_t *interrupted; /* nonzero once a signal asked to stop (may be NULL): long loops
+                                                 return MIEB_ERR_INTERRUPTED at their next block boundary */
 };
 
 /** Monotonic clock in seconds, for stage timing. */

@@ -66,20 +66,28 @@ void mieb_pyheap_push(struct mieb_pyheap *h, float s, int64_t doc)
     siftdown(h, 0, h->n - 1);
 }
 
-void mieb_pyheap_pushpop(struct mieb_pyheap *h, float s, int64_t doc)
+/* heappushpop; 1 when the item entered the heap */
+static int pushpop_changed(struct mieb_pyheap *h, float s, int64_t doc)
 {
     /* heappushpop returns the item unchanged unless heap[0] < item */
     if (h->n == 0 || !tuple_lt(h, h->score[0], h->doc[0], s, doc))
-        return;
+        return 0;
     h->score[0] = s;
     h->doc[0] = doc;
     siftup(h, 0);
+    return 1;
 }
 
-void mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc)
+void mieb_pyheap_pushpop(struct mieb_pyheap *h, float s, int64_t doc)
 {
-    if (h->n < limit)
+    (void)pushpop_changed(h, s, doc);
+}
+
+int mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc)
+{
+    if (h->n < limit) {
         mieb_pyheap_push(h, s, doc);
-    else
-        mieb_pyheap_pushpop(h, s, doc);
+        return 1;
+    }
+    return pushpop_changed(h, s, doc);
 }

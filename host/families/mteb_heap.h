@@ -26,7 +26,8 @@ void mieb_pyheap_init(struct mieb_pyheap *h, float *score, int64_t *doc, int64_t
 void mieb_pyheap_push(struct mieb_pyheap *h, float s, int64_t doc);
 /** heapq.heappushpop: push, then pop the smallest (which may be the new item itself). */
 void mieb_pyheap_pushpop(struct mieb_pyheap *h, float s, int64_t doc);
-/** mteb's loop body: heappush while n < limit, else heappushpop. */
-void mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc);
+/** mteb's loop body: heappush while n < limit, else heappushpop. Returns 1 when the heap
+    changed (the item entered it), 0 when the item was handed straight back. */
+int mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc);
 
 #endif

@@ -29,6 +29,7 @@
 #include "../metrics/multilabel_knn.h"
 #include "../metrics/np_pcg64.h"
 #include "../metrics/npmath.h"
+#include "per_sample.h"
 
 #define ML_SEED 42
 #define ML_K 5 /* KNeighborsClassifier(n_neighbors=5) */
@@ -192,6 +193,7 @@ struct ml_job {
     int64_t n_eval, D, L, stride;
     const int64_t *sel, *len;
     struct mieb_ml_scores *out;
+    uint8_t *preds;         /* [n_exp, n_eval, L] the 0/1 predictions for --per-query, or NULL */
     mieb_status *st;
     char (*err)[512];
     int64_t next, n_exp;
@@ -223,6 +225,8 @@ static mieb_status run_one(const struct ml_job *j, int64_t e)
     }
     if (st == MIEB_OK) {
         mieb_knn_vote(Y, L, idx, j->n_eval, ML_K, pred);
+        if (j->preds)
+            memcpy(j->preds + e * j->n_eval * L, pred, (size_t)j->n_eval * (size_t)L);
         st = mieb_ml_metrics(j->yeval, pred, j->n_eval, L, &j->out[e]);
     }
     free(X), free(yn), free(Y), free(pred), free(idx);
@@ -303,7 +307,7 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
     int64_t *sel = NULL, *len = NULL, *classes = NULL, *rowidx = NULL, *pos = NULL, L = 0;
     float *train = NULL, *eval = NULL;
     double *evn = NULL;
-    uint8_t *ytrain = NULL, *yeval = NULL;
+    uint8_t *ytrain = NULL, *yeval = NULL, *preds = NULL;
     struct mieb_ml_scores *per = NULL;
     mieb_status *sts = NULL;
     char(*errs)[512] = NULL;
@@ -399,19 +403,23 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
     per = calloc((size_t)n_exp, sizeof *per);
     sts = calloc((size_t)n_exp, sizeof *sts);
     errs = calloc((size_t)n_exp, sizeof *errs);
-    if (!per || !sts || !errs) {
+    if (rc->per_query_dir)
+        preds = malloc((size_t)n_exp * (size_t)yev.n * (size_t)L);
+    if (!per || !sts || !errs || (rc->per_query_dir && !preds)) {
         st = mieb_fail(MIEB_ERR_OOM, "experiment results");
         goto done;
     }
     struct ml_job job = {.train = train, .pos = pos, .ytrain = ytrain, .eval = eval, .evn = evn, .yeval = yeval,
                          .n_eval = yev.n, .D = D, .L = L, .stride = ytr.n, .sel = sel, .len = len, .out = per,
-                         .st = sts, .err = errs, .n_exp = n_exp};
+                         .preds = preds, .st = sts, .err = errs, .n_exp = n_exp};
     t0 = mieb_now();
     st = run_all(&job);
     if (rc->times)
         rc->times->similarity += mieb_now() - t0;
     if (st == MIEB_ERR_BAD_DATA) /* the draw comes from this file's train labels */
         mieb_fail_context(st, "%s: /%s/%s/train_labels_indptr", path, split, subset);
+    if (st == MIEB_OK)
+        st = mieb_ps_write_multilabel(rc, task->name, split, subset, classes, L, yeval, preds, yev.n, n_exp);
     if (st != MIEB_OK)
         goto done;
     /* scores_per_experiment (Python floats), then np.mean over the experiments of each key */
@@ -444,7 +452,7 @@ done:
         mieb_emb_role_close(er);
     csr_free(&ytr), csr_free(&yev);
     free(sel), free(len), free(classes), free(rowidx), free(pos), free(train), free(eval), free(evn);
-    free(ytrain), free(yeval), free(per), free(sts), free(errs);
+    free(ytrain), free(yeval), free(per), free(sts), free(errs), free(preds);
     if (st != MIEB_OK)
         mieb_fail_context(st, "%s /%s/%s", task->name, split, subset);
     return st;

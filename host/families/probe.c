@@ -36,6 +36,7 @@
 #include "../metrics/npmath.h"
 #include "clf_common.h"
 #include "multilabel.h"
+#include "per_sample.h"
 
 struct probe_job {
     const float *train;    /* [n_have, D]: the train rows that were read */
@@ -47,6 +48,7 @@ struct probe_job {
     const int64_t *sel;    /* [n_exp, L] */
     bool binary;           /* eval_labels has exactly two distinct values */
     struct mieb_clf_scores *scores; /* [n_exp] */
+    int64_t *preds;        /* [n_exp, n_eval] predicted labels for --per-query, or NULL */
     mieb_status *st;       /* [n_exp] */
     char (*err)[512];      /* [n_exp] the worker's message on failure */
     int64_t next;          /* next experiment to take */
@@ -85,6 +87,8 @@ static mieb_status run_experiment(const struct probe_job *j, int64_t e, struct m
         goto done;
     for (int64_t i = 0; i < j->n_eval; i++)
         pred[i] = classes[pred[i]]; /* classes_[argmax] */
+    if (j->preds)
+        memcpy(j->preds + e * j->n_eval, pred, (size_t)j->n_eval * sizeof *pred);
     if ((st = mieb_clf_label_metrics(j->eval_labels, pred, j->n_eval, out)) != MIEB_OK)
         goto done;
     if (j->binary) {
@@ -307,6 +311,7 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
     int64_t *train_labels = NULL, *eval_labels = NULL, *sel = NULL, *pos = NULL, n_train = 0, n_eval = 0, L = 0;
     float *train = NULL, *eval = NULL;
     struct mieb_clf_scores *per = NULL;
+    int64_t *preds = NULL;
     mieb_status *sts = NULL;
     char(*errs)[512] = NULL;
     int64_t spl = param_int(task, "samples_per_label", 8), n_exp = param_int(task, "n_experiments", 10);
@@ -369,19 +374,23 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
     per = calloc((size_t)n_exp, sizeof *per);
     sts = calloc((size_t)n_exp, sizeof *sts);
     errs = calloc((size_t)n_exp, sizeof *errs);
-    if (!per || !sts || !errs) {
+    if (rc->per_query_dir)
+        preds = malloc((size_t)n_exp * (size_t)n_eval * sizeof *preds);
+    if (!per || !sts || !errs || (rc->per_query_dir && !preds)) {
         st = mieb_fail(MIEB_ERR_OOM, "probe experiment results");
         goto done;
     }
     struct probe_job job = {.train = train, .pos = pos, .train_labels = train_labels, .eval = eval,
                             .eval_labels = eval_labels, .n_eval = n_eval, .D = ei->dim, .L = L, .n_exp = n_exp,
-                            .sel = sel, .binary = nu == 2, .scores = per, .st = sts, .err = errs};
+                            .sel = sel, .binary = nu == 2, .scores = per, .preds = preds, .st = sts, .err = errs};
     t0 = mieb_now();
     st = run_all(&job, rc->n_threads);
     if (rc->times)
         rc->times->similarity += mieb_now() - t0;
     if (st == MIEB_ERR_BAD_DATA) /* the few-shot sample comes from the labels of this file */
         mieb_fail_context(st, "%s: /%s/%s/train_labels", mieb_taskdata_path(td), split, subset);
+    if (st == MIEB_OK)
+        st = mieb_ps_write_probe(rc, task->name, split, subset, eval_labels, preds, n_eval, n_exp);
     if (st != MIEB_OK)
         goto done;
     /* scores_per_experiment, then float(np.mean) of each key (NaN where every value is None) */
@@ -421,6 +430,7 @@ done:
     if (er)
         mieb_emb_role_close(er);
     free(train_labels), free(eval_labels), free(sel), free(pos), free(train), free(eval), free(per), free(sts), free(errs);
+    free(preds);
     if (st != MIEB_OK)
         mieb_fail_context(st, "%s /%s/%s", task->name, split, subset);
     return st;

@@ -5,6 +5,8 @@
  * Reads the ground truth, keeps the queries mteb keeps (those with at least one qrels
  * entry), scores them in tiles sized by --mem-limit (retrieval_search.c), applies
  * skip_first_result, and hands each query's results dict to the metric accumulator.
+ * The steps are public (retrieval_post.h) so corpus parts and `merge` (host/cluster/)
+ * search part of the corpus, or replay partial results, through the same metric path.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,9 @@
 #include "../backend/cpu_kernels.h"
 #include "../core/fileutil.h"
 #include "../core/pyfloat.h"
+#include "../io/trec_id.h"
 #include "../metrics/retrieval_metrics.h"
+#include "retrieval_post.h"
 #include "retrieval_search.h"
 
 /* A (doc row, qrels value) pair, sorted by row for lookups. */
@@ -55,15 +59,20 @@ static mieb_status check_unique(const char *path, const char *grp, const char *w
     return MIEB_OK;
 }
 
-/* Largest divisor of mteb's 50,000-document chunk that is <= cap (blocks never straddle chunks). */
+/*
+ * Corpus items per block: the largest divisor of mteb's 50,000-document chunk that is
+ * <= cap and a multiple of the backend grid's MIEB_GRID_D (blocks never straddle chunks,
+ * and every block starts on the grid, so scores do not depend on the block size:
+ * backend.h). Never below one grid tile.
+ */
 static int64_t chunk_divisor_at_most(int64_t cap)
 {
     if (cap >= MIEB_MTEB_CORPUS_CHUNK)
         return MIEB_MTEB_CORPUS_CHUNK;
-    for (int64_t d = cap; d > 1; d--)
+    for (int64_t d = cap / MIEB_GRID_D * MIEB_GRID_D; d > MIEB_GRID_D; d -= MIEB_GRID_D)
         if (MIEB_MTEB_CORPUS_CHUNK % d == 0)
             return d;
-    return 1;
+    return MIEB_GRID_D;
 }
 
 /* mteb: results = dict(heap) -- a repeated doc keeps its first position and its last score.
@@ -198,7 +207,6 @@ static const char *const pq_names[PQ_NFILES] = {"run.trec", "per_query.tsv", "qr
 struct pq_files {
     FILE *f[PQ_NFILES];
     char tmp[PQ_NFILES][PATH_MAX + 64], path[PQ_NFILES][PATH_MAX + 64];
-    int warned_space;
 };
 
 static void pq_abort(struct pq_files *pq)
@@ -252,31 +260,26 @@ static mieb_status pq_commit(struct pq_files *pq)
     return st;
 }
 
-static int has_space(const char *s)
-{
-    for (; *s; s++)
-        if (isspace((unsigned char)*s))
-            return 1;
-    return 0;
-}
-
 /* TREC run lines of one query, in trec_eval's ranking, and its qrels lines. */
 static mieb_status pq_write_query(struct pq_files *pq, const struct mieb_ret_query_result *r, const char *qid,
                                   const struct mieb_retrieval_data *rd, const struct qrel *qr, int64_t nqr,
                                   size_t *order)
 {
-    if (!pq->warned_space && has_space(qid)) {
-        MIEB_LOGW("--per-query: query id '%s' holds white space; the TREC files will not parse", qid);
-        pq->warned_space = 1;
-    }
     MIEB_TRY(mieb_ret_trec_order(r, order));
+    /* ids with white space, control characters or backslashes are escaped (io/trec_id.h) */
     for (int64_t k = 0; k < r->n; k++) {
         size_t j = order[k];
-        fprintf(pq->f[PQ_RUN], "%s Q0 %s %lld %.9g mieb-eval\n", qid, r->doc_ids[j], (long long)(k + 1),
-                (double)r->scores[j]);
+        mieb_trec_id_put(pq->f[PQ_RUN], qid);
+        fputs(" Q0 ", pq->f[PQ_RUN]);
+        mieb_trec_id_put(pq->f[PQ_RUN], r->doc_ids[j]);
+        fprintf(pq->f[PQ_RUN], " %lld %.9g mieb-eval\n", (long long)(k + 1), (double)r->scores[j]);
     }
-    for (int64_t j = 0; j < nqr; j++)
-        fprintf(pq->f[PQ_QRELS], "%s 0 %s %d\n", qid, rd->corpus_ids[qr[j].doc], (int)qr[j].score);
+    for (int64_t j = 0; j < nqr; j++) {
+        mieb_trec_id_put(pq->f[PQ_QRELS], qid);
+        fputs(" 0 ", pq->f[PQ_QRELS]);
+        mieb_trec_id_put(pq->f[PQ_QRELS], rd->corpus_ids[qr[j].doc]);
+        fprintf(pq->f[PQ_QRELS], " %d\n", (int)qr[j].score);
+    }
     return MIEB_OK;
 }
 
@@ -292,8 +295,9 @@ static mieb_status pq_write_measures(struct pq_files *pq, const struct mieb_ret_
         for (int m = 0; m < MIEB_RET_NMEASURES; m++)
             for (int ki = 0; ki < MIEB_RET_NK; ki++) {
                 mieb_py_repr(v[m][ki], num, sizeof num);
-                fprintf(f, "%s_%d\t%s\t%s\n", mieb_ret_measure_names[m], mieb_ret_k_values[ki],
-                        rd->query_ids[kept[i]], num);
+                fprintf(f, "%s_%d\t", mieb_ret_measure_names[m], mieb_ret_k_values[ki]);
+                mieb_trec_id_put(f, rd->query_ids[kept[i]]);
+                fprintf(f, "\t%s\n", num);
             }
     }
     for (int m = 0; m < MIEB_RET_NMEASURES; m++)
@@ -372,144 +376,230 @@ done:
     return st;
 }
 
-static mieb_status open_roles(const struct mieb_run_ctx *rc, const char *task, const char *split,
-                              const char *subset, const struct mieb_retrieval_data *rd,
-                              struct mieb_emb_role **qrole, struct mieb_emb_role **crole)
+/* ---- the shared steps (retrieval_post.h) ---- */
+
+mieb_status mieb_ret_subset_load(const struct mieb_task *task, struct mieb_taskdata *td, const char *split,
+                                 const char *subset, struct mieb_ret_subset *out)
 {
-    MIEB_TRY(mieb_emb_role_open(rc->emb_dir, task, split, subset, "queries", qrole));
-    mieb_status st = mieb_emb_role_open(rc->emb_dir, task, split, subset, "corpus", crole);
-    if (st != MIEB_OK)
+    memset(out, 0, sizeof *out);
+    snprintf(out->grp, sizeof out->grp, "/%s/%s", split, subset);
+    out->td_path = mieb_taskdata_path(td);
+    out->skip_first = mieb_task_param_bool(task, "skip_first_result");
+    mieb_status st = mieb_taskdata_read_retrieval(td, split, subset, &out->rd);
+    if (st == MIEB_OK)
+        st = check_unique(out->td_path, out->grp, "query_ids", out->rd.query_ids, out->rd.n_queries);
+    if (st == MIEB_OK)
+        st = check_unique(out->td_path, out->grp, "corpus_ids", out->rd.corpus_ids, out->rd.n_corpus);
+    if (st == MIEB_OK) {
+        /* mteb drops queries without qrels entries; all-zero qrels are kept (§8.1) */
+        out->kept = malloc(sizeof(int64_t) * (size_t)(out->rd.n_queries + 1));
+        if (!out->kept)
+            st = mieb_fail(MIEB_ERR_OOM, "query list");
+    }
+    if (st != MIEB_OK) {
+        mieb_ret_subset_free(out);
         return st;
-    const struct mieb_emb_info *qi = mieb_emb_role_info(*qrole), *ci = mieb_emb_role_info(*crole);
-    if (qi->n_items != rd->n_queries)
-        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %lld query embeddings but the task data has %lld query_ids",
-                         mieb_emb_role_path(*qrole), (long long)qi->n_items, (long long)rd->n_queries);
-    if (ci->n_items != rd->n_corpus)
-        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %lld corpus embeddings but the task data has %lld corpus_ids",
-                         mieb_emb_role_path(*crole), (long long)ci->n_items, (long long)rd->n_corpus);
-    if (qi->dim != ci->dim)
-        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: dimension %lld differs from %s: dimension %lld",
-                         mieb_emb_role_path(*qrole), (long long)qi->dim, mieb_emb_role_path(*crole),
-                         (long long)ci->dim);
-    bool want_multi = rc->sim == MIEB_SIM_MAXSIM;
-    if (qi->multivector != want_multi || ci->multivector != want_multi)
-        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: similarity %s needs %s embeddings (/offsets %s)",
-                         mieb_emb_role_path(qi->multivector != want_multi ? *qrole : *crole),
-                         mieb_sim_name(rc->sim), want_multi ? "multi-vector" : "single-vector",
-                         want_multi ? "required" : "not allowed");
+    }
+    for (int64_t q = 0; q < out->rd.n_queries; q++)
+        if (out->rd.qrels_indptr[q + 1] > out->rd.qrels_indptr[q])
+            out->kept[out->n_kept++] = q;
     return MIEB_OK;
 }
+
+void mieb_ret_subset_free(struct mieb_ret_subset *s)
+{
+    mieb_retrieval_data_free(&s->rd);
+    free(s->kept);
+    s->kept = NULL;
+    s->n_kept = 0;
+}
+
+mieb_status mieb_ret_roles_open(const char *emb_dir, enum mieb_sim sim, const char *task, const char *split,
+                                const char *subset, const struct mieb_ret_subset *s, struct mieb_ret_roles *out)
+{
+    const struct mieb_retrieval_data *rd = &s->rd;
+    memset(out, 0, sizeof *out);
+    mieb_status st = mieb_emb_role_open(emb_dir, task, split, subset, "queries", &out->q);
+    if (st == MIEB_OK)
+        st = mieb_emb_role_open(emb_dir, task, split, subset, "corpus", &out->c);
+    if (st != MIEB_OK) {
+        mieb_ret_roles_close(out);
+        return st;
+    }
+    const struct mieb_emb_info *qi = mieb_emb_role_info(out->q), *ci = mieb_emb_role_info(out->c);
+    bool want_multi = sim == MIEB_SIM_MAXSIM;
+    if (qi->n_items != rd->n_queries)
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %lld query embeddings but the task data has %lld query_ids",
+                       mieb_emb_role_path(out->q), (long long)qi->n_items, (long long)rd->n_queries);
+    else if (ci->n_items != rd->n_corpus)
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %lld corpus embeddings but the task data has %lld corpus_ids",
+                       mieb_emb_role_path(out->c), (long long)ci->n_items, (long long)rd->n_corpus);
+    else if (qi->dim != ci->dim)
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: dimension %lld differs from %s: dimension %lld",
+                       mieb_emb_role_path(out->q), (long long)qi->dim, mieb_emb_role_path(out->c),
+                       (long long)ci->dim);
+    else if (qi->multivector != want_multi || ci->multivector != want_multi)
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: similarity %s needs %s embeddings (/offsets %s)",
+                       mieb_emb_role_path(qi->multivector != want_multi ? out->q : out->c), mieb_sim_name(sim),
+                       want_multi ? "multi-vector" : "single-vector", want_multi ? "required" : "not allowed");
+    if (st != MIEB_OK)
+        mieb_ret_roles_close(out);
+    return st;
+}
+
+void mieb_ret_roles_close(struct mieb_ret_roles *r)
+{
+    mieb_emb_role_close(r->q);
+    mieb_emb_role_close(r->c);
+    r->q = r->c = NULL;
+}
+
+mieb_status mieb_ret_search(const struct mieb_run_ctx *rc, const char *task, const struct mieb_ret_subset *s,
+                            struct mieb_ret_roles *roles, const struct mieb_search_opts *range,
+                            mieb_ret_tile_fn fn, void *user)
+{
+    const struct mieb_retrieval_data *rd = &s->rd;
+    const int64_t *kept = s->kept;
+    int64_t n_kept = s->n_kept;
+    mieb_status st = MIEB_OK;
+    if (n_kept == 0)
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: no query has a qrels entry (mteb cannot score this subset)",
+                         s->td_path, s->grp);
+    const struct mieb_emb_info *qi = mieb_emb_role_info(roles->q), *ci = mieb_emb_role_info(roles->c);
+    double q_rows_per_item = (double)qi->n_rows / (double)(qi->n_items ? qi->n_items : 1);
+    double c_rows_per_item = (double)ci->n_rows / (double)(ci->n_items ? ci->n_items : 1);
+    /* Budget: half for corpus blocks (double-buffered by the stream), half for query tiles. */
+    double half = (double)rc->mem_limit / 2.0;
+    double per_doc = 2.0 * c_rows_per_item * (double)ci->dim * sizeof(float) + 16.0;
+    double per_query = q_rows_per_item * (double)qi->dim * sizeof(float) + (double)mieb_search_bytes_per_query();
+    /* A corpus part's offer logs (range->record) are not budgeted here: their size is known
+       only as the heap accepts offers (typically a few thousand entries per query, at most
+       1001 per chunk of the part). Tiles need not match a single run's: the grid makes the
+       scores independent of them. */
+    int64_t cap_docs = (int64_t)(half / per_doc);
+    int64_t be_cap = mieb_backend_max_block_rows(rc->be, NULL, ci->dim, MIEB_MTEB_TOP_K + 1);
+    if (cap_docs > be_cap)
+        cap_docs = be_cap;
+    if (cap_docs < 1)
+        cap_docs = 1;
+    int64_t block_items = chunk_divisor_at_most(cap_docs);
+    /* query tiles: whole MIEB_GRID_Q steps of the kept list (backend.h), at least one */
+    int64_t tile = (int64_t)(half / per_query) / MIEB_GRID_Q * MIEB_GRID_Q;
+    if (tile < MIEB_GRID_Q)
+        tile = MIEB_GRID_Q;
+    if ((block_items > cap_docs && block_items < rd->n_corpus) || (tile * per_query > half && tile < n_kept))
+        MIEB_LOGW("%s %s: --mem-limit is below one grid tile (%d queries, %d documents: %.1f MiB); using that "
+                  "much so that scores do not depend on the limit", task, s->grp, MIEB_GRID_Q, MIEB_GRID_D,
+                  (MIEB_GRID_Q * per_query + MIEB_GRID_D * per_doc) / 1048576.0);
+    MIEB_LOGD("%s %s: %lld of %lld queries kept, corpus %lld, blocks of %lld docs, query tiles of %lld", task,
+              s->grp, (long long)n_kept, (long long)rd->n_queries, (long long)rd->n_corpus,
+              (long long)block_items, (long long)tile);
+
+    for (int64_t t0 = 0; t0 < n_kept && st == MIEB_OK; t0 += tile) {
+        int64_t nt = n_kept - t0 < tile ? n_kept - t0 : tile;
+        float *qdata = NULL;
+        int64_t *qoffs = NULL;
+        struct mieb_vecs qv = {0};
+        struct mieb_qset *qs = NULL;
+        struct mieb_search_out so = {0};
+        st = load_query_tile(rc, roles->q, kept + t0, nt, &qdata, &qoffs, &qv);
+        if (st == MIEB_OK)
+            st = mieb_backend_prepare_queries(rc->be, &qv, rc->sim, &qs);
+        if (st == MIEB_OK)
+            st = mieb_search_tile(rc, qs, nt, kept + t0, roles->c, rd, block_items, range, &so);
+        double tm = mieb_now();
+        if (st == MIEB_OK)
+            st = fn(user, kept + t0, &so);
+        if (rc->times)
+            rc->times->metrics += mieb_now() - tm;
+        mieb_search_out_free(&so);
+        mieb_backend_release_queries(rc->be, qs);
+        free(qdata);
+        free(qoffs);
+    }
+    return st;
+}
+
+struct mieb_ret_post {
+    const struct mieb_ret_subset *s;
+    struct mieb_ret_eval *ev;
+    struct pq_files pqf, *pq;
+};
+
+mieb_status mieb_ret_post_open(const struct mieb_ret_subset *s, const char *per_query_dir, const char *task,
+                               const char *split, const char *subset, struct mieb_ret_post **out)
+{
+    struct mieb_ret_post *p = calloc(1, sizeof *p);
+    if (!p)
+        return mieb_fail(MIEB_ERR_OOM, "metric state");
+    p->s = s;
+    mieb_status st = mieb_ret_eval_new(&p->ev);
+    if (st == MIEB_OK && per_query_dir) {
+        st = pq_open(&p->pqf, per_query_dir, task, split, subset);
+        if (st == MIEB_OK)
+            p->pq = &p->pqf;
+    }
+    if (st != MIEB_OK) {
+        mieb_ret_post_free(p);
+        return st;
+    }
+    *out = p;
+    return MIEB_OK;
+}
+
+mieb_status mieb_ret_post_add(void *post, const int64_t *qrow, struct mieb_search_out *so)
+{
+    struct mieb_ret_post *p = post;
+    return add_tile_metrics(p->ev, &p->s->rd, qrow, so, p->s->skip_first, p->pq);
+}
+
+mieb_status mieb_ret_post_finish(struct mieb_ret_post *p, cJSON *scores)
+{
+    mieb_status st = mieb_ret_eval_finish(p->ev, scores);
+    if (st == MIEB_OK && p->pq)
+        st = pq_write_measures(p->pq, p->ev, &p->s->rd, p->s->kept);
+    if (st == MIEB_OK && p->pq)
+        st = pq_commit(p->pq);
+    return st;
+}
+
+void mieb_ret_post_free(struct mieb_ret_post *p)
+{
+    if (!p)
+        return;
+    if (p->pq)
+        pq_abort(p->pq); /* after a failure: no partial per-query files */
+    mieb_ret_eval_free(p->ev);
+    free(p);
+}
+
+/* ---- the family driver ---- */
 
 mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
                                         struct mieb_taskdata *td, const char *split, const char *subset,
                                         cJSON *scores)
 {
-    struct mieb_retrieval_data rd = {0};
-    struct mieb_emb_role *qrole = NULL, *crole = NULL;
-    struct mieb_ret_eval *ev = NULL;
-    int64_t *kept = NULL, n_kept = 0;
-    struct pq_files pqf, *pq = NULL;
-    char grp[512];
-    mieb_status st;
-
-    snprintf(grp, sizeof grp, "/%s/%s", split, subset);
-    st = mieb_taskdata_read_retrieval(td, split, subset, &rd);
-    if (st == MIEB_OK)
-        st = check_unique(mieb_taskdata_path(td), grp, "query_ids", rd.query_ids, rd.n_queries);
-    if (st == MIEB_OK)
-        st = check_unique(mieb_taskdata_path(td), grp, "corpus_ids", rd.corpus_ids, rd.n_corpus);
-    if (st == MIEB_OK)
-        st = open_roles(rc, task->name, split, subset, &rd, &qrole, &crole);
-    if (st == MIEB_OK)
-        st = mieb_ret_eval_new(&ev);
-    if (st == MIEB_OK && rc->per_query_dir) {
-        st = pq_open(&pqf, rc->per_query_dir, task->name, split, subset);
+    struct mieb_ret_subset s;
+    struct mieb_ret_roles roles = {0};
+    struct mieb_ret_post *post = NULL;
+    mieb_status st = mieb_ret_subset_load(task, td, split, subset, &s);
+    if (st == MIEB_OK) {
+        st = mieb_ret_roles_open(rc->emb_dir, rc->sim, task->name, split, subset, &s, &roles);
         if (st == MIEB_OK)
-            pq = &pqf;
-    }
-    if (st != MIEB_OK)
-        goto done;
-
-    /* mteb drops queries without qrels entries; all-zero qrels are kept (§8.1) */
-    kept = malloc(sizeof(int64_t) * (size_t)(rd.n_queries + 1));
-    if (!kept) {
-        st = mieb_fail(MIEB_ERR_OOM, "query list");
-        goto done;
-    }
-    for (int64_t q = 0; q < rd.n_queries; q++)
-        if (rd.qrels_indptr[q + 1] > rd.qrels_indptr[q])
-            kept[n_kept++] = q;
-    if (n_kept == 0) {
-        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: no query has a qrels entry (mteb cannot score this subset)",
-                       mieb_taskdata_path(td), grp);
-        goto done;
-    }
-
-    {
-        const struct mieb_emb_info *qi = mieb_emb_role_info(qrole), *ci = mieb_emb_role_info(crole);
-        double q_rows_per_item = (double)qi->n_rows / (double)(qi->n_items ? qi->n_items : 1);
-        double c_rows_per_item = (double)ci->n_rows / (double)(ci->n_items ? ci->n_items : 1);
-        /* Budget: half for corpus blocks (double-buffered by the stream), half for query tiles. */
-        double half = (double)rc->mem_limit / 2.0;
-        double per_doc = 2.0 * c_rows_per_item * (double)ci->dim * sizeof(float) + 16.0;
-        double per_query = q_rows_per_item * (double)qi->dim * sizeof(float) + (double)mieb_search_bytes_per_query();
-        int64_t cap_docs = (int64_t)(half / per_doc);
-        int64_t be_cap = mieb_backend_max_block_rows(rc->be, NULL, ci->dim, MIEB_MTEB_TOP_K + 1);
-        if (cap_docs > be_cap)
-            cap_docs = be_cap;
-        if (cap_docs < 1)
-            cap_docs = 1;
-        int64_t block_items = chunk_divisor_at_most(cap_docs);
-        int64_t tile = (int64_t)(half / per_query);
-        if (tile < 1)
-            tile = 1;
-        bool skip = mieb_task_param_bool(task, "skip_first_result");
-        MIEB_LOGD("%s %s: %lld of %lld queries kept, corpus %lld, blocks of %lld docs, query tiles of %lld",
-                  task->name, grp, (long long)n_kept, (long long)rd.n_queries, (long long)rd.n_corpus,
-                  (long long)block_items, (long long)tile);
-
-        for (int64_t t0 = 0; t0 < n_kept && st == MIEB_OK; t0 += tile) {
-            int64_t nt = n_kept - t0 < tile ? n_kept - t0 : tile;
-            float *qdata = NULL;
-            int64_t *qoffs = NULL;
-            struct mieb_vecs qv = {0};
-            struct mieb_qset *qs = NULL;
-            struct mieb_search_out so = {0};
-            st = load_query_tile(rc, qrole, kept + t0, nt, &qdata, &qoffs, &qv);
-            if (st == MIEB_OK)
-                st = mieb_backend_prepare_queries(rc->be, &qv, rc->sim, &qs);
-            if (st == MIEB_OK)
-                st = mieb_search_tile(rc, qs, nt, kept + t0, crole, &rd, block_items, &so);
+            st = mieb_ret_post_open(&s, rc->per_query_dir, task->name, split, subset, &post);
+        if (st == MIEB_OK)
+            st = mieb_ret_search(rc, task->name, &s, &roles, NULL, mieb_ret_post_add, post);
+        if (st == MIEB_OK) {
             double tm = mieb_now();
-            if (st == MIEB_OK)
-                st = add_tile_metrics(ev, &rd, kept + t0, &so, skip, pq);
+            st = mieb_ret_post_finish(post, scores);
             if (rc->times)
                 rc->times->metrics += mieb_now() - tm;
-            mieb_search_out_free(&so);
-            mieb_backend_release_queries(rc->be, qs);
-            free(qdata);
-            free(qoffs);
         }
     }
-    if (st == MIEB_OK) {
-        double tm = mieb_now();
-        st = mieb_ret_eval_finish(ev, scores);
-        if (st == MIEB_OK && pq)
-            st = pq_write_measures(pq, ev, &rd, kept);
-        if (st == MIEB_OK && pq)
-            st = pq_commit(pq);
-        if (rc->times)
-            rc->times->metrics += mieb_now() - tm;
-    }
-done:
     if (st != MIEB_OK && !strstr(mieb_last_error(), mieb_taskdata_path(td)))
-        mieb_fail_context(st, "%s %s (%s)", task->name, grp, mieb_taskdata_path(td));
-    if (pq)
-        pq_abort(pq); /* after a failure: no partial per-query files */
-    mieb_ret_eval_free(ev);
-    mieb_emb_role_close(qrole);
-    mieb_emb_role_close(crole);
-    mieb_retrieval_data_free(&rd);
-    free(kept);
+        mieb_fail_context(st, "%s /%s/%s (%s)", task->name, split, subset, mieb_taskdata_path(td));
+    mieb_ret_post_free(post);
+    mieb_ret_roles_close(&roles);
+    mieb_ret_subset_free(&s); /* idempotent: a failed load has already freed and zeroed it */
     return st;
 }

@@ -32,22 +32,58 @@ int64_t mieb_search_bytes_per_query(void)
 
 void mieb_search_out_free(struct mieb_search_out *o)
 {
+    if (o->log)
+        for (int64_t t = 0; t < o->n_queries; t++) {
+            free(o->log[t].s);
+            free(o->log[t].d);
+        }
+    free(o->log);
     free(o->res_s);
     free(o->res_d);
     free(o->res_n);
     memset(o, 0, sizeof *o);
 }
 
-static mieb_status alloc_out(struct mieb_search_out *o, int64_t nq)
+mieb_status mieb_search_out_alloc(struct mieb_search_out *o, int64_t nq, bool record)
 {
+    memset(o, 0, sizeof *o);
     o->n_queries = nq;
     o->res_s = malloc(sizeof(float) * (size_t)(nq * MIEB_MTEB_TOP_K + 1));
     o->res_d = malloc(sizeof(int64_t) * (size_t)(nq * MIEB_MTEB_TOP_K + 1));
     o->res_n = calloc((size_t)nq + 1, sizeof(int64_t));
-    if (!o->res_s || !o->res_d || !o->res_n) {
+    if (record)
+        o->log = calloc((size_t)nq + 1, sizeof *o->log);
+    if (!o->res_s || !o->res_d || !o->res_n || (record && !o->log)) {
         mieb_search_out_free(o);
         return mieb_fail(MIEB_ERR_OOM, "search results for %lld queries", (long long)nq);
     }
+    return MIEB_OK;
+}
+
+mieb_status mieb_offer_log_push(struct mieb_offer_log *l, float s, int64_t d)
+{
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? l->cap * 2 : 2048;
+        float *ns = realloc(l->s, sizeof(float) * (size_t)cap);
+        if (ns)
+            l->s = ns;
+        int64_t *nd = realloc(l->d, sizeof(int64_t) * (size_t)cap);
+        if (nd)
+            l->d = nd;
+        if (!ns || !nd)
+            return mieb_fail(MIEB_ERR_OOM, "offer log of %lld entries", (long long)cap);
+        l->cap = cap;
+    }
+    l->s[l->n] = s;
+    l->d[l->n++] = d;
+    return MIEB_OK;
+}
+
+/* A signal asked to stop (rc->interrupted): fail at this block boundary; the caller writes nothing. */
+static mieb_status check_stop(const struct mieb_run_ctx *rc)
+{
+    if (rc->interrupted && *rc->interrupted)
+        return mieb_fail(MIEB_ERR_INTERRUPTED, "interrupted by signal %d", (int)*rc->interrupted);
     return MIEB_OK;
 }
 
@@ -68,10 +104,10 @@ static void block_vecs(const struct mieb_run_ctx *rc, const struct mieb_emb_bloc
 /* Full-corpus search: chunked top-1001, then the emulated heap (PROTOCOLS.md §8.2). */
 static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t nq,
                                struct mieb_emb_role *corpus, const struct mieb_retrieval_data *rd,
-                               int64_t block_items, struct mieb_search_out *out)
+                               int64_t block_items, int64_t range_start, int64_t range_end,
+                               struct mieb_search_out *out)
 {
     const struct mieb_emb_info *info = mieb_emb_role_info(corpus);
-    int64_t n_corpus = info->n_items;
     size_t per = (size_t)nq * CHUNK_K;
     float *acc_s = malloc(sizeof(float) * per), *blk_s = malloc(sizeof(float) * per);
     int64_t *acc_i = malloc(sizeof(int64_t) * per), *blk_i = malloc(sizeof(int64_t) * per);
@@ -89,7 +125,7 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
     for (int64_t t = 0; t < nq; t++)
         mieb_pyheap_init(&heaps[t], out->res_s + t * MIEB_MTEB_TOP_K, out->res_d + t * MIEB_MTEB_TOP_K,
                          MIEB_MTEB_TOP_K, (const char *const *)rd->corpus_ids);
-    st = mieb_emb_stream_open(corpus, block_items, &stream);
+    st = mieb_emb_stream_open_ex(corpus, range_start, range_end, block_items, NULL, &stream);
     if (st != MIEB_OK)
         goto done;
     for (;;) {
@@ -97,6 +133,8 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
         struct mieb_vecs docs;
         bool fin = false;
         double t0 = mieb_now();
+        if ((st = check_stop(rc)) != MIEB_OK)
+            break;
         st = mieb_emb_stream_next(stream, &blk, &fin);
         if (st != MIEB_OK || fin)
             break;
@@ -125,15 +163,20 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
             acc_n[t] = n;
         }
         int64_t end = blk.start + blk.count;
-        if (end % MIEB_MTEB_CORPUS_CHUNK == 0 || end == n_corpus) {
-            /* mteb's chunk is complete: push its top-k, best first, into the heap */
-            for (int64_t t = 0; t < nq; t++) {
+        if (end % MIEB_MTEB_CORPUS_CHUNK == 0 || end == range_end) {
+            /* mteb's chunk is complete: push its top-k, best first, into the heap (and log
+               the offers it accepts when recording a corpus part) */
+            for (int64_t t = 0; t < nq && st == MIEB_OK; t++) {
                 const float *as = acc_s + (size_t)t * CHUNK_K;
                 const int64_t *ai = acc_i + (size_t)t * CHUNK_K;
                 for (int64_t j = 0; j < acc_n[t]; j++)
-                    mieb_pyheap_offer(&heaps[t], MIEB_MTEB_TOP_K, as[j], ai[j]);
+                    if (mieb_pyheap_offer(&heaps[t], MIEB_MTEB_TOP_K, as[j], ai[j]) && out->log &&
+                        (st = mieb_offer_log_push(&out->log[t], as[j], ai[j])) != MIEB_OK)
+                        break;
                 acc_n[t] = 0;
             }
+            if (st != MIEB_OK)
+                break;
         }
         if (rc->times)
             add_time(&rc->times->merge, t2, mieb_now());
@@ -193,6 +236,8 @@ static mieb_status search_candidates(const struct mieb_run_ctx *rc, struct mieb_
         struct mieb_emb_block blk;
         struct mieb_vecs docs;
         bool fin = false;
+        if ((st = check_stop(rc)) != MIEB_OK)
+            break;
         st = mieb_emb_stream_next(stream, &blk, &fin);
         if (st != MIEB_OK || fin)
             break;
@@ -229,8 +274,13 @@ static mieb_status search_candidates(const struct mieb_run_ctx *rc, struct mieb_
             struct mieb_pyheap h;
             mieb_pyheap_init(&h, out->res_s + t * MIEB_MTEB_TOP_K, out->res_d + t * MIEB_MTEB_TOP_K,
                              MIEB_MTEB_TOP_K, (const char *const *)rd->corpus_ids);
-            for (int64_t j = 0; j < got; j++)
-                mieb_pyheap_push(&h, bs[j], pd[p + bd[j]]);
+            for (int64_t j = 0; j < got && st == MIEB_OK; j++) {
+                mieb_pyheap_push(&h, bs[j], pd[p + bd[j]]); /* got <= 1000: every push is kept */
+                if (out->log)
+                    st = mieb_offer_log_push(&out->log[t], bs[j], pd[p + bd[j]]);
+            }
+            if (st != MIEB_OK)
+                goto done;
             out->res_n[t] = h.n;
             p += nc;
         }
@@ -250,12 +300,20 @@ done:
 mieb_status mieb_search_tile(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t n_tile,
                              const int64_t *qrow, struct mieb_emb_role *corpus,
                              const struct mieb_retrieval_data *rd, int64_t block_items,
-                             struct mieb_search_out *out)
+                             const struct mieb_search_opts *opts, struct mieb_search_out *out)
 {
-    MIEB_TRY(alloc_out(out, n_tile));
+    int64_t n_corpus = mieb_emb_role_info(corpus)->n_items;
+    struct mieb_search_opts all = {0, n_corpus, false};
+    if (!opts)
+        opts = &all;
+    if (opts->start < 0 || opts->end > n_corpus || opts->start > opts->end ||
+        (opts->start % MIEB_MTEB_CORPUS_CHUNK) || (opts->end % MIEB_MTEB_CORPUS_CHUNK && opts->end != n_corpus))
+        return mieb_fail(MIEB_ERR_INTERNAL, "corpus range [%lld, %lld) is not aligned on mteb's chunks",
+                         (long long)opts->start, (long long)opts->end);
+    MIEB_TRY(mieb_search_out_alloc(out, n_tile, opts->record));
     mieb_status st = rd->cand_indptr
                          ? search_candidates(rc, qs, n_tile, qrow, corpus, rd, block_items, out)
-                         : search_full(rc, qs, n_tile, corpus, rd, block_items, out);
+                         : search_full(rc, qs, n_tile, corpus, rd, block_items, opts->start, opts->end, out);
     if (st != MIEB_OK)
         mieb_search_out_free(out);
     return st;

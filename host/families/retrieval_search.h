@@ -14,6 +14,7 @@
 #ifndef MIEB_FAMILIES_RETRIEVAL_SEARCH_H
 #define MIEB_FAMILIES_RETRIEVAL_SEARCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../io/embeddings.h"
@@ -23,24 +24,49 @@
 #define MIEB_MTEB_TOP_K 1000
 #define MIEB_MTEB_CORPUS_CHUNK 50000
 
+/**
+ * The offers one query's heap accepted, in offer order (--corpus-parts, host/cluster/).
+ * An offer the heap hands straight back changes nothing, and one refused by a heap that
+ * saw only part of the corpus is refused by any heap that saw a superset before it, so
+ * replaying the accepted offers of the parts in corpus order rebuilds the exact heap.
+ */
+struct mieb_offer_log {
+    float *s;
+    int64_t *d;
+    int64_t n, cap;
+};
+
 /** Per-query results of one tile: query t has res_n[t] entries at res_s/res_d + t*1000. */
 struct mieb_search_out {
     int64_t n_queries;
     float *res_s;     /* [n_queries, 1000] scores in heap-array order */
     int64_t *res_d;   /* [n_queries, 1000] corpus rows */
     int64_t *res_n;   /* [n_queries] */
+    struct mieb_offer_log *log; /* [n_queries] when recording (mieb_search_opts.record), else NULL */
+};
+
+/** What to search: corpus items [start, end) (chunk-aligned; full search only) and whether to record offers. */
+struct mieb_search_opts {
+    int64_t start, end;
+    bool record;
 };
 
 /**
  * Search for the prepared queries `qs` (qrow[t] = row of tile query t in the task's query
  * list, used for candidates) against the corpus role.
  * block_items: corpus items per block (a divisor of 50000, or >= the corpus).
+ * opts: NULL = the whole corpus, no recording. Candidate scoring always reads the whole corpus.
+ * A set rc->interrupted stops the search at the next block (MIEB_ERR_INTERRUPTED).
  */
 mieb_status mieb_search_tile(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t n_tile,
                              const int64_t *qrow, struct mieb_emb_role *corpus,
                              const struct mieb_retrieval_data *rd, int64_t block_items,
-                             struct mieb_search_out *out);
+                             const struct mieb_search_opts *opts, struct mieb_search_out *out);
+/** Allocate empty results for nq queries (log arrays too when `record`). */
+mieb_status mieb_search_out_alloc(struct mieb_search_out *o, int64_t nq, bool record);
 void mieb_search_out_free(struct mieb_search_out *o);
+/** Append one accepted offer to a log. */
+mieb_status mieb_offer_log_push(struct mieb_offer_log *l, float s, int64_t d);
 
 /** Bytes of per-query state mieb_search_tile keeps (for tiling under --mem-limit). */
 int64_t mieb_search_bytes_per_query(void);

@@ -20,10 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/cpu_pairwise.h"
+#include "../backend/backend.h"
 #include "../io/embeddings.h"
 #include "../metrics/correlation.h"
 #include "family.h"
+#include "per_sample.h"
 
 static mieb_status open_role(const struct mieb_run_ctx *rc, const struct mieb_task *task, const char *split,
                              const char *subset, const char *role, int64_t n_pairs, struct mieb_emb_role **r)
@@ -137,7 +138,7 @@ mieb_status mieb_sts_score_subset(const struct mieb_run_ctx *rc, const struct mi
         double t1 = mieb_now();
         struct mieb_sts_pair_out o = {cosv + p0, manv + p0, eucv + p0, modv + p0};
         if (st == MIEB_OK)
-            st = mieb_cpu_sts_pairs(a, b, nb, dim, f64, rc->sim, &o);
+            st = mieb_backend_sts_pairs(rc->be, a, b, nb, dim, f64, rc->sim, &o);
         if (rc->times) {
             rc->times->read_wait += t1 - t0;
             rc->times->similarity += mieb_now() - t1;
@@ -152,6 +153,8 @@ mieb_status mieb_sts_score_subset(const struct mieb_run_ctx *rc, const struct mi
         st = add_corr(scores, "manhattan_", gold, manv, n, scratch);
     if (st == MIEB_OK)
         st = add_corr(scores, "euclidean_", gold, eucv, n, scratch);
+    if (st == MIEB_OK)
+        st = mieb_ps_write_sts(rc, task->name, split, subset, gold, modv, cosv, manv, eucv, n);
     if (rc->times)
         rc->times->metrics += mieb_now() - tm;
 done:

@@ -30,6 +30,7 @@
 #include "../io/results_writer.h"
 #include "../metrics/npmath.h"
 #include "family.h"
+#include "per_sample.h"
 
 /* The aggregates of mteb 2.26 and the task each one filters (tasks/aggregated_tasks/). */
 static const struct {
@@ -153,6 +154,9 @@ mieb_status mieb_aggregate_score(const struct mieb_run_ctx *rc, const struct mie
         if (st != MIEB_OK)
             break;
         double v = val_sum / (double)n_val; /* then np.mean([v]) == v, as numpy.float64 */
+        st = mieb_ps_write_aggregate(rc, agg->name, split, sub->name, agg->subsets, agg->n_subsets);
+        if (st != MIEB_OK)
+            break;
         cJSON *list = cJSON_AddArrayToObject(scores, split), *d = cJSON_CreateObject();
         cJSON_AddItemToArray(list, d);
         cJSON_AddNumberToObject(d, agg->main_score, v);

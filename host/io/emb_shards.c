@@ -65,13 +65,18 @@ static mieb_status detect_dtype(hid_t file, hid_t ds, const char *fname, enum mi
         }
     } else if (c == H5T_INTEGER && sz == 2) {
         /* bfloat16 bits stored as uint16, marked by dtype="bfloat16" on the dataset (or the root) */
-        hid_t holder = mieb_h5_attr_exists(ds, "dtype") ? ds : mieb_h5_attr_exists(file, "dtype") ? file : -1;
-        if (holder < 0) {
+        bool on_ds = false, on_file = false; /* a failed lookup is reported, not taken for "absent" */
+        st = mieb_h5_attr_find(ds, "dtype", fname, "/embeddings", &on_ds);
+        if (st == MIEB_OK && !on_ds)
+            st = mieb_h5_attr_find(file, "dtype", fname, "/", &on_file);
+        hid_t holder = on_ds ? ds : on_file ? file : -1;
+        if (st == MIEB_OK && holder < 0) {
             st = mieb_fail(MIEB_ERR_BAD_DATA,
                            "%s: /embeddings has type %s but no attribute dtype=\"bfloat16\" to say it holds bfloat16",
                            fname, tn);
-        } else if ((st = mieb_h5_attr_str(holder, "dtype", fname, holder == ds ? "/embeddings" : "/", &attr)) ==
-                   MIEB_OK) {
+        } else if (st == MIEB_OK &&
+                   (st = mieb_h5_attr_str(holder, "dtype", fname, holder == ds ? "/embeddings" : "/", &attr)) ==
+                       MIEB_OK) {
             if (strcmp(attr, "bfloat16") != 0) {
                 st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /embeddings has type %s with dtype=\"%s\"; expected \"bfloat16\"",
                                fname, tn, attr);
@@ -158,7 +163,10 @@ static mieb_status validate_file(struct mieb_emb_role *r, struct emb_shard *s, b
                                (long long)s->n_items, (long long)o[s->n_items], (long long)s->n_rows));
     }
     r->info.multivector = multi;
-    if (is_shard || mieb_h5_attr_exists(f, "row_start") || mieb_h5_attr_exists(f, "n_rows")) {
+    bool has_rs = false, has_nr = false; /* a failed lookup is reported, not taken for "absent" */
+    CHECK_ST(mieb_h5_attr_find(f, "row_start", fn, "/", &has_rs));
+    CHECK_ST(mieb_h5_attr_find(f, "n_rows", fn, "/", &has_nr));
+    if (is_shard || has_rs || has_nr) {
         CHECK_ST(mieb_h5_attr_i64(f, "row_start", fn, "/", &s->item_start));
         CHECK_ST(mieb_h5_attr_i64(f, "n_rows", fn, "/", &v));
         if (v != s->n_items)

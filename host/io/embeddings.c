@@ -108,13 +108,16 @@ static mieb_status read_rows(struct mieb_emb_role *r, int si, int64_t row0, int6
     if (fsp >= 0 && msp >= 0 && H5Sselect_hyperslab(fsp, H5S_SELECT_SET, off, NULL, cnt, NULL) >= 0)
         rc = H5Dread(r->cur_dset, r->cur_memtype, msp, fsp, H5P_DEFAULT,
                      s->dtype == MIEB_EMB_F32 ? (void *)dst : (void *)half);
+    /* the reason first: any later HDF5 call (H5Sclose) clears the error stack */
+    st = rc < 0 ? mieb_h5_fail(MIEB_ERR_HDF5, "%s: /embeddings: read of rows %lld..%lld failed", s->path,
+                               (long long)row0, (long long)(row0 + nrows))
+                : MIEB_OK;
     if (msp >= 0)
         H5Sclose(msp);
     if (fsp >= 0)
         H5Sclose(fsp);
-    if (rc < 0)
-        return mieb_h5_fail(MIEB_ERR_HDF5, "%s: /embeddings: read of rows %lld..%lld failed", s->path,
-                            (long long)row0, (long long)(row0 + nrows));
+    if (st != MIEB_OK)
+        return st;
     if (s->dtype != MIEB_EMB_F32) {
         /* Copy each block of 16-bit values out before the floats overwrite them (memcpy
          * keeps the compiler from reordering across the two views of one buffer). */

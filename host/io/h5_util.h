@@ -47,12 +47,21 @@ mieb_status mieb_h5_open_ro(const char *path, hid_t *out, int64_t *file_size);
 /** mieb_h5_open_ro without the global heap check, for a file already opened and checked once. */
 mieb_status mieb_h5_reopen_ro(const char *path, hid_t *out);
 
-/** Does the object at path exist (every intermediate link checked)? */
+/**
+ * Does the object at path exist? Every link on the way is looked up in turn, and each
+ * object's header is checked (mieb_h5_check_object) before HDF5 goes through it.
+ * Failure: a refused header (MIEB_ERR_BAD_DATA), I/O error, out of memory.
+ */
+mieb_status mieb_h5_lookup(hid_t loc, const char *path, const char *fname, bool *found);
+/** mieb_h5_lookup as a bool that answers true when in doubt (the read then reports why). */
 bool mieb_h5_exists(hid_t loc, const char *path);
 /** Is path an existing dataset? */
 bool mieb_h5_is_dataset(hid_t loc, const char *path);
 
 /* ---- attributes; fname/objpath only name the location in messages ---- */
+/** Does obj have attribute name? Checks obj's attribute messages first (h5_ohdr_check.c). */
+mieb_status mieb_h5_attr_find(hid_t obj, const char *name, const char *fname, const char *objpath, bool *found);
+/** mieb_h5_attr_find as a bool that answers true when in doubt (reading it then reports why). */
 bool mieb_h5_attr_exists(hid_t obj, const char *name);
 /** Scalar (or 1-element) string attribute, variable or fixed length. *out is malloc'd. */
 mieb_status mieb_h5_attr_str(hid_t obj, const char *name, const char *fname, const char *objpath, char **out);
@@ -119,5 +128,48 @@ mieb_status mieb_h5_check_global_heaps(const char *path, int64_t file_size);
 
 /** True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
 bool mieb_utf8_valid(const char *s, size_t len);
+
+/* ---- not trusting libhdf5 1.10 on corrupt files (h5_attr_guard.c, h5_ohdr_check.c) ---- */
+
+/** Where the bytes of an HDF5 file are, for the readers that parse them directly. */
+struct mieb_h5_layout {
+    char path[4096];
+    int sa, ss;        /* sizeof_addr, sizeof_size (2, 4 or 8) */
+    uint64_t base;     /* base address: the userblock size */
+    int64_t file_size;
+};
+/**
+ * The layout of the file holding obj. MIEB_ERR_UNSUPPORTED (no message): address sizes other
+ * than 2/4/8, or a file open for writing (its metadata may still be only in HDF5's cache).
+ */
+mieb_status mieb_h5_layout_of(hid_t obj, const char *fname, struct mieb_h5_layout *lay);
+
+/** Bytes of a raw heap ID as mieb_h5_attr_raw_vlen returns it (4 + sizeof_addr + 4, zero-padded). */
+#define MIEB_H5_RAW_VLEN_SIZE 32
+/** Register the vlen-string -> raw heap ID conversion (once, from mieb_h5_init). */
+mieb_status mieb_h5_raw_vlen_register(void);
+/** The heap ID of a one-element variable-length string attribute, as stored (HDF5 never follows it). */
+mieb_status mieb_h5_attr_raw_vlen(hid_t attr, const char *fname, const char *objpath, const char *name,
+                                  uint8_t out[MIEB_H5_RAW_VLEN_SIZE]);
+/**
+ * The string a raw heap ID refers to, fetched from its global heap collection with every
+ * bound checked (h5_vlen.c). *out is malloc'd and NUL-terminated. what names it in messages.
+ */
+mieb_status mieb_h5_vlen_string_at(hid_t obj, const uint8_t *heap_id, const char *fname, const char *what,
+                                   char **out);
+/**
+ * Walk obj's object header and refuse it (MIEB_ERR_BAD_DATA, naming fname and objpath)
+ * when an attribute message's name, datatype, dataspace or value runs past the message:
+ * libhdf5 1.10 would read past its buffer decoding it. Call before any attribute lookup.
+ */
+mieb_status mieb_h5_check_attr_msgs(hid_t obj, const char *fname, const char *objpath);
+/**
+ * Before HDF5 loads the header of the object at path (relative to loc): refuse it
+ * (MIEB_ERR_BAD_DATA) when a header chunk's recorded size runs past the end of the file
+ * (HDF5 would allocate that much first). Soft and external links pass.
+ */
+mieb_status mieb_h5_check_object(hid_t loc, const char *path, const char *fname);
+/** The same for the root group, from the superblock, before H5Fopen (mieb_h5_open_ro). */
+mieb_status mieb_h5_check_root_header(const char *path, int64_t file_size);
 
 #endif

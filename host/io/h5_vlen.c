@@ -44,8 +44,11 @@ static bool read_at(int fd, void *buf, uint64_t n, uint64_t at)
         ssize_t r = pread(fd, p, n > (1u << 30) ? (1u << 30) : (size_t)n, (off_t)at);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r <= 0) {
+            if (r == 0)
+                errno = 0; /* end of file, not an error code */
             return false;
+        }
         p += r, n -= (uint64_t)r, at += (uint64_t)r;
     }
     return true;
@@ -59,8 +62,11 @@ static mieb_status load_gcol(int fd, struct gcol *c, uint64_t addr, uint64_t bas
     free(c->buf), free(c->off), free(c->len);
     memset(c, 0, sizeof *c);
     c->addr = UINT64_MAX;
-    if (abs < base || abs > fsz || fsz - abs < (uint64_t)(8 + ss) || !read_at(fd, hdr, (uint64_t)(8 + ss), abs) ||
-        memcmp(hdr, "GCOL", 4) != 0 || hdr[4] != 1)
+    bool inside = abs >= base && abs <= fsz && fsz - abs >= (uint64_t)(8 + ss);
+    if (inside && !read_at(fd, hdr, (uint64_t)(8 + ss), abs))
+        return mieb_fail(MIEB_ERR_IO, "%s: %s: cannot read the global heap at %llu: %s", fname, dpath,
+                         (unsigned long long)abs, errno ? strerror(errno) : "unexpected end of file");
+    if (!inside || memcmp(hdr, "GCOL", 4) != 0 || hdr[4] != 1)
         return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: string data points to a bad global heap at %llu (corrupt file)",
                          fname, dpath, (unsigned long long)abs);
     uint64_t size = le(hdr + 8, ss);
@@ -71,8 +77,8 @@ static mieb_status load_gcol(int fd, struct gcol *c, uint64_t addr, uint64_t bas
         return mieb_fail(MIEB_ERR_OOM, "%s: %s: out of memory for a global heap of %llu bytes", fname, dpath,
                          (unsigned long long)size);
     if (!read_at(fd, c->buf, size, abs))
-        return mieb_fail(MIEB_ERR_IO, "%s: cannot read %llu bytes at %llu", fname, (unsigned long long)size,
-                         (unsigned long long)abs);
+        return mieb_fail(MIEB_ERR_IO, "%s: cannot read %llu bytes at %llu: %s", fname, (unsigned long long)size,
+                         (unsigned long long)abs, errno ? strerror(errno) : "unexpected end of file");
     /* objects: uint16 index, uint16 refcount, 4 reserved, size (ss bytes), data padded to 8 */
     for (uint64_t p = 8 + (uint64_t)ss; p + 8 + (uint64_t)ss <= size;) {
         uint32_t idx = (uint32_t)le(c->buf + p, 2);
@@ -141,7 +147,8 @@ mieb_status mieb_h5_vlen_strings_raw(hid_t file, hid_t ds, const char *fname, co
     for (int64_t b0 = 0; b0 < n && st == MIEB_OK; b0 += RAW_BLOCK) {
         int64_t cnt = n - b0 < RAW_BLOCK ? n - b0 : RAW_BLOCK;
         if (!read_at(fd, raw, (uint64_t)cnt * elem, off + (uint64_t)b0 * elem)) {
-            st = mieb_fail(MIEB_ERR_IO, "%s: %s: cannot read string references", fname, dpath);
+            st = mieb_fail(MIEB_ERR_IO, "%s: %s: cannot read string references: %s", fname, dpath,
+                           errno ? strerror(errno) : "unexpected end of file");
             break;
         }
         for (int64_t k = 0; k < cnt && st == MIEB_OK; k++) {
@@ -169,19 +176,50 @@ done:
     return st;
 }
 
+mieb_status mieb_h5_vlen_string_at(hid_t obj, const uint8_t *heap_id, const char *fname, const char *what,
+                                   char **out)
+{
+    struct mieb_h5_layout lay;
+    struct gcol c = {.addr = UINT64_MAX};
+    MIEB_TRY(mieb_h5_layout_of(obj, fname, &lay));
+    uint64_t len = le(heap_id, 4), addr = le(heap_id + 4, lay.sa), idx = le(heap_id + 4 + lay.sa, 4);
+    if (len == 0 || addr == 0) /* HDF5's empty (NULL) string */
+        return (*out = strdup("")) ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "%s: %s: out of memory", fname, what);
+    int fd = open(lay.path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return mieb_fail(MIEB_ERR_IO, "%s: %s", lay.path, strerror(errno));
+    mieb_status st = load_gcol(fd, &c, addr, lay.base, lay.ss, lay.file_size, fname, what);
+    if (st == MIEB_OK && (idx >= c.n_idx || c.len[idx] == UINT64_MAX || len > c.len[idx]))
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: string refers to a missing global heap object (corrupt file)",
+                       fname, what);
+    if (st == MIEB_OK) {
+        char *s = malloc(len + 1);
+        if (!s) {
+            st = mieb_fail(MIEB_ERR_OOM, "%s: %s: out of memory", fname, what);
+        } else {
+            memcpy(s, c.buf + c.off[idx], len);
+            s[len] = '\0';
+            *out = s;
+        }
+    }
+    free(c.buf), free(c.off), free(c.len);
+    close(fd);
+    return st;
+}
+
 /* ---- pre-open guard for the collections HDF5 itself will parse (string attributes) ---- */
 
 #define SCAN_WHOLE_MAX (16LL << 20) /* files up to this size are scanned entirely */
 #define SCAN_WINDOW (1LL << 20)     /* else the first and last MiB (where attribute heaps live) */
 
-/* sizeof_size from the superblock (at 0, 512, 1024, ...), or 0 when none is found. */
+/* sizeof_size from the superblock (at 0, 512, 1024, ...), 0 when none is found, -1 on a read error. */
 static int superblock_sizeof_size(int fd, int64_t file_size)
 {
     static const uint8_t sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     uint8_t b[16];
     for (int64_t at = 0; at + 16 <= file_size; at = at ? at * 2 : 512) {
         if (!read_at(fd, b, 16, (uint64_t)at))
-            return 0;
+            return -1; /* the guard must not be skipped because a read failed */
         if (memcmp(b, sig, 8) == 0)
             return b[8] <= 1 ? b[14] : b[10]; /* v0/v1 vs v2/v3 superblock layouts */
     }
@@ -219,13 +257,17 @@ static mieb_status scan_range(int fd, const char *path, int64_t from, int64_t to
     for (int64_t at = from; at < to; at += step) {
         int64_t n = to - at < step + 7 ? to - at : step + 7; /* overlap so no signature is split */
         if (!read_at(fd, buf, (uint64_t)n, (uint64_t)at))
-            return mieb_fail(MIEB_ERR_IO, "%s: read error at byte %lld", path, (long long)at);
+            return mieb_fail(MIEB_ERR_IO, "%s: read error at byte %lld: %s", path, (long long)at,
+                             errno ? strerror(errno) : "unexpected end of file");
         for (int64_t i = 0; i + 8 <= n && i < step; i++) {
-            if (buf[i] != 'G' || memcmp(buf + i, "GCOL\x01\0\0\0", 8) != 0)
+            /* HDF5 checks only the signature and the version and skips the 3 reserved bytes,
+               so a collection with junk there is parsed all the same */
+            if (buf[i] != 'G' || memcmp(buf + i, "GCOL\x01", 5) != 0)
                 continue;
             uint64_t pos = (uint64_t)(at + i), size = 0;
             uint8_t hdr[8];
-            if (pos + 8 + (uint64_t)ss <= (uint64_t)file_size && read_at(fd, hdr, (uint64_t)ss, pos + 8))
+            bool io_ok = true;
+            if (pos + 8 + (uint64_t)ss <= (uint64_t)file_size && (io_ok = read_at(fd, hdr, (uint64_t)ss, pos + 8)))
                 size = le(hdr, ss);
             bool ok = size >= 8 + (uint64_t)ss && size <= GCOL_MAX_BYTES && size <= (uint64_t)file_size - pos;
             if (ok && size > *gcap) {
@@ -234,7 +276,12 @@ static mieb_status scan_range(int fd, const char *path, int64_t from, int64_t to
                     return mieb_fail(MIEB_ERR_OOM, "%s: out of memory checking a global heap", path);
                 *gbuf = nb, *gcap = size;
             }
-            ok = ok && read_at(fd, *gbuf, size, pos) && gcol_walk_ok(*gbuf, size, ss);
+            if (ok)
+                io_ok = read_at(fd, *gbuf, size, pos);
+            if (!io_ok) /* a failed read is not a corrupt heap */
+                return mieb_fail(MIEB_ERR_IO, "%s: read error at byte %llu: %s", path, (unsigned long long)pos,
+                                 errno ? strerror(errno) : "unexpected end of file");
+            ok = ok && gcol_walk_ok(*gbuf, size, ss);
             if (!ok)
                 return mieb_fail(MIEB_ERR_BAD_DATA,
                                  "%s: corrupt global heap collection at byte %llu (holds variable-length "
@@ -254,6 +301,8 @@ mieb_status mieb_h5_check_global_heaps(const char *path, int64_t file_size)
     uint8_t *buf = NULL, *gbuf = NULL;
     uint64_t gcap = 0;
     int ss = superblock_sizeof_size(fd, file_size);
+    if (ss < 0)
+        st = mieb_fail(MIEB_ERR_IO, "%s: cannot read the superblock: %s", path, strerror(errno));
     if (ss == 2 || ss == 4 || ss == 8) { /* no superblock: H5Fopen will say so */
         if (!(buf = malloc(SCAN_WINDOW + 8))) {
             st = mieb_fail(MIEB_ERR_OOM, "%s: out of memory", path);

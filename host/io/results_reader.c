@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "../core/fileutil.h"
+#include "json_alloc.h"
 
 #define RESULT_MAX_BYTES (256u << 20)
 #define SCAN_DEPTH 4
@@ -84,10 +85,12 @@ static cJSON *parse_py_json(const char *path, mieb_status *st)
     free(text);
     if (*st != MIEB_OK)
         return NULL;
+    unsigned long jf = mieb_json_alloc_failures();
     root = cJSON_ParseWithLength(strict, slen);
     free(strict);
     if (!root)
-        *st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: not valid JSON", path);
+        *st = mieb_json_alloc_failures() != jf ? mieb_fail(MIEB_ERR_OOM, "%s: out of memory parsing it", path)
+                                               : mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s", path, MIEB_JSON_PARSE_FAILED);
     return root;
 }
 

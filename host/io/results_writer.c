@@ -9,6 +9,7 @@
 
 #include "../core/fileutil.h"
 #include "../core/pyfloat.h"
+#include "json_alloc.h"
 #include "json_py.h"
 
 mieb_status mieb_results_dir(const char *out_folder, const char *model_name, const char *revision,
@@ -71,6 +72,9 @@ mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r
     st = mieb_mkdirs(dir);
     if (st == MIEB_OK && snprintf(path, sizeof path, "%s/%s.json", dir, r->task_name) >= (int)sizeof path)
         st = mieb_fail(MIEB_ERR_INVALID_ARG, "result path too long");
+    if (st == MIEB_OK && mieb_json_alloc_failures()) /* the tree may lack a key: never write it */
+        st = mieb_fail(MIEB_ERR_OOM, "%s: out of memory building the result (a JSON allocation failed); not written",
+                       r->task_name);
     if (st == MIEB_OK)
         st = mieb_write_file_atomic(path, buf.data, buf.len);
     mieb_buf_free(&buf);

@@ -98,13 +98,17 @@ bool mieb_taskdata_has_group(struct mieb_taskdata *td, const char *split, const 
 {
     char p[PATH_MAX_LEN];
     group_path(p, split, subset, NULL);
-    bool ok = false;
+    bool ok = false, found;
+    if (mieb_h5_lookup(td->file, p, td->path, &found) != MIEB_OK)
+        return true; /* in doubt (a refused header, I/O): the readers report the fault */
     mieb_h5_lock();
-    if (mieb_h5_exists(td->file, p)) {
+    if (found) {
         hid_t o = H5Oopen(td->file, p, H5P_DEFAULT);
         if (o >= 0) {
             ok = H5Iget_type(o) == H5I_GROUP;
             H5Oclose(o);
+        } else {
+            ok = true; /* it is there but cannot be opened (I/O, memory): the readers say why */
         }
         H5Eclear2(H5E_DEFAULT);
     }
@@ -161,6 +165,8 @@ static mieb_status group_attr(struct mieb_taskdata *td, const char *split, const
     mieb_status st;
     MIEB_TRY(need_group(td, split, subset));
     group_path(p, split, subset, NULL);
+    bool found;
+    MIEB_TRY(mieb_h5_lookup(td->file, p, td->path, &found)); /* its header, before HDF5 loads it */
     mieb_h5_lock();
     hid_t g = H5Gopen2(td->file, p, H5P_DEFAULT);
     if (g < 0) {
@@ -314,10 +320,11 @@ mieb_status mieb_taskdata_read_retrieval(struct mieb_taskdata *td, const char *s
     READ_OR_FAIL(check_csr(f, gpc, "qrels_indptr", "qrels_doc", rd.qrels_indptr, n_ip, rd.qrels_doc, nnz,
                            rd.n_queries, rd.n_corpus, mark));
 
+    bool has_ip, has_doc; /* optional: a failed lookup is an error, not "absent" */
     group_path(p, split, subset, "candidates_indptr");
-    bool has_ip = mieb_h5_exists(td->file, p);
+    READ_OR_FAIL(mieb_h5_lookup(td->file, p, f, &has_ip));
     group_path(p, split, subset, "candidates_doc");
-    bool has_doc = mieb_h5_exists(td->file, p);
+    READ_OR_FAIL(mieb_h5_lookup(td->file, p, f, &has_doc));
     if (has_ip != has_doc) {
         st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s/%s is present without %s/%s", f, gpc,
                        has_ip ? "candidates_indptr" : "candidates_doc", gpc,

@@ -22,6 +22,7 @@
 #include "backend/backend.h"
 #include "backend/cpu_kmeans.h"
 #include "cuda_ctx.h"
+#include "gpu_pairwise_cases.h"
 #include "gpu_test_util.h"
 
 #define EXIT_SKIP 77
@@ -537,6 +538,7 @@ int main(int argc, char **argv)
     test_oom(gpu);
     test_misuse(gpu);
     test_kmeans(gpu);
+    test_pairwise_ops(gpu, cpu_be);
     test_reduced_precision(MIEB_PREC_TF32, "topk tf32 smoke k=10");
     test_reduced_precision(MIEB_PREC_BF16, "topk bf16 smoke k=10");
     mieb_backend_free(gpu);

@@ -21,6 +21,8 @@
 #include "pair_dot_kernel.inc"
 #include "pair_maxsim_kernel.inc"
 #include "topk_kernel.inc"
+#include "sts_pairs_kernel.inc"
+#include "compo_scores_kernel.inc"
 
 static int failures, checks;
 
@@ -260,6 +262,65 @@ static void on_alarm(int)
     _exit(2);
 }
 
+/* STS and compositionality: the kernels' threads against the same pair_math.h body run in
+ * a plain loop (the body itself is checked against numpy/sklearn by tests/py/test_sts.py
+ * and test_compositionality.py): this checks the indexing, bounds and launch shapes. */
+static void check_sts_pairs(int64_t n, int64_t dim, int f64, int cosine)
+{
+    std::vector<float> a((size_t)(n * dim) + 1), b((size_t)(n * dim) + 1);
+    for (auto &v : a)
+        v = (float)((int)(rnd() % 9) - 4) / 4.0f;
+    for (auto &v : b)
+        v = (float)((int)(rnd() % 9) - 4) / 4.0f;
+    std::vector<double> g(4 * (size_t)n + 4, -7.0);
+    double *cos = g.data(), *man = cos + n + 1, *euc = man + n + 1, *model = euc + n + 1;
+    unsigned blocks = (unsigned)((n + STS_THREADS - 1) / STS_THREADS);
+    emu_launch({blocks, 1, 1}, STS_THREADS, [&] {
+        sts_pairs_kernel(a.data(), b.data(), n, dim, f64, cosine, cos, man, euc, model);
+    });
+    int bad = 0;
+    for (int64_t p = 0; p < n; p++) {
+        const float *x = a.data() + p * dim, *y = b.data() + p * dim;
+        mieb_pm_sts r = f64 ? mieb_pm_sts_sklearn_f64(x, y, dim) : mieb_pm_sts_sklearn_f32(x, y, dim);
+        double m = mieb_pm_torch_pair_sim(x, y, dim, cosine);
+        bad += !(cos[p] == r.cosine && man[p] == r.manhattan && euc[p] == r.euclidean && model[p] == m);
+    }
+    /* the sentinel after the last pair of each column stays untouched */
+    bad += cos[n] != -7.0 || man[n] != -7.0 || euc[n] != -7.0 || model[n] != -7.0;
+    EXPECT(bad == 0, "sts_pairs n=%lld dim=%lld f64=%d cosine=%d: %d mismatches", (long long)n, (long long)dim, f64,
+           cosine, bad);
+}
+
+static void check_compo(int64_t ns, int64_t ni, int64_t nt, int64_t dim, int dti, int dtt)
+{
+    std::vector<float> img((size_t)(ns * ni * dim) + 1), txt((size_t)(ns * nt * dim) + 1);
+    for (auto &v : img)
+        v = mieb_pm_round_to(dti, (float)((int)(rnd() % 21) - 10) / 7.0f);
+    for (auto &v : txt)
+        v = mieb_pm_round_to(dtt, (float)((int)(rnd() % 21) - 10) / 7.0f);
+    std::vector<float> norms((size_t)(ns * (ni + nt))), scores((size_t)(ns * ni * nt) + 1, -7.0f);
+    int64_t rows = ns * (ni + nt), cells = ns * ni * nt;
+    int sdt = dti == dtt ? dti : 0;
+    emu_launch({(unsigned)((rows + COMPO_THREADS - 1) / COMPO_THREADS), 1, 1}, COMPO_THREADS, [&] {
+        compo_norms_kernel(img.data(), ns * ni, dti, txt.data(), ns * nt, dtt, dim, norms.data());
+    });
+    emu_launch({(unsigned)((cells + COMPO_THREADS - 1) / COMPO_THREADS), 1, 1}, COMPO_THREADS, [&] {
+        compo_cells_kernel(img.data(), dti, txt.data(), dtt, ns, ni, nt, dim, norms.data(), sdt, scores.data());
+    });
+    int bad = 0;
+    for (int64_t s = 0; s < ns; s++)
+        for (int64_t i = 0; i < ni; i++)
+            for (int64_t j = 0; j < nt; j++) {
+                const float *u = img.data() + (s * ni + i) * dim, *v = txt.data() + (s * nt + j) * dim;
+                float want = mieb_pm_compo_score(u, mieb_pm_torch_norm(u, dim, dti), dti, v,
+                                                 mieb_pm_torch_norm(v, dim, dtt), dtt, dim, sdt);
+                bad += scores[(size_t)((s * ni + i) * nt + j)] != want;
+            }
+    bad += scores[(size_t)cells] != -7.0f;
+    EXPECT(bad == 0, "compo %lldx%lldx%lld dim=%lld dtypes %d/%d: %d mismatches", (long long)ns, (long long)ni,
+           (long long)nt, (long long)dim, dti, dtt, bad);
+}
+
 int main()
 {
     signal(SIGALRM, on_alarm);
@@ -289,6 +350,12 @@ int main()
     check_kmeans_argmin("random, k=1000", 1, 9, 1000, 1003);
     check_kmeans_argmin("all equal, k=77", 2, 10, 77, 77);
     check_kmeans_argmin("nan and inf, k=40", 3, 24, 40, 40);
+    check_sts_pairs(1, 5, 0, 1);
+    check_sts_pairs(300, 33, 0, 1);
+    check_sts_pairs(257, 300, 1, 0);
+    check_compo(70, 2, 2, 19, 0, 0);
+    check_compo(40, 1, 2, 9, 1, 1);
+    check_compo(13, 10, 1, 8, 2, 0);
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
 }

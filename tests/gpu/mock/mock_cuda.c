@@ -22,6 +22,9 @@
 #include "maxsim.cuh"
 #include "pair_dot.cuh"
 #include "pair_maxsim.cuh"
+#include "backend/pair_math.h"
+#include "compo_scores.cuh"
+#include "sts_pairs.cuh"
 #include "thrust_shim.h"
 #include "topk.cuh"
 #include "topk_key.h"
@@ -273,6 +276,42 @@ mieb_status mieb_cuda_pair_dot(struct mieb_cuda_ctx *ctx, const float *q, const 
         for (int64_t x = 0; x < dim; x++)
             s += q[qi[p] * dim + x] * d[di[p] * dim + x];
         out[p] = s;
+    }
+    return MIEB_OK;
+}
+
+/* The pair_math.h functions are the kernels' own per-thread bodies: the mock loops over
+   the threads' index space (the kernels' indexing is checked by tests/gpu/emu). */
+mieb_status mieb_cuda_sts_pairs_launch(struct mieb_cuda_ctx *ctx, const float *a, const float *b, int64_t n,
+                                       int64_t dim, int f64, int cosine, double *cos, double *man, double *euc,
+                                       double *model)
+{
+    REQUIRE(ctx && n >= 0 && dim >= 0);
+    for (int64_t p = 0; p < n; p++) {
+        const float *x = a + p * dim, *y = b + p * dim;
+        struct mieb_pm_sts r = f64 ? mieb_pm_sts_sklearn_f64(x, y, dim) : mieb_pm_sts_sklearn_f32(x, y, dim);
+        cos[p] = r.cosine;
+        man[p] = r.manhattan;
+        euc[p] = r.euclidean;
+        model[p] = mieb_pm_torch_pair_sim(x, y, dim, cosine);
+    }
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_compo_scores_launch(struct mieb_cuda_ctx *ctx, const float *img, int img_dtype,
+                                          const float *txt, int txt_dtype, int64_t ns, int64_t ni, int64_t nt,
+                                          int64_t dim, float *norms, float *scores)
+{
+    REQUIRE(ctx && ns >= 0 && ni >= 0 && nt >= 0 && dim >= 0);
+    int sdt = img_dtype == txt_dtype ? img_dtype : 0;
+    for (int64_t r = 0; r < ns * ni; r++)
+        norms[r] = mieb_pm_torch_norm(img + r * dim, dim, img_dtype);
+    for (int64_t r = 0; r < ns * nt; r++)
+        norms[ns * ni + r] = mieb_pm_torch_norm(txt + r * dim, dim, txt_dtype);
+    for (int64_t c = 0; c < ns * ni * nt; c++) {
+        int64_t s = c / (ni * nt), i = (c / nt) % ni, j = c % nt, u = s * ni + i, v = s * nt + j;
+        scores[c] = mieb_pm_compo_score(img + u * dim, norms[u], img_dtype, txt + v * dim, norms[ns * ni + v],
+                                        txt_dtype, dim, sdt);
     }
     return MIEB_OK;
 }

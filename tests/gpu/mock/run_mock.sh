@@ -26,13 +26,13 @@ for src in "$root"/cuda/*.c "$root/tests/gpu/mock/mock_cuda.c"; do
   gcc "${flags[@]}" -c "$src" -o "$o"
   backend+=("$o")
 done
-for src in test_cuda_backend gpu_test_util; do
+for src in test_cuda_backend gpu_test_util gpu_pairwise_cases; do
   gcc "${flags[@]}" -c "$root/tests/gpu/$src.c" -o "$out/$src.o"
 done
 hdf5_libs="$(pkg-config --libs hdf5 2>/dev/null || echo -lhdf5_serial)"
 libs=("$build/libmieb_host.a" -lopenblas $(pkg-config --libs libcjson) $hdf5_libs -lpthread -lm)
 # the host library wants the backend, the backend wants the host library's status.c
-gcc "${san[@]}" "$out/test_cuda_backend.o" "$out/gpu_test_util.o" -Wl,--start-group "${backend[@]}" "${libs[@]}" \
+gcc "${san[@]}" "$out/test_cuda_backend.o" "$out/gpu_test_util.o" "$out/gpu_pairwise_cases.o" -Wl,--start-group "${backend[@]}" "${libs[@]}" \
     -Wl,--end-group -o "$out/test_cuda_backend_mock"
 gcc "${san[@]}" "$main_o" -Wl,--start-group "${backend[@]}" "${libs[@]}" -Wl,--end-group -o "$out/mieb-eval-mock"
 

@@ -1,0 +1,634 @@
+/*
+ * cmd_compare.c - `mieb-eval compare A B [-t T ...] [-b BENCHMARK] [--resamples N] [--seed S]
+ * [--alpha A] [--json F] [--csv F] [--registry F]`: is model A really better than model B?
+ *
+ * A and B are the `run --per-query` folders of the two models (the same task data). For every
+ * task present in both, its main score is recomputed from the per-query / per-sample files of
+ * all its (split, subset) units (io/per_sample_reader.h) and a paired bootstrap gives the
+ * delta A - B, its percentile confidence interval and a two-sided p-value
+ * (metrics/bootstrap.h); then the same per task type, Mean(Task) and Mean(TaskType) over the
+ * compared tasks. One RandomState(seed) serves all tasks in table order, so the numbers are
+ * reproducible (README "Comparing two models" says how to recompute them with numpy).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/commands.h"
+#include "config/registry.h"
+#include "core/fileutil.h"
+#include "core/pyfloat.h"
+#include "io/json_py.h"
+#include "io/per_sample_reader.h"
+#include "metrics/bootstrap.h"
+
+static void compare_usage(FILE *f)
+{
+    fputs("usage: mieb-eval compare A B [-t TASK ...] [-b BENCHMARK] [--resamples N] [--seed S]\n"
+          "                         [--alpha A] [--json FILE] [--csv FILE] [--registry FILE]\n"
+          "\n"
+          "A and B are the --per-query folders of two `mieb-eval run`s (two models, the same task\n"
+          "data). For each task present in both, the main score is recomputed from the per-query /\n"
+          "per-sample files and a paired bootstrap (the same resampled queries or samples for both\n"
+          "models) gives delta = A - B, its confidence interval and a two-sided p-value; then per\n"
+          "task type, Mean(Task) and Mean(TaskType) over the compared tasks. Tasks found in one\n"
+          "folder only, or with units missing, are listed as skipped. Scores are shown x 100;\n"
+          "CSV and JSON hold the exact values.\n"
+          "\n"
+          "  -t, --tasks T ...   compare these tasks (default: every registry task with a folder in A or B)\n"
+          "  -b, --benchmark B   compare a benchmark's tasks (MIEB(eng), MIEB(lite), lite, ...)\n"
+          "  --resamples N       bootstrap replicates (default 1000)\n"
+          "  --seed S            numpy RandomState seed, 0 .. 2^32-1 (default 42)\n"
+          "  --alpha A           1 - confidence level; '*' marks p < A (default 0.05)\n"
+          "  --csv FILE          write every row (tasks, task types, means) as CSV\n"
+          "  --json FILE         write the comparison as JSON\n"
+          "  --registry FILE     tasks.json to use (benchmarks.json is read beside it)\n"
+          "\n"
+          "Method: resample each (split, subset) unit's n samples with replacement, R times, with\n"
+          "numpy.random.RandomState(seed).randint(0, n, size=(R, n)), units in order, tasks in table\n"
+          "order; recompute the main score of A and B on each resample (mean of per-sample values, or\n"
+          "Spearman / Pearson / NMI recomputed); CI = percentiles alpha/2, 1-alpha/2 of the replicate\n"
+          "deltas; two-sided p of the paired bootstrap test by the shift method,\n"
+          "p = (1 + #{|delta_r - delta| >= |delta|}) / (1 + R_valid) over the valid (non-NaN) replicates.\n"
+          "\n"
+          "Exit status: 0 compared; 1 a per-sample file is unreadable or malformed, the two folders\n"
+          "hold different samples for a task, or no task could be compared; 2 bad command line;\n"
+          "4 registry unreadable or output not writable.\n",
+          f);
+}
+
+struct row {
+    const struct mieb_task *task;
+    const char *kind;  /* "task", "type" or "mean" */
+    const char *name;  /* task name, task type, "Mean(Task)" / "Mean(TaskType)" */
+    const char *type;
+    enum mieb_bs_stat stat;
+    int n_units;
+    int64_t n_samples;
+    struct mieb_bs_result res;
+};
+
+struct note {
+    const char *task;
+    char reason[600];
+    int is_error;
+};
+
+struct cmp {
+    const char *dir[2];
+    int64_t R;
+    double alpha;
+    struct mieb_rs rs;
+    struct row *rows;
+    int n_rows, n_task_rows;
+    struct note *notes;
+    int n_notes, cap_notes, n_errors;
+};
+
+static const char *stat_name(enum mieb_bs_stat s)
+{
+    static const char *n[] = {"mean", "spearman", "pearson", "nmi"};
+    return n[s];
+}
+
+static void add_note(struct cmp *c, const char *task, int is_error, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void add_note(struct cmp *c, const char *task, int is_error, const char *fmt, ...)
+{
+    if (c->n_notes == c->cap_notes) {
+        int cap = c->cap_notes ? 2 * c->cap_notes : 16;
+        struct note *nn = realloc(c->notes, (size_t)cap * sizeof *nn);
+        if (!nn) { /* out of memory for a note: count an error all the same */
+            c->n_errors += is_error;
+            return;
+        }
+        c->notes = nn;
+        c->cap_notes = cap;
+    }
+    struct note *n = &c->notes[c->n_notes++];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(n->reason, sizeof n->reason, fmt, ap);
+    va_end(ap);
+    n->task = task;
+    n->is_error = is_error;
+    c->n_errors += is_error;
+}
+
+/* Compare one task: read and pair its units in both folders, then bootstrap. */
+static mieb_status compare_task(struct cmp *c, const struct mieb_registry *reg, const struct mieb_task *t)
+{
+    char p[2][PATH_MAX];
+    bool has[2];
+    for (int s = 0; s < 2; s++) {
+        snprintf(p[s], sizeof p[s], "%s/%s", c->dir[s], t->name);
+        has[s] = mieb_dir_exists(p[s]);
+    }
+    if (!has[0] || !has[1]) {
+        add_note(c, t->name, 0, "%s", !has[0] && !has[1] ? "in neither folder" : has[0] ? "only in A" : "only in B");
+        return MIEB_OK;
+    }
+    /* an aggregate's units are its sub-task's subsets (aggregate.tsv marks that it was run) */
+    const struct mieb_task *src = t->is_aggregate ? mieb_registry_find(reg, t->aggregate_of) : t;
+    if (!src) {
+        add_note(c, t->name, 1, "aggregate of %s, which is not in the registry", t->aggregate_of);
+        return MIEB_OK;
+    }
+    int is_ret = src->family == MIEB_FAMILY_RETRIEVAL, nu = t->n_splits * t->n_subsets;
+    struct mieb_psr_unit *ua = calloc((size_t)(nu > 0 ? nu : 1), sizeof *ua), *ub = calloc((size_t)(nu > 0 ? nu : 1), sizeof *ub);
+    struct mieb_bs_unit *bu = calloc((size_t)(nu > 0 ? nu : 1), sizeof *bu);
+    mieb_status st = ua && ub && bu ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "compare %s", t->name);
+    bool ok = st == MIEB_OK && nu > 0;
+    if (st == MIEB_OK && nu == 0)
+        add_note(c, t->name, 1, "the registry lists no split or subset");
+    int64_t total = 0;
+    for (int k = 0; ok && k < nu; k++) {
+        const char *split = t->splits[k / t->n_subsets], *subset = t->subsets[k % t->n_subsets];
+        char f[2][PATH_MAX + 512];
+        for (int s = 0; s < 2; s++)
+            snprintf(f[s], sizeof f[s], "%s/%s/%s/%s/%s", c->dir[s], src->name, split, subset,
+                     mieb_psr_file_name(is_ret));
+        if (!mieb_file_exists(f[0]) || !mieb_file_exists(f[1])) {
+            add_note(c, t->name, 0, "incomplete: %s lacks %s", !mieb_file_exists(f[0]) ? "A" : "B", f[!mieb_file_exists(f[0]) ? 0 : 1]);
+            ok = false;
+            break;
+        }
+        mieb_status rs = mieb_psr_read(f[0], is_ret, t->main_score, &ua[k]);
+        if (rs == MIEB_OK)
+            rs = mieb_psr_read(f[1], is_ret, t->main_score, &ub[k]);
+        if (rs == MIEB_OK)
+            rs = mieb_psr_pair(&ua[k], &ub[k], f[0], f[1]);
+        if (rs == MIEB_ERR_OOM) {
+            st = rs;
+            ok = false;
+        } else if (rs != MIEB_OK) {
+            add_note(c, t->name, rs != MIEB_ERR_UNSUPPORTED, "%s", mieb_last_error());
+            ok = false;
+        } else {
+            bu[k] = (struct mieb_bs_unit){ua[k].stat, ua[k].n, mieb_psr_side(&ua[k]), mieb_psr_side(&ub[k])};
+            total += ua[k].n;
+        }
+    }
+    if (ok) {
+        struct row *r = &c->rows[c->n_rows];
+        *r = (struct row){.task = t, .kind = "task", .name = t->name, .type = t->type, .stat = bu[0].stat,
+                          .n_units = nu, .n_samples = total};
+        st = mieb_bs_task(&c->rs, bu, nu, c->R, c->alpha, &r->res);
+        if (st == MIEB_OK)
+            c->n_rows++;
+        else
+            mieb_fail_context(st, "task %s", t->name);
+    }
+    for (int k = 0; ua && ub && k < nu; k++)
+        mieb_psr_unit_free(&ua[k]), mieb_psr_unit_free(&ub[k]);
+    free(ua), free(ub), free(bu);
+    return st;
+}
+
+/* Per task type (first-appearance order), then Mean(Task) and Mean(TaskType). */
+static mieb_status add_aggregates(struct cmp *c)
+{
+    int nt = c->n_task_rows = c->n_rows;
+    if (nt == 0)
+        return MIEB_OK;
+    const struct mieb_bs_result **parts = malloc((size_t)nt * sizeof *parts);
+    if (!parts)
+        return mieb_fail(MIEB_ERR_OOM, "compare aggregates");
+    mieb_status st = MIEB_OK;
+    int first_type = c->n_rows;
+    for (int i = 0; i < nt && st == MIEB_OK; i++) {
+        bool seen = false;
+        for (int k = first_type; k < c->n_rows && !seen; k++)
+            seen = !strcmp(c->rows[k].type, c->rows[i].type);
+        if (seen)
+            continue;
+        int m = 0;
+        int64_t ns = 0;
+        for (int j = i; j < nt; j++)
+            if (!strcmp(c->rows[j].type, c->rows[i].type)) {
+                parts[m++] = &c->rows[j].res;
+                ns += c->rows[j].n_samples;
+            }
+        struct row *r = &c->rows[c->n_rows];
+        *r = (struct row){.kind = "type", .name = c->rows[i].type, .type = c->rows[i].type, .n_units = m,
+                          .n_samples = ns};
+        if ((st = mieb_bs_mean_of(parts, m, c->alpha, &r->res)) == MIEB_OK)
+            c->n_rows++;
+    }
+    int n_types = c->n_rows - first_type;
+    int64_t ns = 0;
+    for (int j = 0; j < nt; j++)
+        ns += c->rows[j].n_samples;
+    for (int k = 0; k < 2 && st == MIEB_OK; k++) {
+        int m = k == 0 ? nt : n_types, base = k == 0 ? 0 : first_type;
+        for (int j = 0; j < m; j++)
+            parts[j] = &c->rows[base + j].res;
+        struct row *r = &c->rows[c->n_rows];
+        *r = (struct row){.kind = "mean", .name = k == 0 ? "Mean(Task)" : "Mean(TaskType)", .type = "", .n_units = m,
+                          .n_samples = ns};
+        if ((st = mieb_bs_mean_of(parts, m, c->alpha, &r->res)) == MIEB_OK)
+            c->n_rows++;
+    }
+    free(parts);
+    return st;
+}
+
+static void fmt_pct(double x, char *b, size_t n)
+{
+    if (isnan(x))
+        snprintf(b, n, "-");
+    else
+        snprintf(b, n, "%.2f", x * 100.0);
+}
+
+static void fmt_p(double p, char *b, size_t n)
+{
+    if (isnan(p))
+        snprintf(b, n, "-");
+    else if (p < 0.0001)
+        snprintf(b, n, "%.1e", p);
+    else
+        snprintf(b, n, "%.4f", p);
+}
+
+static bool significant(const struct row *r, double alpha) { return !isnan(r->res.p_value) && r->res.p_value < alpha; }
+
+static void print_table(const struct cmp *c)
+{
+    size_t wn = 4, wt = 4;
+    for (int i = 0; i < c->n_rows; i++) {
+        size_t l = strlen(c->rows[i].name), t = strlen(c->rows[i].type);
+        wn = l > wn ? l : wn;
+        wt = t > wt ? t : wt;
+    }
+    printf("A: %s\nB: %s\n", c->dir[0], c->dir[1]);
+    printf("paired bootstrap, %lld resamples, %g%% CI (percentile), two-sided p (shift method); scores x 100\n",
+           (long long)c->R, 100.0 * (1.0 - c->alpha));
+    printf("%-*s  %-*s  %8s  %8s  %8s  %8s  %8s  %8s  %8s\n", (int)wn, "task", (int)wt, "type", "n", "A", "B",
+           "delta", "ci_low", "ci_high", "p");
+    for (int i = 0; i < c->n_rows; i++) {
+        const struct row *r = &c->rows[i];
+        char a[32], b[32], d[32], lo[32], hi[32], p[32], n[32];
+        if (i == c->n_task_rows)
+            printf("\n");
+        fmt_pct(r->res.a, a, sizeof a), fmt_pct(r->res.b, b, sizeof b), fmt_pct(r->res.delta, d, sizeof d);
+        fmt_pct(r->res.ci_low, lo, sizeof lo), fmt_pct(r->res.ci_high, hi, sizeof hi), fmt_p(r->res.p_value, p, sizeof p);
+        snprintf(n, sizeof n, "%lld", (long long)r->n_samples);
+        printf("%-*s  %-*s  %8s  %8s  %8s  %8s  %8s  %8s  %8s%s\n", (int)wn, r->name, (int)wt, r->task ? r->type : "", n, a, b, d, lo,
+               hi, p, significant(r, c->alpha) ? " *" : "");
+    }
+    if (c->n_task_rows)
+        printf("* p < %g\n", c->alpha);
+    for (int i = 0; i < c->n_notes; i++)
+        printf("%s %s: %s\n", c->notes[i].is_error ? "error:" : "skipped:", c->notes[i].task, c->notes[i].reason);
+}
+
+static cJSON *num_or_null(double x)
+{
+    char buf[40];
+    if (isnan(x) || isinf(x))
+        return cJSON_CreateNull();
+    mieb_py_repr(x, buf, sizeof buf);
+    return cJSON_CreateRaw(buf);
+}
+
+static void add_result(cJSON *o, const struct row *r, double alpha)
+{
+    cJSON_AddNumberToObject(o, "n_samples", (double)r->n_samples);
+    cJSON_AddItemToObject(o, "a", num_or_null(r->res.a));
+    cJSON_AddItemToObject(o, "b", num_or_null(r->res.b));
+    cJSON_AddItemToObject(o, "delta", num_or_null(r->res.delta));
+    cJSON_AddItemToObject(o, "ci_low", num_or_null(r->res.ci_low));
+    cJSON_AddItemToObject(o, "ci_high", num_or_null(r->res.ci_high));
+    cJSON_AddItemToObject(o, "p_value", num_or_null(r->res.p_value));
+    cJSON_AddBoolToObject(o, "significant", significant(r, alpha));
+    cJSON_AddNumberToObject(o, "n_valid", (double)r->res.n_valid);
+}
+
+static mieb_status write_json(const struct cmp *c, uint32_t seed, const char *path)
+{
+    cJSON *root = cJSON_CreateObject(), *m = cJSON_CreateObject(), *tasks = cJSON_CreateArray(),
+          *types = cJSON_CreateArray(), *means = cJSON_CreateArray(), *skipped = cJSON_CreateArray(),
+          *errors = cJSON_CreateArray();
+    cJSON_AddStringToObject(root, "a", c->dir[0]);
+    cJSON_AddStringToObject(root, "b", c->dir[1]);
+    cJSON_AddNumberToObject(m, "resamples", (double)c->R);
+    cJSON_AddNumberToObject(m, "seed", (double)seed);
+    cJSON_AddItemToObject(m, "alpha", num_or_null(c->alpha));
+    cJSON_AddStringToObject(m, "resampling", "numpy.random.RandomState(seed).randint(0, n, size=(resamples, n)) per "
+                                             "(split, subset) unit, units in order, tasks in order");
+    cJSON_AddStringToObject(m, "ci", "numpy.percentile(valid replicate deltas, [50 * alpha, 100 - 50 * alpha])");
+    cJSON_AddStringToObject(m, "p_value", "paired bootstrap, shift method: (1 + #{|delta_r - delta| >= |delta|}) / "
+                                          "(1 + n_valid)");
+    cJSON_AddItemToObject(root, "method", m);
+    for (int i = 0; i < c->n_rows; i++) {
+        const struct row *r = &c->rows[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!strcmp(r->kind, "task")) {
+            cJSON_AddStringToObject(o, "task", r->name);
+            cJSON_AddStringToObject(o, "type", r->type);
+            cJSON_AddStringToObject(o, "main_score", r->task->main_score);
+            cJSON_AddStringToObject(o, "statistic", stat_name(r->stat));
+            cJSON_AddNumberToObject(o, "n_units", r->n_units);
+        } else {
+            cJSON_AddStringToObject(o, !strcmp(r->kind, "type") ? "type" : "name", r->name);
+            cJSON_AddNumberToObject(o, !strcmp(r->kind, "type") ? "n_tasks" : "n_parts", r->n_units);
+        }
+        add_result(o, r, c->alpha);
+        cJSON_AddItemToArray(!strcmp(r->kind, "task") ? tasks : !strcmp(r->kind, "type") ? types : means, o);
+    }
+    for (int i = 0; i < c->n_notes; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "task", c->notes[i].task);
+        cJSON_AddStringToObject(o, "reason", c->notes[i].reason);
+        cJSON_AddItemToArray(c->notes[i].is_error ? errors : skipped, o);
+    }
+    cJSON_AddItemToObject(root, "tasks", tasks);
+    cJSON_AddItemToObject(root, "task_types", types);
+    cJSON_AddItemToObject(root, "means", means);
+    cJSON_AddItemToObject(root, "skipped", skipped);
+    cJSON_AddItemToObject(root, "errors", errors);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return mieb_fail(MIEB_ERR_OOM, "compare JSON");
+    mieb_status st = mieb_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+static mieb_status csv_field(struct mieb_buf *b, const char *s, bool first)
+{
+    if (!first)
+        MIEB_TRY(mieb_buf_append(b, ",", 1));
+    if (!strpbrk(s, ",\"\n"))
+        return mieb_buf_append(b, s, strlen(s));
+    MIEB_TRY(mieb_buf_append(b, "\"", 1));
+    for (const char *p = s; *p; p++) {
+        MIEB_TRY(mieb_buf_append(b, p, 1));
+        if (*p == '"')
+            MIEB_TRY(mieb_buf_append(b, "\"", 1));
+    }
+    return mieb_buf_append(b, "\"", 1);
+}
+
+static mieb_status write_csv(const struct cmp *c, const char *path)
+{
+    static const char *hdr[] = {"kind", "name", "type", "main_score", "statistic", "n_samples", "a", "b", "delta",
+                                "ci_low", "ci_high", "p_value", "significant", "n_valid", "resamples"};
+    struct mieb_buf b = {0};
+    mieb_status st = MIEB_OK;
+    size_t nh = sizeof hdr / sizeof *hdr;
+    for (size_t i = 0; i < nh && st == MIEB_OK; i++)
+        st = csv_field(&b, hdr[i], i == 0);
+    if (st == MIEB_OK)
+        st = mieb_buf_append(&b, "\n", 1);
+    for (int i = 0; i < c->n_rows && st == MIEB_OK; i++) {
+        const struct row *r = &c->rows[i];
+        char v[8][40];
+        const double x[6] = {r->res.a, r->res.b, r->res.delta, r->res.ci_low, r->res.ci_high, r->res.p_value};
+        for (int k = 0; k < 6; k++) {
+            if (isnan(x[k]))
+                v[k][0] = '\0';
+            else
+                mieb_py_repr(x[k], v[k], sizeof v[k]);
+        }
+        snprintf(v[6], sizeof v[6], "%lld", (long long)r->n_samples);
+        snprintf(v[7], sizeof v[7], "%lld", (long long)r->res.n_valid);
+        char rs[32];
+        snprintf(rs, sizeof rs, "%lld", (long long)c->R);
+        const char *f[] = {r->kind, r->name, r->type, r->task ? r->task->main_score : "",
+                           r->task ? stat_name(r->stat) : "", v[6], v[0], v[1], v[2], v[3], v[4], v[5],
+                           significant(r, c->alpha) ? "true" : "false", v[7], rs};
+        for (size_t k = 0; k < nh && st == MIEB_OK; k++)
+            st = csv_field(&b, f[k], k == 0);
+        if (st == MIEB_OK)
+            st = mieb_buf_append(&b, "\n", 1);
+    }
+    if (st == MIEB_OK)
+        st = mieb_write_file_atomic(path, b.data ? b.data : "", b.len);
+    mieb_buf_free(&b);
+    return st;
+}
+
+/* Folders of A or B that name no registry task: listed as skipped. */
+static void note_unknown_dirs(struct cmp *c, const struct mieb_registry *reg, char ***names, int *n_names)
+{
+    for (int s = 0; s < 2; s++) {
+        DIR *d = opendir(c->dir[s]);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            char p[PATH_MAX];
+            if (e->d_name[0] == '.' || mieb_registry_find(reg, e->d_name))
+                continue;
+            snprintf(p, sizeof p, "%s/%s", c->dir[s], e->d_name);
+            bool dup = false;
+            for (int i = 0; i < *n_names && !dup; i++)
+                dup = !strcmp((*names)[i], e->d_name);
+            if (!mieb_dir_exists(p) || dup)
+                continue;
+            char **nn = realloc(*names, (size_t)(*n_names + 1) * sizeof *nn);
+            if (!nn)
+                break;
+            *names = nn;
+            if (!(nn[*n_names] = strdup(e->d_name)))
+                break;
+            add_note(c, nn[(*n_names)++], 0, "not a task of the registry");
+        }
+        if (d)
+            closedir(d);
+    }
+}
+
+static bool parse_num(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return false;
+    *out = v;
+    return true;
+}
+
+int mieb_cmd_compare(int argc, char **argv)
+{
+    const char *dirs[2] = {NULL, NULL}, *bench_name = NULL, *csv = NULL, *json = NULL, *registry = NULL;
+    const char **tnames = calloc((size_t)argc + 1, sizeof *tnames);
+    int n_dirs = 0, n_t = 0, rc = MIEB_EXIT_OK;
+    double R = 1000, seed = 42, alpha = 0.05;
+    if (!tnames)
+        return MIEB_EXIT_FATAL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            compare_usage(stdout);
+            free(tnames);
+            return MIEB_EXIT_OK;
+        }
+        if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
+            while (i + 1 < argc && argv[i + 1][0] != '-') /* names, or one comma-separated list */
+                tnames[n_t++] = argv[++i];
+            continue;
+        }
+        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &bench_name
+                           : !strcmp(a, "--csv")                            ? &csv
+                           : !strcmp(a, "--json")                           ? &json
+                           : !strcmp(a, "--registry")                       ? &registry
+                                                                            : NULL;
+        double *num = !strcmp(a, "--resamples") ? &R : !strcmp(a, "--seed") ? &seed : !strcmp(a, "--alpha") ? &alpha : NULL;
+        if ((dst || num) && !val) {
+            fprintf(stderr, "mieb-eval compare: %s needs a value\n", a);
+            free(tnames);
+            return MIEB_EXIT_USAGE;
+        }
+        if (dst) {
+            *dst = argv[++i];
+        } else if (num) {
+            double lo = num == &alpha ? 0.0 : num == &R ? 1 : 0, hi = num == &alpha ? 1.0 : num == &R ? 1e7 : 4294967295.0;
+            if (!parse_num(val, lo, hi, num) || (num != &alpha && *num != floor(*num)) ||
+                (num == &alpha && (*num <= 0.0 || *num >= 1.0))) {
+                fprintf(stderr, "mieb-eval compare: %s %s: expected %s\n", a, val,
+                        num == &alpha ? "a number between 0 and 1" : num == &R ? "an integer 1 .. 10000000"
+                                                                              : "an integer 0 .. 4294967295");
+                free(tnames);
+                return MIEB_EXIT_USAGE;
+            }
+            i++;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "mieb-eval compare: unknown option '%s'\n", a);
+            compare_usage(stderr);
+            free(tnames);
+            return MIEB_EXIT_USAGE;
+        } else if (n_dirs < 2) {
+            dirs[n_dirs++] = a;
+        } else {
+            fprintf(stderr, "mieb-eval compare: name exactly two folders (A and B); '%s' is a third\n", a);
+            free(tnames);
+            return MIEB_EXIT_USAGE;
+        }
+    }
+    if (n_dirs != 2 || (n_t && bench_name)) {
+        fprintf(stderr, "mieb-eval compare: %s\n", n_dirs != 2 ? "name two --per-query folders, A and B"
+                                                                : "-t and -b cannot be combined");
+        compare_usage(stderr);
+        free(tnames);
+        return MIEB_EXIT_USAGE;
+    }
+    for (int s = 0; s < 2; s++)
+        if (!mieb_dir_exists(dirs[s])) {
+            fprintf(stderr, "mieb-eval compare: %s: no such folder\n", dirs[s]);
+            free(tnames);
+            return MIEB_EXIT_USAGE;
+        }
+    struct mieb_registry reg;
+    mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
+    if (st != MIEB_OK) {
+        fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
+        free(tnames);
+        return MIEB_EXIT_FATAL;
+    }
+    /* the task list, in table (and random stream) order */
+    const struct mieb_task **tasks = calloc((size_t)reg.n_tasks + (size_t)argc + 1, sizeof *tasks);
+    char **unknown = NULL;
+    int n_tasks = 0, n_unknown = 0;
+    struct cmp c = {.dir = {dirs[0], dirs[1]}, .R = (int64_t)R, .alpha = alpha};
+    if (!tasks) {
+        rc = MIEB_EXIT_FATAL;
+        goto done;
+    }
+    if (bench_name) {
+        const struct mieb_benchmark *b = mieb_registry_benchmark(&reg, bench_name);
+        if (!b) {
+            fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
+            rc = MIEB_EXIT_USAGE;
+            goto done;
+        }
+        for (int i = 0; i < b->n_tasks; i++)
+            tasks[n_tasks++] = b->tasks[i];
+    } else if (n_t) {
+        for (int i = 0; i < n_t; i++) {
+            char *list = strdup(tnames[i]), *save = NULL;
+            for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+                const struct mieb_task *t = mieb_registry_find(&reg, tok);
+                if (!t) {
+                    fprintf(stderr, "mieb-eval compare: unknown task '%s'\n", tok);
+                    free(list);
+                    rc = MIEB_EXIT_USAGE;
+                    goto done;
+                }
+                const struct mieb_task **nt = realloc(tasks, ((size_t)reg.n_tasks + (size_t)argc + (size_t)n_tasks + 2) * sizeof *nt);
+                if (!nt) {
+                    free(list);
+                    rc = MIEB_EXIT_FATAL;
+                    goto done;
+                }
+                tasks = nt;
+                tasks[n_tasks++] = t;
+            }
+            free(list);
+        }
+    } else {
+        for (int i = 0; i < reg.n_tasks; i++) {
+            char p[2][PATH_MAX];
+            snprintf(p[0], sizeof p[0], "%s/%s", dirs[0], reg.tasks[i].name);
+            snprintf(p[1], sizeof p[1], "%s/%s", dirs[1], reg.tasks[i].name);
+            if (mieb_dir_exists(p[0]) || mieb_dir_exists(p[1]))
+                tasks[n_tasks++] = &reg.tasks[i];
+        }
+    }
+    c.rows = calloc((size_t)n_tasks * 2 + 4, sizeof *c.rows); /* tasks, types, the two means */
+    if (!c.rows) {
+        rc = MIEB_EXIT_FATAL;
+        goto done;
+    }
+    mieb_rs_seed(&c.rs, (uint32_t)seed);
+    for (int i = 0; i < n_tasks && st == MIEB_OK; i++) {
+        bool dup = false; /* a task named twice is compared once */
+        for (int j = 0; j < i && !dup; j++)
+            dup = tasks[j] == tasks[i];
+        if (!dup)
+            st = compare_task(&c, &reg, tasks[i]);
+    }
+    if (!bench_name && !n_t)
+        note_unknown_dirs(&c, &reg, &unknown, &n_unknown);
+    if (st == MIEB_OK)
+        st = add_aggregates(&c);
+    if (st != MIEB_OK) {
+        fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
+        rc = MIEB_EXIT_FATAL;
+        goto done;
+    }
+    print_table(&c);
+    for (int i = 0; i < c.n_notes; i++)
+        if (c.notes[i].is_error)
+            fprintf(stderr, "mieb-eval compare: %s: %s\n", c.notes[i].task, c.notes[i].reason);
+    if (csv && (st = write_csv(&c, csv)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval compare: %s: %s\n", csv, mieb_last_error());
+        rc = MIEB_EXIT_FATAL;
+    }
+    if (json && (st = write_json(&c, (uint32_t)seed, json)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval compare: %s: %s\n", json, mieb_last_error());
+        rc = MIEB_EXIT_FATAL;
+    }
+    if (rc == MIEB_EXIT_OK && (c.n_errors || c.n_task_rows == 0)) {
+        if (!c.n_task_rows)
+            fprintf(stderr, "mieb-eval compare: no task could be compared\n");
+        rc = MIEB_EXIT_TASK_FAILED;
+    }
+done:
+    for (int i = 0; c.rows && i < c.n_rows; i++)
+        mieb_bs_result_free(&c.rows[i].res);
+    for (int i = 0; i < n_unknown; i++)
+        free(unknown[i]);
+    free(unknown), free(c.rows), free(c.notes), free(tasks), free(tnames);
+    mieb_registry_free(&reg);
+    return rc;
+}

@@ -1,0 +1,243 @@
+/**
+ * cmd_merge.c - `mieb-eval merge`: the partial files of corpus-sharded retrieval
+ * (`run --corpus-parts K --corpus-part I --partials-dir DIR`) -> mteb results files
+ * identical to a single process's (host/cluster/corpus_parts.h).
+ *
+ *   mieb-eval merge --partials-dir DIR --task-data DIR --embeddings DIR --output-folder DIR
+ *                   (-t TASK [TASK ...] | -b BENCHMARK) [--per-query DIR] [-v | -q]
+ *                   [--log-format text|json]
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "cluster/corpus_parts.h"
+#include "config/model_meta.h"
+#include "config/registry.h"
+#include "core/fileutil.h"
+#include "families/family.h"
+#include "io/results_writer.h"
+
+#define MAX_TASKS 512
+
+struct merge_args {
+    const char *partials, *task_data, *emb, *out, *per_query;
+    const char *tasks[MAX_TASKS];
+    int n_tasks;
+    const char *benchmarks[16];
+    int n_benchmarks;
+    int verbose, quiet;
+    enum mieb_log_format log_format;
+};
+
+static void merge_usage(FILE *f)
+{
+    fputs("usage: mieb-eval merge --partials-dir DIR --task-data DIR --embeddings DIR --output-folder DIR\n"
+          "                       (-t TASK [TASK ...] | -b BENCHMARK) [--per-query DIR] [-v | -q]\n"
+          "                       [--log-format text|json]\n"
+          "\n"
+          "Merges the partial files that `mieb-eval run ... --corpus-parts K --corpus-part I --partials-dir DIR`\n"
+          "wrote for each part I of each retrieval task into the task's results file, the same file a single\n"
+          "process writes (apart from evaluation_time, date and evaluation_phases). Tasks of other families\n"
+          "were scored by part 0 of run and are skipped here.\n"
+          "\n"
+          "  --partials-dir DIR   where the parts were written (DIR/<task>/<split>/<subset>/part-IIIII-of-KKKKK.h5)\n"
+          "  --task-data DIR      the task data the parts were computed from\n"
+          "  --embeddings DIR     the embeddings the parts were computed from (model_meta.json, and a\n"
+          "                       fingerprint check: queries and a sample of the corpus are read)\n"
+          "  --output-folder DIR  results go to DIR/results/<org>__<model>/<revision>/<TaskName>.json\n"
+          "  -t, --tasks TASK...  tasks to merge\n"
+          "  -b, --benchmark B    every retrieval task of a benchmark whose task data is present\n"
+          "  --per-query DIR      as for run: DIR/<task>/<split>/<subset>/{run.trec,per_query.tsv,qrels.trec}\n"
+          "  -v, -q, --log-format as for run\n"
+          "\n"
+          "A task is merged only when every part 0..K-1 of every split and subset is present and all parts\n"
+          "agree (same inputs, model, similarity, K); otherwise nothing is written for it and every missing\n"
+          "part file or disagreeing attribute is listed on stderr.\n"
+          "\n"
+          "exit status: 0 every task merged; 1 at least one task not merged (missing or inconsistent parts,\n"
+          "invalid inputs); 2 bad command line; 4 could not run at all (registry, model_meta.json, output\n"
+          "folder not writable)\n",
+          f);
+}
+
+static int parse_args(int argc, char **argv, struct merge_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **dst = NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            merge_usage(stdout);
+            return 1;
+        } else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) {
+            a->verbose = 1;
+            continue;
+        } else if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) {
+            a->quiet = 1;
+            continue;
+        } else if (!strcmp(o, "-t") || !strcmp(o, "--tasks")) {
+            int got = 0;
+            while (i + 1 < argc && argv[i + 1][0] != '-') {
+                if (a->n_tasks >= MAX_TASKS) {
+                    fprintf(stderr, "mieb-eval merge: too many tasks\n");
+                    return -1;
+                }
+                a->tasks[a->n_tasks++] = argv[++i];
+                got++;
+            }
+            if (!got) {
+                fprintf(stderr, "mieb-eval merge: %s needs at least one task name\n", o);
+                return -1;
+            }
+            continue;
+        }
+        if (!val) {
+            fprintf(stderr, "mieb-eval merge: %s needs a value\n", o);
+            return -1;
+        }
+        if (!strcmp(o, "--partials-dir"))
+            dst = &a->partials;
+        else if (!strcmp(o, "--task-data"))
+            dst = &a->task_data;
+        else if (!strcmp(o, "--embeddings"))
+            dst = &a->emb;
+        else if (!strcmp(o, "--output-folder") || !strcmp(o, "--output_folder"))
+            dst = &a->out;
+        else if (!strcmp(o, "--per-query"))
+            dst = &a->per_query;
+        else if (!strcmp(o, "-b") || !strcmp(o, "--benchmark") || !strcmp(o, "--benchmarks")) {
+            if (a->n_benchmarks >= 16) {
+                fprintf(stderr, "mieb-eval merge: too many benchmarks\n");
+                return -1;
+            }
+            a->benchmarks[a->n_benchmarks++] = val;
+            i++;
+            continue;
+        } else if (!strcmp(o, "--log-format")) {
+            if (strcmp(val, "text") && strcmp(val, "json")) {
+                fprintf(stderr, "mieb-eval merge: --log-format must be text or json\n");
+                return -1;
+            }
+            a->log_format = !strcmp(val, "json") ? MIEB_LOGFMT_JSON : MIEB_LOGFMT_TEXT;
+            i++;
+            continue;
+        } else {
+            fprintf(stderr, "mieb-eval merge: unknown option '%s'\n", o);
+            return -1;
+        }
+        *dst = val;
+        i++;
+    }
+    if (!a->partials || !a->task_data || !a->emb || !a->out) {
+        fprintf(stderr, "mieb-eval merge: --partials-dir, --task-data, --embeddings and --output-folder are required\n");
+        return -1;
+    }
+    if (!a->n_tasks && !a->n_benchmarks) {
+        fprintf(stderr, "mieb-eval merge: name tasks with -t or a benchmark with -b\n");
+        return -1;
+    }
+    if (a->verbose && a->quiet) {
+        fprintf(stderr, "mieb-eval merge: -v and -q exclude each other\n");
+        return -1;
+    }
+    return 0;
+}
+
+int mieb_cmd_merge(int argc, char **argv)
+{
+    struct merge_args a;
+    struct mieb_registry reg = {0};
+    struct mieb_model_meta meta;
+    const struct mieb_task *todo[MAX_TASKS];
+    char results_dir[PATH_MAX];
+    int n_todo = 0, failed = 0, merged = 0;
+
+    int pa = parse_args(argc, argv, &a);
+    if (pa != 0) {
+        if (pa < 0)
+            merge_usage(stderr);
+        return pa > 0 ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
+    }
+    mieb_cli_log_init(a.log_format, a.verbose ? MIEB_LOG_DEBUG : a.quiet ? MIEB_LOG_WARN : MIEB_LOG_INFO);
+    if (mieb_registry_load_default(&reg) != MIEB_OK) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+        return MIEB_EXIT_FATAL;
+    }
+    for (int i = 0; i < a.n_tasks; i++) {
+        const struct mieb_task *t = mieb_registry_find(&reg, a.tasks[i]);
+        if (!t) {
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval merge: ", "unknown task '%s' (not in the task registry)",
+                         a.tasks[i]);
+            mieb_registry_free(&reg);
+            return MIEB_EXIT_USAGE;
+        }
+        int dup = 0;
+        for (int j = 0; j < n_todo; j++)
+            dup |= todo[j] == t;
+        if (dup)
+            continue;
+        if (t->family != MIEB_FAMILY_RETRIEVAL) {
+            MIEB_LOGI("%s: not a retrieval task (type %s): part 0 of run scored it, nothing to merge", t->name,
+                      t->type);
+            continue;
+        }
+        todo[n_todo++] = t;
+    }
+    for (int b = 0; b < a.n_benchmarks; b++) {
+        const struct mieb_benchmark *bm = mieb_registry_benchmark(&reg, a.benchmarks[b]);
+        if (!bm) {
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval merge: ", "%s", mieb_last_error());
+            mieb_registry_free(&reg);
+            return MIEB_EXIT_USAGE;
+        }
+        for (int i = 0; i < bm->n_tasks && n_todo < MAX_TASKS; i++) {
+            const struct mieb_task *t = bm->tasks[i];
+            char p[PATH_MAX + 256];
+            int dup = 0;
+            for (int j = 0; j < n_todo; j++)
+                dup |= todo[j] == t;
+            if (dup || t->family != MIEB_FAMILY_RETRIEVAL)
+                continue;
+            /* as run -b: tasks whose inputs are absent were not scored, so are not merged */
+            snprintf(p, sizeof p, "%s/%s.h5", a.task_data, t->name);
+            if (!mieb_file_exists(p)) {
+                MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
+                continue;
+            }
+            todo[n_todo++] = t;
+        }
+    }
+    if (mieb_model_meta_load(a.emb, &meta) != MIEB_OK ||
+        mieb_results_dir(a.out, meta.name, meta.revision, results_dir, sizeof results_dir) != MIEB_OK ||
+        mieb_results_copy_model_meta(meta.path, results_dir) != MIEB_OK) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+        mieb_registry_free(&reg);
+        return MIEB_EXIT_FATAL;
+    }
+    struct mieb_merge_opts mo = {.dir = a.partials, .task_data = a.task_data, .emb_dir = a.emb,
+                                 .per_query_dir = a.per_query, .meta = &meta, .results_dir = results_dir};
+    MIEB_LOGI("merging %d retrieval task(s) for %s from %s", n_todo, meta.name, a.partials);
+    for (int i = 0; i < n_todo; i++) {
+        mieb_clear_error();
+        mieb_cli_log_context(todo[i]->name, NULL, NULL);
+        mieb_status st = mieb_merge_task(todo[i], &mo);
+        if (st != MIEB_OK) {
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not merged (%s): %s", todo[i]->name,
+                         mieb_status_str(st), mieb_last_error());
+            failed++;
+            continue;
+        }
+        merged++;
+        MIEB_LOGI("%s: merged -> %s/%s.json", todo[i]->name, results_dir, todo[i]->name);
+    }
+    mieb_cli_log_context(NULL, NULL, NULL);
+    MIEB_LOGI("%d task(s) merged, %d not merged", merged, failed);
+    printf("%s\n", results_dir);
+    mieb_registry_free(&reg);
+    return failed ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_OK;
+}

@@ -1,0 +1,479 @@
+/* partial.c - partial-result files of corpus parts: naming, writer and reader (partial.h). */
+#include "partial.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "../core/fileutil.h"
+#include "../io/h5_util.h"
+#include "../io/h5_write.h"
+
+#define APPEND_CHUNK 65536 /* elements per HDF5 chunk of /score and /doc */
+
+void mieb_partial_range(const char *kind, int64_t n_corpus, int64_t part, int64_t n_parts, int64_t *chunk_start,
+                        int64_t *chunk_end, int64_t *item_start, int64_t *item_end)
+{
+    int64_t n_chunks = (n_corpus + MIEB_MTEB_CORPUS_CHUNK - 1) / MIEB_MTEB_CORPUS_CHUNK;
+    int64_t c0, c1;
+    if (!strcmp(kind, MIEB_PARTIAL_CANDIDATES)) {
+        /* candidate scoring reads every query's candidates anywhere in the corpus: part 0 does it all */
+        c0 = part == 0 ? 0 : n_chunks;
+        c1 = n_chunks;
+    } else {
+        /* contiguous chunk ranges, as even as whole chunks allow; parts beyond the chunk count are empty */
+        c0 = part * n_chunks / n_parts;
+        c1 = (part + 1) * n_chunks / n_parts;
+    }
+    *chunk_start = c0;
+    *chunk_end = c1;
+    *item_start = c0 * MIEB_MTEB_CORPUS_CHUNK < n_corpus ? c0 * MIEB_MTEB_CORPUS_CHUNK : n_corpus;
+    *item_end = c1 * MIEB_MTEB_CORPUS_CHUNK < n_corpus ? c1 * MIEB_MTEB_CORPUS_CHUNK : n_corpus;
+}
+
+mieb_status mieb_partial_dir(const char *dir, const char *task, const char *split, const char *subset, char *buf,
+                             size_t n)
+{
+    if ((size_t)snprintf(buf, n, "%s/%s/%s/%s", dir, task, split, subset) >= n)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "--partials-dir: path too long");
+    return MIEB_OK;
+}
+
+mieb_status mieb_partial_path(const char *dir, const char *task, const char *split, const char *subset,
+                              int64_t part, int64_t n_parts, char *buf, size_t n)
+{
+    if ((size_t)snprintf(buf, n, "%s/%s/%s/%s/part-%05lld-of-%05lld.h5", dir, task, split, subset,
+                         (long long)part, (long long)n_parts) >= n)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "--partials-dir: path too long");
+    return MIEB_OK;
+}
+
+bool mieb_partial_parse_name(const char *name, int64_t *part, int64_t *n_parts)
+{
+    long long i = -1, k = -1;
+    int used = 0;
+    char again[64];
+    if (sscanf(name, "part-%5lld-of-%5lld.h5%n", &i, &k, &used) != 2 || name[used] != '\0')
+        return false;
+    /* only the canonical spelling (zero-padded): another spelling is some other file */
+    snprintf(again, sizeof again, "part-%05lld-of-%05lld.h5", i, k);
+    if (strcmp(again, name) || k < 1 || i < 0 || i >= k)
+        return false;
+    *part = i;
+    *n_parts = k;
+    return true;
+}
+
+/* ---------------------------------------------------------------- writer */
+
+struct mieb_partial_writer {
+    char *path, *tmp;
+    hid_t file, d_score, d_doc;
+    int64_t n_kept, n_done, n_entries;
+    int64_t *indptr, *rows;
+};
+
+static hid_t create_appendable(hid_t file, const char *name, hid_t ftype)
+{
+    hsize_t dims[1] = {0}, maxd[1] = {H5S_UNLIMITED}, chunk[1] = {APPEND_CHUNK};
+    hid_t sp = H5Screate_simple(1, dims, maxd);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, chunk);
+    H5Pset_obj_track_times(dcpl, 0);
+    hid_t d = H5Dcreate2(file, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    return d;
+}
+
+void mieb_partial_abort(struct mieb_partial_writer *w)
+{
+    if (!w)
+        return;
+    mieb_h5_lock();
+    if (w->d_score >= 0)
+        H5Dclose(w->d_score);
+    if (w->d_doc >= 0)
+        H5Dclose(w->d_doc);
+    if (w->file >= 0)
+        H5Fclose(w->file);
+    H5Eclear2(H5E_DEFAULT);
+    mieb_h5_unlock();
+    if (w->tmp)
+        unlink(w->tmp);
+    free(w->path);
+    free(w->tmp);
+    free(w->indptr);
+    free(w->rows);
+    free(w);
+}
+
+mieb_status mieb_partial_create(const char *path, int64_t n_kept, struct mieb_partial_writer **out)
+{
+    struct mieb_partial_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return mieb_fail(MIEB_ERR_OOM, "%s: partial writer", path);
+    w->file = w->d_score = w->d_doc = -1;
+    w->n_kept = n_kept;
+    size_t len = strlen(path) + 32;
+    w->path = strdup(path);
+    w->tmp = malloc(len);
+    w->indptr = calloc((size_t)n_kept + 1, sizeof(int64_t));
+    w->rows = calloc((size_t)n_kept + 1, sizeof(int64_t));
+    if (!w->path || !w->tmp || !w->indptr || !w->rows) {
+        mieb_partial_abort(w);
+        return mieb_fail(MIEB_ERR_OOM, "%s: partial writer", path);
+    }
+    snprintf(w->tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash && slash != path && (size_t)(slash - path) < sizeof dir) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+        mieb_status st = mieb_mkdirs(dir);
+        if (st != MIEB_OK) {
+            mieb_partial_abort(w);
+            return st;
+        }
+    }
+    mieb_status st = MIEB_OK;
+    mieb_h5_init();
+    mieb_h5_lock();
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+#if H5_VERSION_GE(1, 10, 7)
+    H5Pset_file_locking(fapl, 0, 1);
+#endif
+    w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
+    if (w->file < 0)
+        st = mieb_h5_fail(MIEB_ERR_IO, "%s: cannot create", w->tmp);
+    if (st == MIEB_OK) {
+        w->d_score = create_appendable(w->file, "score", H5T_IEEE_F32LE);
+        w->d_doc = create_appendable(w->file, "doc", H5T_STD_I64LE);
+        if (w->d_score < 0 || w->d_doc < 0)
+            st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: cannot create /score and /doc", w->tmp);
+    }
+    mieb_h5_unlock();
+    if (st != MIEB_OK) {
+        mieb_partial_abort(w);
+        return st;
+    }
+    *out = w;
+    return MIEB_OK;
+}
+
+/* Extend a 1-D dataset from `at` to `at + n` elements and write buf there. */
+static mieb_status append_1d(const struct mieb_partial_writer *w, hid_t d, const char *name, hid_t mtype,
+                             int64_t at, int64_t n, const void *buf)
+{
+    if (n == 0)
+        return MIEB_OK;
+    mieb_status st = MIEB_OK;
+    hsize_t size[1] = {(hsize_t)(at + n)}, off[1] = {(hsize_t)at}, cnt[1] = {(hsize_t)n};
+    mieb_h5_lock();
+    if (H5Dset_extent(d, size) < 0) {
+        st = mieb_h5_fail(MIEB_ERR_IO, "%s: /%s: cannot grow to %lld entries", w->tmp, name, (long long)(at + n));
+    } else {
+        hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, cnt, NULL);
+        if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
+            H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, buf) < 0)
+            st = mieb_h5_fail(MIEB_ERR_IO, "%s: /%s: write failed", w->tmp, name);
+        H5Sclose(ms);
+        H5Sclose(fs);
+    }
+    mieb_h5_unlock();
+    return st;
+}
+
+static mieb_status check_room(const struct mieb_partial_writer *w, int64_t n)
+{
+    if (w->n_done + n > w->n_kept)
+        return mieb_fail(MIEB_ERR_INTERNAL, "%s: more queries appended (%lld) than announced (%lld)", w->path,
+                         (long long)(w->n_done + n), (long long)w->n_kept);
+    return MIEB_OK;
+}
+
+mieb_status mieb_partial_append(void *writer, const int64_t *qrow, struct mieb_search_out *so)
+{
+    struct mieb_partial_writer *w = writer;
+    MIEB_TRY(check_room(w, so->n_queries));
+    if (!so->log)
+        return mieb_fail(MIEB_ERR_INTERNAL, "%s: the search did not record its offers", w->path);
+    for (int64_t t = 0; t < so->n_queries; t++) {
+        const struct mieb_offer_log *l = &so->log[t];
+        MIEB_TRY(append_1d(w, w->d_score, "score", H5T_NATIVE_FLOAT, w->n_entries, l->n, l->s));
+        MIEB_TRY(append_1d(w, w->d_doc, "doc", H5T_NATIVE_INT64, w->n_entries, l->n, l->d));
+        w->n_entries += l->n;
+        w->rows[w->n_done] = qrow[t];
+        w->indptr[++w->n_done] = w->n_entries;
+    }
+    return MIEB_OK;
+}
+
+mieb_status mieb_partial_append_empty(struct mieb_partial_writer *w, const int64_t *qrow, int64_t n)
+{
+    MIEB_TRY(check_room(w, n));
+    for (int64_t t = 0; t < n; t++) {
+        w->rows[w->n_done] = qrow[t];
+        w->indptr[++w->n_done] = w->n_entries;
+    }
+    return MIEB_OK;
+}
+
+static mieb_status write_attrs(struct mieb_partial_writer *w, const struct mieb_partial_meta *m)
+{
+    hid_t f = w->file;
+    const struct { const char *k, *v; } s[] = {
+        {"format", MIEB_PARTIAL_FORMAT}, {"task_name", m->task}, {"split", m->split}, {"hf_subset", m->subset},
+        {"kind", m->kind}, {"model_name", m->model_name}, {"model_revision", m->model_revision},
+        {"similarity", m->similarity}, {"precision", m->precision}, {"fingerprint", m->fingerprint},
+    };
+    const struct { const char *k; int64_t v; } i[] = {
+        {"format_version", MIEB_PARTIAL_VERSION}, {"part", m->part}, {"n_parts", m->n_parts},
+        {"chunk_start", m->chunk_start}, {"chunk_end", m->chunk_end}, {"item_start", m->item_start},
+        {"item_end", m->item_end}, {"n_corpus", m->n_corpus}, {"n_queries", m->n_queries},
+        {"n_kept", m->n_kept}, {"n_entries", m->n_entries}, {"top_k", m->top_k}, {"chunk_size", m->chunk_size},
+    };
+    for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
+        MIEB_TRY(mieb_h5w_attr_str(f, s[k].k, s[k].v));
+    for (size_t k = 0; k < sizeof i / sizeof i[0]; k++)
+        MIEB_TRY(mieb_h5w_attr_i64(f, i[k].k, i[k].v));
+    int64_t nq = w->n_kept, np1 = w->n_kept + 1;
+    MIEB_TRY(mieb_h5w_i64(f, "query_rows", w->rows, 1, &nq));
+    MIEB_TRY(mieb_h5w_i64(f, "indptr", w->indptr, 1, &np1));
+    return MIEB_OK;
+}
+
+mieb_status mieb_partial_commit(struct mieb_partial_writer *w, struct mieb_partial_meta *meta)
+{
+    mieb_status st = MIEB_OK;
+    if (w->n_done != w->n_kept)
+        st = mieb_fail(MIEB_ERR_INTERNAL, "%s: %lld of %lld queries written", w->path, (long long)w->n_done,
+                       (long long)w->n_kept);
+    meta->n_kept = w->n_kept;
+    meta->n_entries = w->n_entries;
+    if (st == MIEB_OK)
+        st = write_attrs(w, meta);
+    if (st == MIEB_OK) {
+        mieb_h5_lock();
+        herr_t a = H5Dclose(w->d_score), b = H5Dclose(w->d_doc), c = H5Fclose(w->file);
+        w->d_score = w->d_doc = w->file = -1;
+        if (a < 0 || b < 0 || c < 0)
+            st = mieb_h5_fail(MIEB_ERR_IO, "%s: closing failed", w->tmp);
+        mieb_h5_unlock();
+    }
+    if (st == MIEB_OK) {
+        /* on disk before the rename makes it visible: a crash never leaves a truncated partial */
+        int fd = open(w->tmp, O_RDONLY);
+        if (fd < 0 || fsync(fd) != 0)
+            st = mieb_fail(MIEB_ERR_IO, "%s: fsync failed: %s", w->tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
+    if (st == MIEB_OK && rename(w->tmp, w->path) != 0)
+        st = mieb_fail(MIEB_ERR_IO, "cannot rename %s to %s: %s", w->tmp, w->path, strerror(errno));
+    if (st == MIEB_OK) {
+        free(w->tmp);
+        w->tmp = NULL; /* committed: abort below must not unlink anything */
+    }
+    mieb_partial_abort(w);
+    return st;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+struct mieb_partial_reader {
+    char *path;
+    hid_t file, d_score, d_doc;
+    int64_t *indptr, *rows;
+    int64_t n_kept, n_entries;
+};
+
+void mieb_partial_close(struct mieb_partial_reader *r)
+{
+    if (!r)
+        return;
+    mieb_h5_lock();
+    if (r->d_score >= 0)
+        H5Dclose(r->d_score);
+    if (r->d_doc >= 0)
+        H5Dclose(r->d_doc);
+    if (r->file >= 0)
+        H5Fclose(r->file);
+    mieb_h5_unlock();
+    free(r->path);
+    free(r->indptr);
+    free(r->rows);
+    free(r);
+}
+
+static mieb_status get_str(hid_t f, const char *path, const char *name, char *dst, size_t n)
+{
+    char *v = NULL;
+    MIEB_TRY(mieb_h5_attr_str(f, name, path, "/", &v));
+    if (strlen(v) >= n) {
+        free(v);
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: attribute %s is too long", path, name);
+    }
+    strcpy(dst, v);
+    free(v);
+    return MIEB_OK;
+}
+
+static mieb_status read_attrs(hid_t f, const char *path, struct mieb_partial_meta *m)
+{
+    char fmt[64];
+    int64_t ver = 0;
+    MIEB_TRY(get_str(f, path, "format", fmt, sizeof fmt));
+    if (strcmp(fmt, MIEB_PARTIAL_FORMAT))
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: format is '%s', not '%s'", path, fmt, MIEB_PARTIAL_FORMAT);
+    MIEB_TRY(mieb_h5_attr_i64(f, "format_version", path, "/", &ver));
+    if (ver != MIEB_PARTIAL_VERSION)
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: format_version %lld, this mieb-eval reads %d", path,
+                         (long long)ver, MIEB_PARTIAL_VERSION);
+    const struct { const char *k; char *v; size_t n; } s[] = {
+        {"task_name", m->task, sizeof m->task}, {"split", m->split, sizeof m->split},
+        {"hf_subset", m->subset, sizeof m->subset}, {"kind", m->kind, sizeof m->kind},
+        {"model_name", m->model_name, sizeof m->model_name},
+        {"model_revision", m->model_revision, sizeof m->model_revision},
+        {"similarity", m->similarity, sizeof m->similarity}, {"precision", m->precision, sizeof m->precision},
+        {"fingerprint", m->fingerprint, sizeof m->fingerprint},
+    };
+    const struct { const char *k; int64_t *v; } i[] = {
+        {"part", &m->part}, {"n_parts", &m->n_parts}, {"chunk_start", &m->chunk_start},
+        {"chunk_end", &m->chunk_end}, {"item_start", &m->item_start}, {"item_end", &m->item_end},
+        {"n_corpus", &m->n_corpus}, {"n_queries", &m->n_queries}, {"n_kept", &m->n_kept},
+        {"n_entries", &m->n_entries}, {"top_k", &m->top_k}, {"chunk_size", &m->chunk_size},
+    };
+    for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
+        MIEB_TRY(get_str(f, path, s[k].k, s[k].v, s[k].n));
+    for (size_t k = 0; k < sizeof i / sizeof i[0]; k++)
+        MIEB_TRY(mieb_h5_attr_i64(f, i[k].k, path, "/", i[k].v));
+    if (m->n_kept < 0 || m->n_entries < 0 || m->n_corpus < 0)
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: negative counts in the attributes", path);
+    return MIEB_OK;
+}
+
+/* Open 1-D dataset `name` and check it holds exactly n elements. */
+static mieb_status open_1d(struct mieb_partial_reader *r, int64_t fsize, const char *name, int64_t n, hid_t *d)
+{
+    int rank = 0;
+    int64_t dims[2] = {0, 0};
+    char dp[64];
+    snprintf(dp, sizeof dp, "/%s", name);
+    MIEB_TRY(mieb_h5_dset_open(r->file, r->path, dp, 1, 1, fsize, d, &rank, dims));
+    if (dims[0] != n)
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: /%s has %lld entries, the attributes say %lld", r->path, name,
+                         (long long)dims[0], (long long)n);
+    return MIEB_OK;
+}
+
+static mieb_status read_all_i64(struct mieb_partial_reader *r, hid_t d, const char *name, int64_t *dst)
+{
+    mieb_status st = MIEB_OK;
+    mieb_h5_lock();
+    if (H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, dst) < 0)
+        st = mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: /%s: read failed", r->path, name);
+    mieb_h5_unlock();
+    return st;
+}
+
+mieb_status mieb_partial_open(const char *path, struct mieb_partial_reader **out, struct mieb_partial_meta *meta)
+{
+    struct mieb_partial_reader *r = calloc(1, sizeof *r);
+    int64_t fsize = 0;
+    hid_t d_rows = -1, d_ind = -1;
+    if (!r)
+        return mieb_fail(MIEB_ERR_OOM, "%s: partial reader", path);
+    r->file = r->d_score = r->d_doc = -1;
+    r->path = strdup(path);
+    memset(meta, 0, sizeof *meta);
+    mieb_status st = r->path ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "%s", path);
+    if (st == MIEB_OK)
+        st = mieb_h5_open_ro(path, &r->file, &fsize);
+    if (st == MIEB_OK)
+        st = read_attrs(r->file, path, meta);
+    if (st == MIEB_OK) {
+        r->n_kept = meta->n_kept;
+        r->n_entries = meta->n_entries;
+        r->indptr = malloc(sizeof(int64_t) * (size_t)(r->n_kept + 1));
+        r->rows = malloc(sizeof(int64_t) * (size_t)(r->n_kept + 1));
+        if (!r->indptr || !r->rows)
+            st = mieb_fail(MIEB_ERR_OOM, "%s: index of %lld queries", path, (long long)r->n_kept);
+    }
+    if (st == MIEB_OK)
+        st = open_1d(r, fsize, "query_rows", r->n_kept, &d_rows);
+    if (st == MIEB_OK)
+        st = open_1d(r, fsize, "indptr", r->n_kept + 1, &d_ind);
+    if (st == MIEB_OK)
+        st = open_1d(r, fsize, "score", r->n_entries, &r->d_score);
+    if (st == MIEB_OK)
+        st = open_1d(r, fsize, "doc", r->n_entries, &r->d_doc);
+    if (st == MIEB_OK)
+        st = read_all_i64(r, d_rows, "query_rows", r->rows);
+    if (st == MIEB_OK)
+        st = read_all_i64(r, d_ind, "indptr", r->indptr);
+    if (st == MIEB_OK) {
+        if (r->indptr[0] != 0 || r->indptr[r->n_kept] != r->n_entries)
+            st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /indptr must run from 0 to n_entries (%lld)", path,
+                           (long long)r->n_entries);
+        for (int64_t i = 0; st == MIEB_OK && i < r->n_kept; i++)
+            if (r->indptr[i + 1] < r->indptr[i])
+                st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /indptr decreases at %lld", path, (long long)i);
+    }
+    mieb_h5_lock();
+    if (d_rows >= 0)
+        H5Dclose(d_rows);
+    if (d_ind >= 0)
+        H5Dclose(d_ind);
+    mieb_h5_unlock();
+    if (st != MIEB_OK) {
+        mieb_partial_close(r);
+        return st;
+    }
+    *out = r;
+    return MIEB_OK;
+}
+
+const int64_t *mieb_partial_indptr(const struct mieb_partial_reader *r) { return r->indptr; }
+const int64_t *mieb_partial_query_rows(const struct mieb_partial_reader *r) { return r->rows; }
+const char *mieb_partial_file(const struct mieb_partial_reader *r) { return r->path; }
+
+static mieb_status read_range(struct mieb_partial_reader *r, hid_t d, const char *name, hid_t mtype, int64_t e0,
+                              int64_t e1, void *dst)
+{
+    mieb_status st = MIEB_OK;
+    hsize_t off[1] = {(hsize_t)e0}, cnt[1] = {(hsize_t)(e1 - e0)};
+    mieb_h5_lock();
+    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, cnt, NULL);
+    if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
+        H5Dread(d, mtype, ms, fs, H5P_DEFAULT, dst) < 0)
+        st = mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: /%s: cannot read entries %lld..%lld", r->path, name,
+                          (long long)e0, (long long)e1);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    mieb_h5_unlock();
+    return st;
+}
+
+mieb_status mieb_partial_read(struct mieb_partial_reader *r, int64_t e0, int64_t e1, float *s, int64_t *d)
+{
+    if (e0 < 0 || e1 > r->n_entries || e0 > e1)
+        return mieb_fail(MIEB_ERR_INTERNAL, "%s: entries %lld..%lld out of range", r->path, (long long)e0,
+                         (long long)e1);
+    if (e0 == e1)
+        return MIEB_OK;
+    MIEB_TRY(read_range(r, r->d_score, "score", H5T_NATIVE_FLOAT, e0, e1, s));
+    MIEB_TRY(read_range(r, r->d_doc, "doc", H5T_NATIVE_INT64, e0, e1, d));
+    for (int64_t i = 0; i < e1 - e0; i++)
+        if (isnan(s[i]))
+            return mieb_fail(MIEB_ERR_BAD_DATA, "%s: /score[%lld] is NaN", r->path, (long long)(e0 + i));
+    return MIEB_OK;
+}

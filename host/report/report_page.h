@@ -1,0 +1,45 @@
+/**
+ * report_page.h - the self-contained HTML report page of `mieb-eval report`: summary
+ * table, per-type bar charts and radar, per-task table with deltas against a baseline,
+ * linear-probe spread, recall@k curves, per-language scores and time per task and stage.
+ * Everything is inline (CSS, SVG); the page has no script and no external reference.
+ */
+#ifndef MIEB_REPORT_REPORT_PAGE_H
+#define MIEB_REPORT_REPORT_PAGE_H
+
+#include <cjson/cJSON.h>
+
+#include "../metrics/leaderboard.h"
+#include "html_writer.h"
+#include "svg_chart.h"
+
+/** What the section writers share. Series are in leaderboard order: series[p] is row order[p]. */
+struct mieb_report_ctx {
+    const struct mieb_leaderboard *lb;
+    cJSON **docs;                    /* [n_models * n_tasks], by row index (report_data.h) */
+    int baseline;                    /* row index of the model deltas are taken against */
+    const char *bench;               /* benchmark name, or NULL */
+    struct mieb_svg_series *series;  /* [n_models] name (unique label) and colour */
+    struct mieb_html *h;
+};
+
+/**
+ * Write the whole page into h (check h->st afterwards). docs: mieb_rp_docs_load's
+ * matrix; baseline: a row index.
+ */
+mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, int baseline, const char *bench,
+                             struct mieb_html *h);
+
+/* ---- sections (report_sections.c) ---- */
+void mieb_report_probe(struct mieb_report_ctx *c);
+void mieb_report_recall(struct mieb_report_ctx *c);
+void mieb_report_languages(struct mieb_report_ctx *c);
+mieb_status mieb_report_time(struct mieb_report_ctx *c);
+
+/* ---- helpers shared by the section files (report_page.c) ---- */
+/** The document of series p (leaderboard position) and task t, or NULL. */
+const cJSON *mieb_report_doc(const struct mieb_report_ctx *c, int p, int t);
+/** A legend of the models' colours. */
+void mieb_report_legend(struct mieb_report_ctx *c);
+
+#endif
