@@ -27,7 +27,7 @@ enum mieb_pm_elem {
     MIEB_PM_ADIFF = 3, /* |x[k] - y[k]| */
 };
 
-MIEB_HD static inline float mieb_pm_elem_f32(const float *x, const float *y, float nx, float ny, int mode, int64_t k)
+MIEB_HOSTDEV static inline float mieb_pm_elem_f32(const float *x, const float *y, float nx, float ny, int mode, int64_t k)
 {
     switch (mode) {
     case MIEB_PM_X:
@@ -42,7 +42,7 @@ MIEB_HD static inline float mieb_pm_elem_f32(const float *x, const float *y, flo
 }
 
 /* float64 elements of float32 rows (numpy's exact upcast) */
-MIEB_HD static inline double mieb_pm_elem_f64(const float *x, const float *y, double nx, double ny, int mode, int64_t k)
+MIEB_HOSTDEV static inline double mieb_pm_elem_f64(const float *x, const float *y, double nx, double ny, int mode, int64_t k)
 {
     switch (mode) {
     case MIEB_PM_X:
@@ -63,7 +63,7 @@ MIEB_HD static inline double mieb_pm_elem_f64(const float *x, const float *y, do
  * zero-padded steps of L; then the SSE3 horizontal sum ((l0 + l1) + (l2 + l3) for floats,
  * l0 + l1 for doubles), added onto the output's initial 0.
  */
-MIEB_HD static inline float mieb_pm_einsum_sq_f32(const float *x, const float *y, float nx, float ny, int mode,
+MIEB_HOSTDEV static inline float mieb_pm_einsum_sq_f32(const float *x, const float *y, float nx, float ny, int mode,
                                                   int64_t n)
 {
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -86,7 +86,7 @@ MIEB_HD static inline float mieb_pm_einsum_sq_f32(const float *x, const float *y
     return MIEB_FADD(0.0f, s);
 }
 
-MIEB_HD static inline double mieb_pm_einsum_sq_f64(const float *x, const float *y, double nx, double ny, int mode,
+MIEB_HOSTDEV static inline double mieb_pm_einsum_sq_f64(const float *x, const float *y, double nx, double ny, int mode,
                                                    int64_t n)
 {
     double acc[2] = {0.0, 0.0};
@@ -116,7 +116,7 @@ MIEB_HD static inline double mieb_pm_einsum_sq_f64(const float *x, const float *
  * and each finished subtree's sum is added to its left sibling's, as the recursion does.
  */
 #define MIEB_PM_PAIRWISE(NAME, T, ELEM, ADD)                                                           \
-    MIEB_HD static inline T NAME##_leaf(const float *x, const float *y, int64_t o, int64_t n)          \
+    MIEB_HOSTDEV static inline T NAME##_leaf(const float *x, const float *y, int64_t o, int64_t n)          \
     {                                                                                                  \
         if (n < 8) {                                                                                   \
             T res = -(T)0.0;                                                                           \
@@ -136,7 +136,7 @@ MIEB_HD static inline double mieb_pm_einsum_sq_f64(const float *x, const float *
             res = ADD(res, ELEM(o + i));                                                               \
         return res;                                                                                    \
     }                                                                                                  \
-    MIEB_HD static inline T NAME(const float *x, const float *y, int64_t n)                            \
+    MIEB_HOSTDEV static inline T NAME(const float *x, const float *y, int64_t n)                            \
     {                                                                                                  \
         /* frames: a node [o, o+len) whose left child is done has its sum in `left` */                \
         struct {                                                                                       \
@@ -184,7 +184,7 @@ MIEB_PM_PAIRWISE(mieb_pm_absdiff_pairwise_f32, float, MIEB_PM_ADIFF_F32, MIEB_PM
 MIEB_PM_PAIRWISE(mieb_pm_absdiff_pairwise_f64, double, MIEB_PM_ADIFF_F64, MIEB_PM_DADD2)
 
 /* np.sum(|x - y|): 0 + the pairwise sum (an empty row sums to 0) */
-MIEB_HD static inline float mieb_pm_sum_absdiff_f32(const float *x, const float *y, int64_t n)
+MIEB_HOSTDEV static inline float mieb_pm_sum_absdiff_f32(const float *x, const float *y, int64_t n)
 {
     float acc = 0.0f;
     if (n > 0)
@@ -192,7 +192,7 @@ MIEB_HD static inline float mieb_pm_sum_absdiff_f32(const float *x, const float 
     return acc;
 }
 
-MIEB_HD static inline double mieb_pm_sum_absdiff_f64(const float *x, const float *y, int64_t n)
+MIEB_HOSTDEV static inline double mieb_pm_sum_absdiff_f64(const float *x, const float *y, int64_t n)
 {
     double acc = 0.0;
     if (n > 0)
@@ -209,7 +209,7 @@ struct mieb_pm_sts {
  * sklearn.paired_*_distances in float32 (both inputs float32): normalize's norm is
  * sqrt(einsum(x, x)), a norm below 10 * eps counts as 1; cosine = 1 - 0.5 * |xn - yn|^2.
  */
-MIEB_HD static inline struct mieb_pm_sts mieb_pm_sts_sklearn_f32(const float *x, const float *y, int64_t dim)
+MIEB_HOSTDEV static inline struct mieb_pm_sts mieb_pm_sts_sklearn_f32(const float *x, const float *y, int64_t dim)
 {
     struct mieb_pm_sts r;
     float nx = MIEB_FSQRT(mieb_pm_einsum_sq_f32(x, y, 1.0f, 1.0f, MIEB_PM_X, dim));
@@ -224,7 +224,7 @@ MIEB_HD static inline struct mieb_pm_sts mieb_pm_sts_sklearn_f32(const float *x,
 }
 
 /* The same in float64 (sklearn's choice when either input is not float32). */
-MIEB_HD static inline struct mieb_pm_sts mieb_pm_sts_sklearn_f64(const float *x, const float *y, int64_t dim)
+MIEB_HOSTDEV static inline struct mieb_pm_sts mieb_pm_sts_sklearn_f64(const float *x, const float *y, int64_t dim)
 {
     struct mieb_pm_sts r;
     double nx = MIEB_DSQRT(mieb_pm_einsum_sq_f64(x, y, 1.0, 1.0, MIEB_PM_X, dim));
@@ -243,7 +243,7 @@ MIEB_HD static inline struct mieb_pm_sts mieb_pm_sts_sklearn_f64(const float *x,
  * or the raw rows (dot), elementwise fp32 products, summed in double and rounded to fp32.
  * cosine != 0 selects normalisation.
  */
-MIEB_HD static inline double mieb_pm_torch_pair_sim(const float *a, const float *b, int64_t dim, int cosine)
+MIEB_HOSTDEV static inline double mieb_pm_torch_pair_sim(const float *a, const float *b, int64_t dim, int cosine)
 {
     float na = 1.0f, nb = 1.0f;
     if (cosine) {
@@ -272,14 +272,14 @@ MIEB_HD static inline double mieb_pm_torch_pair_sim(const float *a, const float 
 /* ---- compositionality ---- */
 
 /* dtype codes of io/embeddings.h (enum mieb_emb_dtype): 0 float32, 1 float16, 2 bfloat16 */
-MIEB_HD static inline float mieb_pm_round_to(int dtype, float x)
+MIEB_HOSTDEV static inline float mieb_pm_round_to(int dtype, float x)
 {
     return dtype == 1 ? mieb_half_to_float(mieb_float_to_half(x))
                       : dtype == 2 ? mieb_bf16_to_float(mieb_float_to_bf16(x)) : x;
 }
 
 /* F.normalize's divisor in dtype dt: the norm rounded to dt, clamped at 1e-12 rounded to dt */
-MIEB_HD static inline float mieb_pm_torch_norm(const float *v, int64_t dim, int dtype)
+MIEB_HOSTDEV static inline float mieb_pm_torch_norm(const float *v, int64_t dim, int dtype)
 {
     double ss = 0.0;
     for (int64_t k = 0; k < dim; k++)
@@ -294,7 +294,7 @@ MIEB_HD static inline float mieb_pm_torch_norm(const float *v, int64_t dim, int 
  * (x / norm in fp32, rounded to the dtype), the dot product accumulated in double,
  * rounded to fp32 and then to the product's dtype sdt.
  */
-MIEB_HD static inline float mieb_pm_compo_score(const float *u, float nu, int dtu, const float *v, float nv, int dtv,
+MIEB_HOSTDEV static inline float mieb_pm_compo_score(const float *u, float nu, int dtu, const float *v, float nv, int dtv,
                                                 int64_t dim, int sdt)
 {
     double acc = 0.0;

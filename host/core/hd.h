@@ -1,7 +1,7 @@
 /**
  * hd.h - lets one inline function serve the C host code and CUDA kernels alike.
  *
- * MIEB_HD marks a function __host__ __device__ under nvcc and is empty elsewhere. The
+ * MIEB_HOSTDEV marks a function __host__ __device__ under nvcc and is empty elsewhere. The
  * MIEB_F* / MIEB_D* operations round every product, sum, quotient and square root on
  * their own, as numpy and torch's elementwise code do: on the device through the _rn
  * intrinsics (which nvcc never fuses into an FMA), on the host through plain operators in
@@ -13,9 +13,9 @@
 #define MIEB_CORE_HD_H
 
 #ifdef __CUDACC__
-#define MIEB_HD __host__ __device__
+#define MIEB_HOSTDEV __host__ __device__
 #else
-#define MIEB_HD
+#define MIEB_HOSTDEV
 #endif
 
 #if defined(__CUDA_ARCH__)

@@ -13,16 +13,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../core/hd.h" /* MIEB_HD: the CUDA kernels round to float16/bfloat16 with these too */
+#include "../core/hd.h" /* MIEB_HOSTDEV: the CUDA kernels round to float16/bfloat16 with these too */
 
-MIEB_HD static inline float mieb_bits_to_float(uint32_t u)
+MIEB_HOSTDEV static inline float mieb_bits_to_float(uint32_t u)
 {
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
 }
 
-MIEB_HD static inline uint32_t mieb_float_to_bits(float f)
+MIEB_HOSTDEV static inline uint32_t mieb_float_to_bits(float f)
 {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
@@ -30,7 +30,7 @@ MIEB_HD static inline uint32_t mieb_float_to_bits(float f)
 }
 
 /** binary16 -> float32, exact. */
-MIEB_HD static inline float mieb_half_to_float(uint16_t h)
+MIEB_HOSTDEV static inline float mieb_half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
@@ -56,7 +56,7 @@ MIEB_HD static inline float mieb_half_to_float(uint16_t h)
 }
 
 /** float32 -> binary16, round to nearest even; overflow gives +-inf, NaN stays NaN. */
-MIEB_HD static inline uint16_t mieb_float_to_half(float f)
+MIEB_HOSTDEV static inline uint16_t mieb_float_to_half(float f)
 {
     uint32_t x = mieb_float_to_bits(f);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
@@ -83,10 +83,10 @@ MIEB_HD static inline uint16_t mieb_float_to_half(float f)
 }
 
 /** bfloat16 -> float32, exact. */
-MIEB_HD static inline float mieb_bf16_to_float(uint16_t b) { return mieb_bits_to_float((uint32_t)b << 16); }
+MIEB_HOSTDEV static inline float mieb_bf16_to_float(uint16_t b) { return mieb_bits_to_float((uint32_t)b << 16); }
 
 /** float32 -> bfloat16, round to nearest even; NaN stays NaN. */
-MIEB_HD static inline uint16_t mieb_float_to_bf16(float f)
+MIEB_HOSTDEV static inline uint16_t mieb_float_to_bf16(float f)
 {
     uint32_t x = mieb_float_to_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u)
