@@ -293,7 +293,12 @@ static mieb_status scan_dir(struct scan_state *s, const char *dir, int depth)
             (*cnt)++;
     }
     closedir(d);
-    if (st == MIEB_OK && nf > 0) {
+    /* A revision folder holds task results; model_meta.json marks it (mteb writes one). A
+       folder with loose *.json files (a summary.json, say) and sub-folders but no
+       model_meta.json is a folder of models: descend instead of taking the loose files. */
+    char meta[PATH_MAX];
+    bool has_meta = mieb_path_join(meta, sizeof meta, dir, "model_meta.json") == MIEB_OK && mieb_file_exists(meta);
+    if (st == MIEB_OK && nf > 0 && (has_meta || ns == 0)) {
         st = read_revision(s, dir, files, nf);
     } else if (st == MIEB_OK && depth < SCAN_DEPTH) {
         if (ns > 1) /* qsort with a NULL array is undefined even for 0 items */

@@ -211,6 +211,11 @@ def test_small_hand_case(tmp_path):
     # Borda: CIFAR10 z=1, x=y=2.5 -> points 2, .5, .5; DTD y=1, x=2 -> 2, 1; clustering z, x, y -> 2, 1, 0
     assert [js[m]["borda_points"] for m in ("m/x", "m/y", "m/z")] == [2.5, 2.5, 4.0]
     assert [js[m]["Rank(Borda)"] for m in ("m/x", "m/y", "m/z")] == [2, 2, 1]
+    # o.json now lies loose in the root beside the model folders: it is not a result folder,
+    # so a second summary of the same root still finds the three models
+    r = mieb("summary", str(tmp_path), "--json", str(tmp_path / "o2.json"))
+    assert r.returncode == 0, r.stderr
+    assert sorted(m["model"] for m in json.load(open(tmp_path / "o2.json"))["models"]) == ["m/x", "m/y", "m/z"]
 
 
 def test_bad_inputs(tmp_path):

@@ -232,9 +232,10 @@ mieb_status mieb_cuda_topk_update(struct mieb_cuda_ctx *ctx, const float *scores
         qsort(cand, (size_t)n, sizeof *cand, cmp_desc);
         for (int64_t i = 1; i < n; i++)
             if (cand[i] == cand[i - 1]) {
+                long long twice = (long long)mieb_topk_key_index(cand[i]);
                 free(cand);
                 return mieb_fail(MIEB_ERR_INTERNAL, "mock topk: index %lld offered twice (a tile processed twice?)",
-                                 (long long)mieb_topk_key_index(cand[i]));
+                                 twice);
             }
         for (int64_t i = 0; i < ke; i++)
             state_out[r * ke + i] = i < n ? cand[i] : 0;
