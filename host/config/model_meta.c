@@ -9,6 +9,7 @@
 
 #include "../core/fileutil.h"
 #include "../io/json_alloc.h"
+#include "../io/results_reader.h" /* mieb_json_py_to_strict */
 
 mieb_status mieb_model_meta_load(const char *emb_dir, struct mieb_model_meta *out)
 {
@@ -17,9 +18,17 @@ mieb_status mieb_model_meta_load(const char *emb_dir, struct mieb_model_meta *ou
     memset(out, 0, sizeof *out);
     MIEB_TRY(mieb_path_join(out->path, sizeof out->path, emb_dir, "model_meta.json"));
     MIEB_TRY(mieb_read_file(out->path, 16u << 20, &text, &len));
-    unsigned long jf = mieb_json_alloc_failures();
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    /* mteb writes model_meta.json with Python's json module: NaN and Infinity (max_tokens of
+       many models) are not JSON, so rewrite them first, as the results reader does */
+    char *strict = NULL;
+    size_t slen = 0;
+    mieb_status cst = mieb_json_py_to_strict(text, len, &strict, &slen);
     free(text);
+    if (cst != MIEB_OK)
+        return cst;
+    unsigned long jf = mieb_json_alloc_failures();
+    cJSON *root = cJSON_ParseWithLength(strict, slen);
+    free(strict);
     if (!cJSON_IsObject(root)) {
         bool parsed = root != NULL;
         cJSON_Delete(root);

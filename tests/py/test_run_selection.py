@@ -80,3 +80,25 @@ def test_selection_flags_need_values(suite, tmp_path):
     for flag in ("--task-types", "--eval-splits"):
         p = run(suite, str(tmp_path / "h"), "-t", "Winoground", flag)
         assert p.returncode == 2 and "needs at least one value" in p.stderr
+
+
+def test_model_meta_with_python_infinity_is_read(suite, tmp_path):
+    """mteb writes model_meta.json with Python's json: max_tokens is often Infinity, which
+    is not JSON; it must be read (and copied verbatim beside the results)."""
+    src = os.path.join(suite, "embeddings")
+    emb = tmp_path / "emb"
+    emb.mkdir()
+    for name in os.listdir(src):
+        if name != "model_meta.json":
+            os.symlink(os.path.join(src, name), emb / name)
+    meta = json.load(open(os.path.join(src, "model_meta.json")))
+    text = json.dumps({**meta, "max_tokens": float("inf"), "n_parameters": float("nan")})
+    assert "Infinity" in text and "NaN" in text
+    (emb / "model_meta.json").write_text(text)
+    p = subprocess.run([BIN, "run", "--task-data", os.path.join(suite, "task-data"), "--embeddings", str(emb),
+                        "-t", "Winoground", "--output-folder", str(tmp_path / "o"), "--device", "cpu",
+                        "--progress", "off"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    res = p.stdout.strip()
+    assert open(os.path.join(res, "model_meta.json")).read() == text
+    assert os.path.exists(os.path.join(res, "Winoground.json"))
