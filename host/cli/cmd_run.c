@@ -19,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -395,39 +393,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
     return 0;
 }
 
-static double now_wall(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
-}
-
-static double now_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void add_phase(cJSON *phases, const char *name, double start, double end, const char *split,
-                      const char *subset)
-{
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "name", name);
-    cJSON_AddNumberToObject(p, "start", start);
-    cJSON_AddNumberToObject(p, "end", end);
-    cJSON_AddStringToObject(p, "split", split);
-    cJSON_AddStringToObject(p, "subset", subset);
-    cJSON_AddItemToArray(phases, p);
-}
-
 /* Score every split and subset of one task and write its result file. */
 static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ctx *rc,
                               const struct mieb_task *task, const char *results_dir)
 {
     char path[PATH_MAX];
     struct mieb_taskdata *td = NULL;
-    double t0 = now_mono();
+    double t0 = mieb_now();
     mieb_status st;
     cJSON *scores = NULL, *phases = NULL;
 
@@ -442,13 +414,13 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
         return st;
     scores = cJSON_CreateObject();
     phases = cJSON_CreateArray();
-    add_phase(phases, "Data loading", 0.0, now_mono() - t0, "", "");
+    mieb_results_add_phase(phases, "Data loading", 0.0, mieb_now() - t0, "", "");
     for (int s = 0; s < task->n_splits && st == MIEB_OK; s++) {
         const char *split = task->splits[s];
         cJSON *list = cJSON_AddArrayToObject(scores, split);
         for (int h = 0; h < task->n_subsets && st == MIEB_OK; h++) {
             const char *subset = task->subsets[h];
-            double ts = now_mono() - t0;
+            double ts = mieb_now() - t0;
             if (interrupted) {
                 st = mieb_fail(MIEB_ERR_INTERRUPTED, "interrupted by signal %d", (int)interrupted);
                 break;
@@ -479,8 +451,8 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
             cJSON_AddStringToObject(sub, "mteb_version", MIEB_MTEB_VERSION);
             if (strcmp(o->precision, "fp32"))
                 cJSON_AddStringToObject(sub, "similarity_precision", o->precision);
-            double te = now_mono() - t0;
-            add_phase(phases, "Evaluation", ts, te, split, subset);
+            double te = mieb_now() - t0;
+            mieb_results_add_phase(phases, "Evaluation", ts, te, split, subset);
             /* stage totals, laid end to end inside the subset's evaluation window */
             const struct { const char *name; double secs; } stages[] = {
                 {"Stage: waiting for reads", times.read_wait},
@@ -490,7 +462,7 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
             };
             double at = ts;
             for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
-                add_phase(phases, stages[i].name, at, at + stages[i].secs, split, subset);
+                mieb_results_add_phase(phases, stages[i].name, at, at + stages[i].secs, split, subset);
                 at += stages[i].secs;
             }
             MIEB_LOGD("%s %s/%s: read wait %.3f s, similarity %.3f s, merge %.3f s, metrics %.3f s, total %.3f s",
@@ -504,8 +476,8 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
             .dataset_revision = mieb_taskdata_revision(td)[0] ? mieb_taskdata_revision(td) : task->revision,
             .task_name = task->name,
             .scores = scores,
-            .evaluation_time = now_mono() - t0,
-            .date = now_wall(),
+            .evaluation_time = mieb_now() - t0,
+            .date = mieb_results_date_now(),
             .phases = phases,
             .round_fn = mieb_family_round_fn(task->family),
         };
@@ -521,15 +493,15 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
 static mieb_status score_aggregate(const struct mieb_run_ctx *rc, const struct mieb_registry *reg,
                                    const struct run_opts *o, const struct mieb_task *task, const char *results_dir)
 {
-    double t0 = now_mono();
+    double t0 = mieb_now();
     cJSON *scores = NULL;
     MIEB_TRY(mieb_aggregate_score(rc, reg, task, o->task_data, &scores));
     struct mieb_task_result r = {
         .dataset_revision = MIEB_AGGREGATE_REVISION,
         .task_name = task->name,
         .scores = scores,
-        .evaluation_time = now_mono() - t0,
-        .date = now_wall(),
+        .evaluation_time = mieb_now() - t0,
+        .date = mieb_results_date_now(),
         .phases = NULL,       /* mteb's combined result has no evaluation_phases */
         .round_fn = mieb_aggregate_round,
         .kg_co2_nan = true,
@@ -749,7 +721,7 @@ int mieb_cmd_run(int argc, char **argv)
             mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
             continue;
         }
-        double t0 = now_mono();
+        double t0 = mieb_now();
         mieb_clear_error();
         st = as_part ? mieb_corpus_part_task(&rc, todo[i], &part)
              : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
@@ -766,7 +738,7 @@ int mieb_cmd_run(int argc, char **argv)
             continue;
         }
         mieb_cli_log_context(todo[i]->name, NULL, NULL); /* task-level line */
-        MIEB_LOGI("%s: scored in %.2f s -> %s", todo[i]->name, now_mono() - t0, as_part ? o.partials_dir : p);
+        MIEB_LOGI("%s: scored in %.2f s -> %s", todo[i]->name, mieb_now() - t0, as_part ? o.partials_dir : p);
         mieb_progress_task_end(todo[i]->name, "scored", task_units(todo[i]));
     }
     mieb_progress_stop();

@@ -224,29 +224,6 @@ static mieb_status write_json(const struct mieb_leaderboard *lb, const char *ben
 }
 
 /* The task set: a benchmark's list, or every registry task that some folder has a file for. */
-static mieb_status pick_tasks(const struct mieb_registry *reg, const struct mieb_benchmark *b,
-                              const struct mieb_model_results *m, int nm, const struct mieb_task ***out, int *n)
-{
-    *out = calloc((size_t)reg->n_tasks + 1, sizeof **out);
-    *n = 0;
-    if (!*out)
-        return mieb_fail(MIEB_ERR_OOM, "summary");
-    if (b) {
-        memcpy(*out, b->tasks, (size_t)b->n_tasks * sizeof **out);
-        *n = b->n_tasks;
-        return MIEB_OK;
-    }
-    for (int t = 0; t < reg->n_tasks; t++) {
-        bool found = false;
-        for (int i = 0; i < nm && !found; i++)
-            for (int k = 0; k < m[i].n_tasks && !found; k++)
-                found = !strcmp(m[i].tasks[k].task_name, reg->tasks[t].name);
-        if (found)
-            (*out)[(*n)++] = &reg->tasks[t];
-    }
-    return MIEB_OK;
-}
-
 int mieb_cmd_summary(int argc, char **argv)
 {
     const char *dirs[256], *bench_name = NULL, *csv = NULL, *json = NULL, *registry = NULL;
@@ -301,7 +278,7 @@ int mieb_cmd_summary(int argc, char **argv)
     struct mieb_leaderboard lb = {0};
     st = mieb_results_scan(dirs, n_dirs, &models, &n_models, &n_bad);
     if (st == MIEB_OK)
-        st = pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
+        st = mieb_lb_pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
     if (st == MIEB_OK)
         st = mieb_leaderboard_compute(tasks, n_tasks, models, n_models, &lb);
     if (st != MIEB_OK) {

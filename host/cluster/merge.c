@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
 
 #include "../families/mteb_heap.h"
 #include "../io/results_writer.h"
@@ -323,32 +321,6 @@ static mieb_status merge_subset(const struct mieb_task *task, struct mieb_taskda
     return st;
 }
 
-static double now_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double now_wall(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
-}
-
-static void add_phase(cJSON *phases, const char *name, double start, double end, const char *split,
-                      const char *subset)
-{
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "name", name);
-    cJSON_AddNumberToObject(p, "start", start);
-    cJSON_AddNumberToObject(p, "end", end);
-    cJSON_AddStringToObject(p, "split", split);
-    cJSON_AddStringToObject(p, "subset", subset);
-    cJSON_AddItemToArray(phases, p);
-}
-
 mieb_status mieb_merge_task(const struct mieb_task *task, const struct mieb_merge_opts *o)
 {
     char path[PATH_MAX];
@@ -356,7 +328,7 @@ mieb_status mieb_merge_task(const struct mieb_task *task, const struct mieb_merg
     struct problems pr = {0};
     int n_sub = task->n_splits * task->n_subsets;
     struct subset_plan *plans = calloc((size_t)(n_sub + 1), sizeof *plans);
-    double t0 = now_mono();
+    double t0 = mieb_now();
     cJSON *scores = NULL, *phases = NULL;
     mieb_status st = MIEB_OK;
 
@@ -390,7 +362,7 @@ mieb_status mieb_merge_task(const struct mieb_task *task, const struct mieb_merg
     if (st == MIEB_OK) {
         scores = cJSON_CreateObject();
         phases = cJSON_CreateArray();
-        add_phase(phases, "Data loading", 0.0, now_mono() - t0, "", "");
+        mieb_results_add_phase(phases, "Data loading", 0.0, mieb_now() - t0, "", "");
     }
     for (int sp = 0; sp < task->n_splits && st == MIEB_OK; sp++) {
         const char *split = task->splits[sp];
@@ -398,7 +370,7 @@ mieb_status mieb_merge_task(const struct mieb_task *task, const struct mieb_merg
         for (int h = 0; h < task->n_subsets && st == MIEB_OK; h++) {
             const char *subset = task->subsets[h];
             const struct subset_plan *plan = &plans[sp * task->n_subsets + h];
-            double ts = now_mono() - t0;
+            double ts = mieb_now() - t0;
             cJSON *sub = cJSON_CreateObject();
             cJSON_AddItemToArray(list, sub);
             st = merge_subset(task, td, split, subset, o, plan, sub);
@@ -417,7 +389,7 @@ mieb_status mieb_merge_task(const struct mieb_task *task, const struct mieb_merg
             cJSON_AddStringToObject(sub, "mteb_version", MIEB_MTEB_VERSION);
             if (strcmp(plan->ref.precision, "fp32"))
                 cJSON_AddStringToObject(sub, "similarity_precision", plan->ref.precision);
-            add_phase(phases, "Evaluation (merge of corpus parts)", ts, now_mono() - t0, split, subset);
+            mieb_results_add_phase(phases, "Evaluation (merge of corpus parts)", ts, mieb_now() - t0, split, subset);
         }
     }
     if (st == MIEB_OK) {
@@ -425,8 +397,8 @@ mieb_status mieb_merge_task(const struct mieb_task *task, const struct mieb_merg
             .dataset_revision = mieb_taskdata_revision(td)[0] ? mieb_taskdata_revision(td) : task->revision,
             .task_name = task->name,
             .scores = scores,
-            .evaluation_time = now_mono() - t0,
-            .date = now_wall(),
+            .evaluation_time = mieb_now() - t0,
+            .date = mieb_results_date_now(),
             .phases = phases,
             .round_fn = mieb_family_round_fn(task->family),
         };

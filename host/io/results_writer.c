@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "../core/fileutil.h"
 #include "../core/pyfloat.h"
@@ -93,4 +94,23 @@ mieb_status mieb_results_copy_model_meta(const char *src_path, const char *dir)
         st = mieb_write_file_atomic(path, text, len);
     free(text);
     return st;
+}
+
+void mieb_results_add_phase(cJSON *phases, const char *name, double start, double end, const char *split,
+                            const char *subset)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "name", name);
+    cJSON_AddNumberToObject(p, "start", start);
+    cJSON_AddNumberToObject(p, "end", end);
+    cJSON_AddStringToObject(p, "split", split);
+    cJSON_AddStringToObject(p, "subset", subset);
+    cJSON_AddItemToArray(phases, p);
+}
+
+double mieb_results_date_now(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }

@@ -41,6 +41,11 @@ struct mieb_task_result {
  */
 mieb_status mieb_results_dir(const char *out_folder, const char *model_name, const char *revision,
                              char *buf, size_t n);
+/** Append one evaluation phase {name, start, end, split, subset} (seconds from the task's start) to phases. */
+void mieb_results_add_phase(cJSON *phases, const char *name, double start, double end, const char *split,
+                            const char *subset);
+/** The result's "date": Unix time now, with microseconds. */
+double mieb_results_date_now(void);
 /** Serialise and write one task result atomically to <dir>/<task_name>.json. */
 mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r);
 /** Copy <emb>/model_meta.json verbatim to <dir>/model_meta.json (atomically). */

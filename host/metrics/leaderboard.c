@@ -2,6 +2,7 @@
 #include "leaderboard.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,5 +223,28 @@ mieb_status mieb_leaderboard_compute(const struct mieb_task *const *tasks, int n
     }
     for (int p = 0; p < n_models; p++)
         out->rows[out->order[p]].rank = p + 1;
+    return MIEB_OK;
+}
+
+mieb_status mieb_lb_pick_tasks(const struct mieb_registry *reg, const struct mieb_benchmark *b,
+                               const struct mieb_model_results *m, int nm, const struct mieb_task ***out, int *n)
+{
+    *out = calloc((size_t)reg->n_tasks + 1, sizeof **out);
+    *n = 0;
+    if (!*out)
+        return mieb_fail(MIEB_ERR_OOM, "leaderboard task set");
+    if (b) {
+        memcpy(*out, b->tasks, (size_t)b->n_tasks * sizeof **out);
+        *n = b->n_tasks;
+        return MIEB_OK;
+    }
+    for (int t = 0; t < reg->n_tasks; t++) {
+        bool found = false;
+        for (int i = 0; i < nm && !found; i++)
+            for (int k = 0; k < m[i].n_tasks && !found; k++)
+                found = !strcmp(m[i].tasks[k].task_name, reg->tasks[t].name);
+        if (found)
+            (*out)[(*n)++] = &reg->tasks[t];
+    }
     return MIEB_OK;
 }

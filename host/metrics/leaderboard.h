@@ -69,4 +69,12 @@ void mieb_leaderboard_free(struct mieb_leaderboard *lb);
  */
 double mieb_lb_task_score(const struct mieb_task *task, const struct mieb_task_result *tr, double *borda_score);
 
+/**
+ * The task set of a leaderboard (summary, report): the benchmark's list in mteb's order when
+ * b is given, else every registry task that some model has a result for, in registry order.
+ * *out is malloc'd (the caller frees it); *n receives its length.
+ */
+mieb_status mieb_lb_pick_tasks(const struct mieb_registry *reg, const struct mieb_benchmark *b,
+                               const struct mieb_model_results *m, int nm, const struct mieb_task ***out, int *n);
+
 #endif
