@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Retrieval throughput, side by side in one run on the same data, at top-1000:
 
-  mieb-eval  (`mieb-eval run`, CPU backend; stage times from the result's evaluation_phases)
+  mieb-eval  (`mieb-eval run`, CPU backend or --device cuda; stage times from the result's
+             evaluation_phases)
   faiss-cpu  IndexFlatIP.search(k=1000)
   numpy      blocked matmul + argpartition + sort of the top 1000
 
@@ -10,6 +11,10 @@ stage's GFLOP/s beside the machine's best SGEMM rate (bench/sgemm_rate, if built
 the share of scoring time spent in metric reduction.
 
   .venv/bin/python bench/bench_retrieval.py [--nq 1000] [--nd 100000] [--dim 768] [--threads 2]
+                                            [--device cpu|cuda] [--binary build/mieb-eval] [--no-numpy]
+
+On a GPU machine (tests/gpu/run.sh runs it when faiss is importable there) the ratio vs
+faiss-cpu is the GPU backend's against faiss on that machine's cores.
 """
 from __future__ import annotations
 
@@ -52,10 +57,10 @@ def make_data(tmp, nq, nd, dim, seed=0):
     return td, ed, q, d
 
 
-def run_mieb(binary, td, ed, out, threads):
+def run_mieb(binary, td, ed, out, threads, device="cpu"):
     t0 = time.perf_counter()
     subprocess.run([binary, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
-                    "--device", "cpu", "--threads", str(threads)], check=True, capture_output=True)
+                    "--device", device, "--threads", str(threads)], check=True, capture_output=True)
     wall = time.perf_counter() - t0
     path = os.path.join(out, "results", "test-org__test-model", "rev0", f"{TASK}.json")
     res = json.load(open(path))
@@ -116,6 +121,8 @@ def main():
     ap.add_argument("--dim", type=int, default=768)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--binary", default=os.path.join(REPO, "build", "mieb-eval"))
+    ap.add_argument("--device", default="cpu", help="mieb-eval --device")
+    ap.add_argument("--no-numpy", action="store_true", help="skip the numpy peer (slow at large sizes)")
     a = ap.parse_args()
     k = 1000
     tmp = tempfile.mkdtemp(prefix="mieb-bench-")
@@ -123,24 +130,27 @@ def main():
         td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim)
         qdd = a.nq * a.nd * a.dim
         flop = 2.0 * qdd
-        wall, st, _ = run_mieb(a.binary, td, ed, os.path.join(tmp, "out"), a.threads)
+        wall, st, _ = run_mieb(a.binary, td, ed, os.path.join(tmp, "out"), a.threads, a.device)
         evaluation = [v for n, v in st.items() if n == "Evaluation"][0]
         sim = st["Stage: similarity and top-k"]
         search = sim + st["Stage: merge and heap"] + st["Stage: waiting for reads"]
         metrics = st["Stage: metrics"]
         tf = run_faiss(q, d, k, a.threads)
-        tn = run_numpy(q, d, k)
-        print(f"retrieval top-{k}: {a.nq} queries x {a.nd} documents x dim {a.dim}, {a.threads} threads")
+        tn = None if a.no_numpy else run_numpy(q, d, k)
+        print(f"retrieval top-{k}: {a.nq} queries x {a.nd} documents x dim {a.dim}, {a.threads} threads, "
+              f"mieb-eval --device {a.device}")
         print(f"  {'peer':<40}{'seconds':>9}{'qdd/s':>12}{'ratio vs faiss':>16}")
         rows = [("mieb-eval search (read+sim+top-k+heap)", search), ("mieb-eval similarity + top-k stage", sim),
                 ("mieb-eval whole evaluation", evaluation), ("faiss-cpu IndexFlatIP", tf),
                 ("numpy matmul + argpartition", tn)]
         for name, t in rows:
+            if t is None:
+                continue
             print(f"  {name:<40}{t:>9.3f}{qdd / t:>12.3e}{tf / t:>16.2f}")
         print(f"  similarity stage: {flop / sim / 1e9:.1f} GFLOP/s (incl. top-k selection)")
         print(f"  metric reduction: {metrics:.3f} s = {100 * metrics / evaluation:.1f}% of scoring time")
         print(f"  mieb-eval process wall time (incl. start-up and writing): {wall:.3f} s")
-        peak = sgemm_peak(a.threads)
+        peak = sgemm_peak(a.threads) if a.device == "cpu" else None
         if peak:
             print("  best SGEMM on this machine (bench/sgemm_rate):")
             for line in peak.splitlines():

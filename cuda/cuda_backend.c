@@ -2,7 +2,8 @@
  * cuda_backend.c - the CUDA implementation of the operations table (backend.h):
  * the vtable, mieb_backend_cuda_init, resident query sets, max_block_rows, and the
  * helpers the operations share (input checks, corpus tiles, plan-and-reserve with
- * OOM recovery). topk_block, score_pairs, kmeans_assign, sts_pairs and compo_scores live in their own files.
+ * OOM recovery). topk_block, score_pairs, kmeans_assign, sts_pairs, compo_scores and the
+ * logistic-regression slots (cuda_logreg.c, cuda_logreg_predict.c) live in their own files.
  *
  * Every operation first refuses to run on a context that saw a CUDA error (some faults
  * leave the CUDA context unusable until the process restarts) and marks the context
@@ -268,6 +269,36 @@ static mieb_status cuda_compo_scores(struct mieb_backend *be, const float *img, 
     return settle(ctx, mieb_cuda_compo_scores(ctx, img, img_dtype, txt, txt_dtype, n_samples, n_img, n_txt, dim, scores));
 }
 
+static mieb_status cuda_lr_open(struct mieb_backend *be, const float *X, const int64_t *y, int64_t n_problems,
+                                int64_t n, int64_t D, int64_t K, struct mieb_lr_set **out)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    *out = NULL;
+    MIEB_TRY(usable(ctx));
+    return settle(ctx, mieb_cuda_lr_open(ctx, X, y, n_problems, n, D, K, out));
+}
+
+static mieb_status cuda_lr_eval(struct mieb_backend *be, struct mieb_lr_set *s, int64_t n_active,
+                                const int64_t *which, const float *wt, float *lossv, float *grad)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    MIEB_TRY(usable(ctx));
+    return settle(ctx, mieb_cuda_lr_eval(ctx, s, n_active, which, wt, lossv, grad));
+}
+
+static void cuda_lr_close(struct mieb_backend *be, struct mieb_lr_set *s)
+{
+    mieb_cuda_lr_close(ctx_of(be), s); /* also after an error: the memory is ours to free */
+}
+
+static mieb_status cuda_lr_predict(struct mieb_backend *be, const float *coef, const float *intercept,
+                                   int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    MIEB_TRY(usable(ctx));
+    return settle(ctx, mieb_cuda_lr_predict(ctx, coef, intercept, n_problems, KK, D, X, n, out));
+}
+
 /*
  * Corpus items per topk_block call: several tiles of the plan for this query set (or,
  * without one, 1024 single-vector queries), at most what a block-local index can hold.
@@ -313,6 +344,10 @@ static const struct mieb_backend_i cuda_iface = {
     /* .kmeans_assign   = */ cuda_kmeans_assign,
     /* .sts_pairs       = */ cuda_sts_pairs,
     /* .compo_scores    = */ cuda_compo_scores,
+    /* .lr_open         = */ cuda_lr_open,
+    /* .lr_eval         = */ cuda_lr_eval,
+    /* .lr_close        = */ cuda_lr_close,
+    /* .lr_predict      = */ cuda_lr_predict,
 };
 
 mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

@@ -75,6 +75,25 @@ mieb_status mieb_cuda_compo_scores(struct mieb_cuda_ctx *ctx, const float *img, 
                                    const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples, int64_t n_img,
                                    int64_t n_txt, int64_t dim, float *scores);
 
+/**
+ * lr_open / lr_eval / lr_close (backend.h) on the device (cuda_logreg.c): a set is one
+ * device allocation counted in ctx->resident plus a pinned mirror of a round's weights,
+ * losses and gradients; lr_open returns MIEB_ERR_OOM when it exceeds the budget or the
+ * allocator says no (the caller retries with fewer problems). lr_close(NULL) is a no-op.
+ */
+mieb_status mieb_cuda_lr_open(struct mieb_cuda_ctx *ctx, const float *X, const int64_t *y, int64_t n_problems,
+                              int64_t n, int64_t D, int64_t K, struct mieb_lr_set **out);
+mieb_status mieb_cuda_lr_eval(struct mieb_cuda_ctx *ctx, struct mieb_lr_set *s, int64_t n_active,
+                              const int64_t *which, const float *wt, float *lossv, float *grad);
+void mieb_cuda_lr_close(struct mieb_cuda_ctx *ctx, struct mieb_lr_set *s);
+/**
+ * lr_predict (backend.h) on the device (cuda_logreg_predict.c): X streamed in budget-sized
+ * chunks; the CPU reference (mieb_logreg_predict) when even one row at a time exceeds the
+ * budget.
+ */
+mieb_status mieb_cuda_lr_predict(struct mieb_cuda_ctx *ctx, const float *coef, const float *intercept,
+                                 int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out);
+
 #ifdef __cplusplus
 }
 #endif

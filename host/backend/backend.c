@@ -81,6 +81,42 @@ int64_t mieb_backend_max_block_rows(struct mieb_backend *be, struct mieb_qset *q
     return be->iface.max_block_rows ? be->iface.max_block_rows(be, qs, dim, k) : INT64_MAX;
 }
 
+bool mieb_backend_has_lr(const struct mieb_backend *be)
+{
+    return be && be->iface.lr_open && be->iface.lr_eval && be->iface.lr_close && be->iface.lr_predict;
+}
+
+mieb_status mieb_backend_lr_open(struct mieb_backend *be, const float *X, const int64_t *y, int64_t n_problems,
+                                 int64_t n, int64_t D, int64_t K, struct mieb_lr_set **out)
+{
+    *out = NULL;
+    if (!mieb_backend_has_lr(be))
+        return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: lr_open", be->iface.name);
+    return be->iface.lr_open(be, X, y, n_problems, n, D, K, out);
+}
+
+mieb_status mieb_backend_lr_eval(struct mieb_backend *be, struct mieb_lr_set *s, int64_t n_active,
+                                 const int64_t *which, const float *wt, float *lossv, float *grad)
+{
+    if (!mieb_backend_has_lr(be))
+        return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: lr_eval", be->iface.name);
+    return be->iface.lr_eval(be, s, n_active, which, wt, lossv, grad);
+}
+
+void mieb_backend_lr_close(struct mieb_backend *be, struct mieb_lr_set *s)
+{
+    if (s && be->iface.lr_close)
+        be->iface.lr_close(be, s);
+}
+
+mieb_status mieb_backend_lr_predict(struct mieb_backend *be, const float *coef, const float *intercept,
+                                    int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out)
+{
+    if (!mieb_backend_has_lr(be))
+        return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: lr_predict", be->iface.name);
+    return be->iface.lr_predict(be, coef, intercept, n_problems, KK, D, X, n, out);
+}
+
 mieb_status mieb_sim_parse(const char *name, enum mieb_sim *out)
 {
     if (!name || !*name || !strcmp(name, "cosine") || !strcmp(name, "cos_sim"))

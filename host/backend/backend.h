@@ -81,6 +81,7 @@ struct mieb_sts_pair_out {
 
 struct mieb_backend;
 struct mieb_qset; /**< queries resident in a backend (opaque, backend-owned) */
+struct mieb_lr_set; /**< logistic-regression problems resident in a backend (opaque, backend-owned) */
 
 struct mieb_backend_i {
     const char *name;
@@ -154,6 +155,43 @@ struct mieb_backend_i {
     mieb_status (*compo_scores)(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
                                 const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples, int64_t n_img,
                                 int64_t n_txt, int64_t dim, float *scores);
+
+    /*
+     * Linear probe (PROTOCOLS.md §2): the data term of sklearn's loss_gradient for a batch
+     * of logistic-regression problems that share n rows, D features and K classes, so that
+     * many few-shot experiments are evaluated in one round (host/metrics/logreg_batch.h).
+     * KK = K, or 1 when K == 2 (half-binomial loss with one weight vector, as sklearn).
+     * The CPU backend leaves all four NULL: its threaded fit (logreg_lbfgs.c) is the
+     * reference and reproduces sklearn bit for bit; a backend that has them is equal to it
+     * within float32 rounding (tests/gpu/).
+     */
+
+    /**
+     * Make problems resident: X [n_problems, n, D] row-major float32 (problem p's rows at
+     * X + p*n*D), y [n_problems, n] class indices in [0, K). Both are copied. MIEB_ERR_OOM
+     * when they do not fit the backend's budget (the caller retries with fewer problems).
+     */
+    mieb_status (*lr_open)(struct mieb_backend *be, const float *X, const int64_t *y, int64_t n_problems, int64_t n,
+                           int64_t D, int64_t K, struct mieb_lr_set **out);
+    /**
+     * For each a < n_active, problem which[a] at the float32 weights wt + a*(D+1)*KK
+     * ([D+1, KK] row-major: scipy's layout, intercept in the last row):
+     *   raw = X @ wt[0:D] + wt[D]                      (logits [n, KK])
+     *   lossv + a*n   [n]:          per-sample loss    (logreg_math.h)
+     *   gp = grad_pointwise / n     [n, KK]            (logreg_math.h)
+     *   grad + a*(D+1)*KK [D+1, KK] = [X, 1]^T @ gp    (no L2 term: the caller adds it)
+     */
+    mieb_status (*lr_eval)(struct mieb_backend *be, struct mieb_lr_set *s, int64_t n_active, const int64_t *which,
+                           const float *wt, float *lossv, float *grad);
+    void (*lr_close)(struct mieb_backend *be, struct mieb_lr_set *s);
+    /**
+     * Predictions of n_problems fitted models on the same rows X [n, D]: coef
+     * [n_problems, KK, D], intercept [n_problems, KK]; out[p*n + i] = for KK > 1 the first
+     * maximum over k of X[i] . coef[p][k] + intercept[p][k] (a NaN counts as the maximum,
+     * as np.argmax), for KK == 1 (binary) 1 when the decision is > 0, else 0.
+     */
+    mieb_status (*lr_predict)(struct mieb_backend *be, const float *coef, const float *intercept, int64_t n_problems,
+                              int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out);
 };
 
 /** Options shared by all backends. */
@@ -205,6 +243,17 @@ mieb_status mieb_backend_sts_pairs(struct mieb_backend *be, const float *a, cons
 mieb_status mieb_backend_compo_scores(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
                                       const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples,
                                       int64_t n_img, int64_t n_txt, int64_t dim, float *scores);
+
+/** Whether the backend evaluates logistic-regression batches (all four lr_ slots set). */
+bool mieb_backend_has_lr(const struct mieb_backend *be);
+/* lr_ slots through the table; MIEB_ERR_UNSUPPORTED when the backend has none. */
+mieb_status mieb_backend_lr_open(struct mieb_backend *be, const float *X, const int64_t *y, int64_t n_problems,
+                                 int64_t n, int64_t D, int64_t K, struct mieb_lr_set **out);
+mieb_status mieb_backend_lr_eval(struct mieb_backend *be, struct mieb_lr_set *s, int64_t n_active,
+                                 const int64_t *which, const float *wt, float *lossv, float *grad);
+void mieb_backend_lr_close(struct mieb_backend *be, struct mieb_lr_set *s);
+mieb_status mieb_backend_lr_predict(struct mieb_backend *be, const float *coef, const float *intercept,
+                                    int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out);
 
 /** Parse "cosine" / "dot" / "MaxSim" (mteb's similarity_fn_name; NULL or "" means cosine). */
 mieb_status mieb_sim_parse(const char *name, enum mieb_sim *out);

@@ -355,6 +355,11 @@ static const struct mieb_backend_i cpu_iface = {
     /* .kmeans_assign   = */ mieb_cpu_kmeans_assign,
     /* .sts_pairs       = */ cpu_sts_pairs,
     /* .compo_scores    = */ cpu_compo_scores,
+    /* the probe's threaded fit (logreg_lbfgs.c) is the reference: no batch evaluator */
+    /* .lr_open         = */ NULL,
+    /* .lr_eval         = */ NULL,
+    /* .lr_close        = */ NULL,
+    /* .lr_predict      = */ NULL,
 };
 
 mieb_status mieb_backend_cpu_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

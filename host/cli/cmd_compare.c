@@ -25,6 +25,7 @@
 #include "config/registry.h"
 #include "core/fileutil.h"
 #include "core/pyfloat.h"
+#include "io/csv.h"
 #include "io/json_py.h"
 #include "io/per_sample_reader.h"
 #include "metrics/bootstrap.h"
@@ -364,21 +365,6 @@ static mieb_status write_json(const struct cmp *c, uint32_t seed, const char *pa
     return st;
 }
 
-static mieb_status csv_field(struct mieb_buf *b, const char *s, bool first)
-{
-    if (!first)
-        MIEB_TRY(mieb_buf_append(b, ",", 1));
-    if (!strpbrk(s, ",\"\n"))
-        return mieb_buf_append(b, s, strlen(s));
-    MIEB_TRY(mieb_buf_append(b, "\"", 1));
-    for (const char *p = s; *p; p++) {
-        MIEB_TRY(mieb_buf_append(b, p, 1));
-        if (*p == '"')
-            MIEB_TRY(mieb_buf_append(b, "\"", 1));
-    }
-    return mieb_buf_append(b, "\"", 1);
-}
-
 static mieb_status write_csv(const struct cmp *c, const char *path)
 {
     static const char *hdr[] = {"kind", "name", "type", "main_score", "statistic", "n_samples", "a", "b", "delta",
@@ -387,7 +373,7 @@ static mieb_status write_csv(const struct cmp *c, const char *path)
     mieb_status st = MIEB_OK;
     size_t nh = sizeof hdr / sizeof *hdr;
     for (size_t i = 0; i < nh && st == MIEB_OK; i++)
-        st = csv_field(&b, hdr[i], i == 0);
+        st = mieb_csv_field(&b, hdr[i], i == 0);
     if (st == MIEB_OK)
         st = mieb_buf_append(&b, "\n", 1);
     for (int i = 0; i < c->n_rows && st == MIEB_OK; i++) {
@@ -408,7 +394,7 @@ static mieb_status write_csv(const struct cmp *c, const char *path)
                            r->task ? stat_name(r->stat) : "", v[6], v[0], v[1], v[2], v[3], v[4], v[5],
                            significant(r, c->alpha) ? "true" : "false", v[7], rs};
         for (size_t k = 0; k < nh && st == MIEB_OK; k++)
-            st = csv_field(&b, f[k], k == 0);
+            st = mieb_csv_field(&b, f[k], k == 0);
         if (st == MIEB_OK)
             st = mieb_buf_append(&b, "\n", 1);
     }

@@ -18,6 +18,7 @@
 #include "config/model_meta.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
+#include "core/tmpfiles.h"
 #include "families/family.h"
 #include "io/results_writer.h"
 
@@ -219,6 +220,9 @@ int mieb_cmd_merge(int argc, char **argv)
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;
     }
+    mieb_clean_stale_tmp(results_dir, 0); /* left by a merge on this host that was killed */
+    if (a.per_query)
+        mieb_clean_stale_tmp(a.per_query, 3);
     struct mieb_merge_opts mo = {.dir = a.partials, .task_data = a.task_data, .emb_dir = a.emb,
                                  .per_query_dir = a.per_query, .meta = &meta, .results_dir = results_dir};
     MIEB_LOGI("merging %d retrieval task(s) for %s from %s", n_todo, meta.name, a.partials);

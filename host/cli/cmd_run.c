@@ -28,6 +28,7 @@
 #include "config/model_meta.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
+#include "core/tmpfiles.h"
 #include "families/family.h"
 #include "io/results_writer.h"
 #include "io/task_data.h"
@@ -439,18 +440,8 @@ static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ct
             st = score_subset(&rcs, task, td, split, subset, sub);
             if (st != MIEB_OK)
                 break;
-            const cJSON *ms = cJSON_GetObjectItemCaseSensitive(sub, task->main_score);
-            if (!cJSON_IsNumber(ms)) {
-                st = mieb_fail(MIEB_ERR_INTERNAL, "task %s: main score %s was not computed", task->name,
-                               task->main_score);
+            if ((st = mieb_results_finish_subset(sub, task, subset, o->precision)) != MIEB_OK)
                 break;
-            }
-            cJSON_AddNumberToObject(sub, "main_score", ms->valuedouble);
-            cJSON_AddStringToObject(sub, "hf_subset", subset);
-            cJSON_AddItemToObject(sub, "languages", mieb_task_languages(task, subset));
-            cJSON_AddStringToObject(sub, "mteb_version", MIEB_MTEB_VERSION);
-            if (strcmp(o->precision, "fp32"))
-                cJSON_AddStringToObject(sub, "similarity_precision", o->precision);
             double te = mieb_now() - t0;
             mieb_results_add_phase(phases, "Evaluation", ts, te, split, subset);
             /* stage totals, laid end to end inside the subset's evaluation window */
@@ -690,6 +681,12 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;
     }
+    /* temporaries of an earlier run on this host that was killed (tmpfiles.h) */
+    mieb_clean_stale_tmp(results_dir, 0);
+    if (o.per_query)
+        mieb_clean_stale_tmp(o.per_query, 3); /* <dir>/<task>/<split>/<subset>/ */
+    if (o.partials_dir)
+        mieb_clean_stale_tmp(o.partials_dir, 3);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGUSR1, on_signal); /* pre-emption notice (exit MIEB_EXIT_PREEMPTED) */

@@ -15,6 +15,7 @@
 #include "config/registry.h"
 #include "core/fileutil.h"
 #include "core/pyfloat.h"
+#include "io/csv.h"
 #include "io/json_py.h"
 #include "io/results_reader.h"
 #include "metrics/leaderboard.h"
@@ -93,22 +94,6 @@ static void print_table(const struct mieb_leaderboard *lb)
     }
 }
 
-/* One CSV field (after a comma unless first), quoted when it holds a comma, quote or newline. */
-static mieb_status csv_field(struct mieb_buf *b, const char *s, bool first)
-{
-    if (!first)
-        MIEB_TRY(mieb_buf_append(b, ",", 1));
-    if (!strpbrk(s, ",\"\n"))
-        return mieb_buf_append(b, s, strlen(s));
-    MIEB_TRY(mieb_buf_append(b, "\"", 1));
-    for (const char *p = s; *p; p++) {
-        MIEB_TRY(mieb_buf_append(b, p, 1));
-        if (*p == '"')
-            MIEB_TRY(mieb_buf_append(b, "\"", 1)); /* a quote is doubled */
-    }
-    return mieb_buf_append(b, "\"", 1);
-}
-
 static mieb_status write_csv(const struct mieb_leaderboard *lb, const char *path)
 {
     struct mieb_buf b = {0};
@@ -117,46 +102,46 @@ static mieb_status write_csv(const struct mieb_leaderboard *lb, const char *path
     const char *fixed[] = {"Rank", "model", "revision", "Mean(TaskType)", "Mean(Task)", "Rank(Borda)",
                            "n_tasks_scored", "n_tasks"};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed && st == MIEB_OK; i++)
-        st = csv_field(&b, fixed[i], i == 0);
+        st = mieb_csv_field(&b, fixed[i], i == 0);
     for (int k = 0; k < lb->n_types && st == MIEB_OK; k++)
-        st = csv_field(&b, lb->types[k], false);
+        st = mieb_csv_field(&b, lb->types[k], false);
     for (int t = 0; t < lb->n_tasks && st == MIEB_OK; t++)
-        st = csv_field(&b, lb->tasks[t]->name, false);
+        st = mieb_csv_field(&b, lb->tasks[t]->name, false);
     if (st == MIEB_OK)
         st = mieb_buf_append(&b, "\n", 1);
     for (int p = 0; p < lb->n_models && st == MIEB_OK; p++) {
         const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
         snprintf(num, sizeof num, "%d", row->rank);
-        st = csv_field(&b, num, true);
+        st = mieb_csv_field(&b, num, true);
         if (st == MIEB_OK)
-            st = csv_field(&b, row->model->name, false);
+            st = mieb_csv_field(&b, row->model->name, false);
         if (st == MIEB_OK)
-            st = csv_field(&b, row->model->revision, false);
+            st = mieb_csv_field(&b, row->model->revision, false);
         fmt_num(row->mean_task_type, num, sizeof num);
         if (st == MIEB_OK)
-            st = csv_field(&b, num, false);
+            st = mieb_csv_field(&b, num, false);
         fmt_num(row->mean_task, num, sizeof num);
         if (st == MIEB_OK)
-            st = csv_field(&b, num, false);
+            st = mieb_csv_field(&b, num, false);
         if (row->borda_rank)
             snprintf(num, sizeof num, "%d", row->borda_rank);
         else
             num[0] = '\0';
         if (st == MIEB_OK)
-            st = csv_field(&b, num, false);
+            st = mieb_csv_field(&b, num, false);
         snprintf(num, sizeof num, "%d", row->n_complete);
         if (st == MIEB_OK)
-            st = csv_field(&b, num, false);
+            st = mieb_csv_field(&b, num, false);
         snprintf(num, sizeof num, "%d", lb->n_tasks);
         if (st == MIEB_OK)
-            st = csv_field(&b, num, false);
+            st = mieb_csv_field(&b, num, false);
         for (int k = 0; k < lb->n_types && st == MIEB_OK; k++) {
             fmt_num(row->type_mean[k], num, sizeof num);
-            st = csv_field(&b, num, false);
+            st = mieb_csv_field(&b, num, false);
         }
         for (int t = 0; t < lb->n_tasks && st == MIEB_OK; t++) {
             fmt_num(row->task_score[t], num, sizeof num);
-            st = csv_field(&b, num, false);
+            st = mieb_csv_field(&b, num, false);
         }
         if (st == MIEB_OK)
             st = mieb_buf_append(&b, "\n", 1);

@@ -377,18 +377,8 @@ mieb_status mieb_merge_task(const struct mieb_task *task, const struct mieb_merg
             if (st != MIEB_OK)
                 break;
             /* what run's score_task adds to each subset, in the same order */
-            const cJSON *ms = cJSON_GetObjectItemCaseSensitive(sub, task->main_score);
-            if (!cJSON_IsNumber(ms)) {
-                st = mieb_fail(MIEB_ERR_INTERNAL, "task %s: main score %s was not computed", task->name,
-                               task->main_score);
+            if ((st = mieb_results_finish_subset(sub, task, subset, plan->ref.precision)) != MIEB_OK)
                 break;
-            }
-            cJSON_AddNumberToObject(sub, "main_score", ms->valuedouble);
-            cJSON_AddStringToObject(sub, "hf_subset", subset);
-            cJSON_AddItemToObject(sub, "languages", mieb_task_languages(task, subset));
-            cJSON_AddStringToObject(sub, "mteb_version", MIEB_MTEB_VERSION);
-            if (strcmp(plan->ref.precision, "fp32"))
-                cJSON_AddStringToObject(sub, "similarity_precision", plan->ref.precision);
             mieb_results_add_phase(phases, "Evaluation (merge of corpus parts)", ts, mieb_now() - t0, split, subset);
         }
     }

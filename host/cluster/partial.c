@@ -12,6 +12,7 @@
 #include <hdf5.h>
 
 #include "../core/fileutil.h"
+#include "../core/tmpfiles.h"
 #include "../io/h5_util.h"
 #include "../io/h5_write.h"
 
@@ -121,7 +122,7 @@ mieb_status mieb_partial_create(const char *path, int64_t n_kept, struct mieb_pa
         return mieb_fail(MIEB_ERR_OOM, "%s: partial writer", path);
     w->file = w->d_score = w->d_doc = -1;
     w->n_kept = n_kept;
-    size_t len = strlen(path) + 32;
+    size_t len = strlen(path) + 100; /* ".tmp.<host (<= 64)>.<pid>" */
     w->path = strdup(path);
     w->tmp = malloc(len);
     w->indptr = calloc((size_t)n_kept + 1, sizeof(int64_t));
@@ -130,7 +131,10 @@ mieb_status mieb_partial_create(const char *path, int64_t n_kept, struct mieb_pa
         mieb_partial_abort(w);
         return mieb_fail(MIEB_ERR_OOM, "%s: partial writer", path);
     }
-    snprintf(w->tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    if (mieb_tmp_path(path, w->tmp, len) != MIEB_OK) {
+        mieb_partial_abort(w);
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: path too long for its temporary", path);
+    }
     char dir[4096];
     const char *slash = strrchr(path, '/');
     if (slash && slash != path && (size_t)(slash - path) < sizeof dir) {

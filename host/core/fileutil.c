@@ -1,5 +1,6 @@
 /* fileutil.c - bounded reads, mkdir -p and atomic writes. */
 #include "fileutil.h"
+#include "tmpfiles.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,8 +71,7 @@ mieb_status mieb_mkdirs(const char *path)
 mieb_status mieb_write_file_atomic(const char *path, const void *data, size_t len)
 {
     char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "path too long: %s", path);
+    MIEB_TRY(mieb_tmp_path(path, tmp, sizeof tmp));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0)
         return mieb_fail(MIEB_ERR_IO, "%s: %s", tmp, strerror(errno));

@@ -15,7 +15,7 @@
 mieb_status mieb_read_file(const char *path, size_t max_bytes, char **out, size_t *len);
 /** mkdir -p. */
 mieb_status mieb_mkdirs(const char *path);
-/** Write data to path atomically: <path>.tmp.<pid> then fsync and rename over path. */
+/** Write data to path atomically: <path>.tmp.<host>.<pid> (tmpfiles.h), fsync, rename over path. */
 mieb_status mieb_write_file_atomic(const char *path, const void *data, size_t len);
 bool mieb_file_exists(const char *path);
 bool mieb_dir_exists(const char *path);

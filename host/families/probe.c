@@ -18,6 +18,10 @@
  * thread; each fit and predict splits its products over its share of the threads, and a
  * worker that runs out of experiments hands its share to those still running (the
  * results do not depend on the thread count, logreg_lbfgs.h).
+ * A backend with lr_ slots (CUDA) fits all experiments as one lockstep batch instead
+ * (run_batched, logreg_batch.h): the same optimiser, with the loss-gradient products on the
+ * device, equal to the CPU fit within float32 rounding (tests/gpu/); when the batch cannot
+ * run there (memory, experiments with different class counts) the CPU fits them.
  */
 #include <math.h>
 #include <pthread.h>
@@ -32,6 +36,7 @@
 #include "../io/embeddings.h"
 #include "../metrics/classification_metrics.h"
 #include "../metrics/fewshot_sample.h"
+#include "../metrics/logreg_batch.h"
 #include "../metrics/logreg_lbfgs.h"
 #include "../metrics/npmath.h"
 #include "clf_common.h"
@@ -57,56 +62,119 @@ struct probe_job {
     atomic_int active;     /* workers still running an experiment: they share n_threads */
 };
 
-/* One experiment: fit on sel_e, predict the eval rows, score. */
-static mieb_status run_experiment(const struct probe_job *j, int64_t e, struct mieb_clf_scores *out)
+/* Experiment e's training set: X [L, D] the rows sel_e in selection order, y [L] their
+ * class indices and *classes (malloc'd) the sorted labels, as sklearn's LabelEncoder. */
+static mieb_status gather_experiment(const struct probe_job *j, int64_t e, float *X, int64_t *y, int64_t **classes,
+                                     int64_t *K)
 {
     const int64_t *sel = j->sel + e * j->L;
-    int64_t L = j->L, D = j->D, K = 0, *lab = malloc((size_t)L * sizeof *lab), *y = malloc((size_t)L * sizeof *y);
-    int64_t *classes = NULL, *pred = malloc((size_t)j->n_eval * sizeof *pred);
-    float *X = malloc((size_t)L * (size_t)D * sizeof *X);
-    double *score = NULL;
-    struct mieb_logreg m = {0};
-    mieb_status st = (lab && y && pred && X) ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "experiment %lld: %lld x %lld training matrix", (long long)e, (long long)L, (long long)D);
-    if (st != MIEB_OK)
-        goto done;
+    int64_t L = j->L, D = j->D, *lab = malloc((size_t)L * sizeof *lab);
+    *classes = NULL;
+    if (!lab)
+        return mieb_fail(MIEB_ERR_OOM, "experiment %lld: %lld labels", (long long)e, (long long)L);
     for (int64_t i = 0; i < L; i++) {
         memcpy(X + i * D, j->train + j->pos[sel[i]] * D, (size_t)D * sizeof *X);
         lab[i] = j->train_labels[sel[i]];
     }
-    if ((st = mieb_fewshot_encode(lab, L, &classes, &K, y)) != MIEB_OK)
-        goto done;
-    if (K < 2) {
+    mieb_status st = mieb_fewshot_encode(lab, L, classes, K, y);
+    free(lab);
+    if (st == MIEB_OK && *K < 2)
         st = mieb_fail(MIEB_ERR_BAD_DATA, "experiment %lld: the few-shot sample holds one class (%lld) only; sklearn's "
-                       "LogisticRegression needs samples of at least 2 classes", (long long)e, (long long)classes[0]);
-        goto done;
-    }
-    struct mieb_logreg_par par = {.n_threads = j->n_threads, .share = &j->active};
-    if ((st = mieb_logreg_fit_par(X, y, L, D, K, 100, &par, &m)) != MIEB_OK)
-        goto done;
-    if ((st = mieb_logreg_predict_par(&m, j->eval, j->n_eval, &par, pred)) != MIEB_OK)
-        goto done;
+                       "LogisticRegression needs samples of at least 2 classes", (long long)e, (long long)(*classes)[0]);
+    return st;
+}
+
+/* Metrics of experiment e from its predicted class indices (turned into labels in place). */
+static mieb_status score_experiment(const struct probe_job *j, int64_t e, int64_t *pred, const int64_t *classes,
+                                    struct mieb_clf_scores *out)
+{
     for (int64_t i = 0; i < j->n_eval; i++)
         pred[i] = classes[pred[i]]; /* classes_[argmax] */
     if (j->preds)
         memcpy(j->preds + e * j->n_eval, pred, (size_t)j->n_eval * sizeof *pred);
-    if ((st = mieb_clf_label_metrics(j->eval_labels, pred, j->n_eval, out)) != MIEB_OK)
-        goto done;
-    if (j->binary) {
-        /* average_precision_score(y_test, y_pred): the hard predicted labels are the scores */
-        if (!(score = malloc((size_t)j->n_eval * sizeof *score))) {
-            st = mieb_fail(MIEB_ERR_OOM, "experiment %lld: ap scores", (long long)e);
-            goto done;
-        }
-        for (int64_t i = 0; i < j->n_eval; i++)
-            score[i] = (double)pred[i];
-        if ((st = mieb_clf_binary_ap(j->eval_labels, score, j->n_eval, &out->ap)) != MIEB_OK)
-            goto done;
-        out->ap_weighted = out->ap;
-        out->has_ap = true;
-    }
-done:
+    MIEB_TRY(mieb_clf_label_metrics(j->eval_labels, pred, j->n_eval, out));
+    if (!j->binary)
+        return MIEB_OK;
+    /* average_precision_score(y_test, y_pred): the hard predicted labels are the scores */
+    double *score = malloc((size_t)j->n_eval * sizeof *score);
+    if (!score)
+        return mieb_fail(MIEB_ERR_OOM, "experiment %lld: ap scores", (long long)e);
+    for (int64_t i = 0; i < j->n_eval; i++)
+        score[i] = (double)pred[i];
+    mieb_status st = mieb_clf_binary_ap(j->eval_labels, score, j->n_eval, &out->ap);
+    free(score);
+    out->ap_weighted = out->ap;
+    out->has_ap = true;
+    return st;
+}
+
+/* One experiment on the CPU: fit on sel_e, predict the eval rows, score. */
+static mieb_status run_experiment(const struct probe_job *j, int64_t e, struct mieb_clf_scores *out)
+{
+    int64_t L = j->L, D = j->D, K = 0, *y = malloc((size_t)L * sizeof *y), *classes = NULL;
+    int64_t *pred = malloc((size_t)j->n_eval * sizeof *pred);
+    float *X = malloc((size_t)L * (size_t)D * sizeof *X);
+    struct mieb_logreg m = {0};
+    mieb_status st = (y && pred && X) ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "experiment %lld: %lld x %lld training matrix", (long long)e, (long long)L, (long long)D);
+    if (st == MIEB_OK)
+        st = gather_experiment(j, e, X, y, &classes, &K);
+    struct mieb_logreg_par par = {.n_threads = j->n_threads, .share = &j->active};
+    if (st == MIEB_OK)
+        st = mieb_logreg_fit_par(X, y, L, D, K, 100, &par, &m);
+    if (st == MIEB_OK)
+        st = mieb_logreg_predict_par(&m, j->eval, j->n_eval, &par, pred);
+    if (st == MIEB_OK)
+        st = score_experiment(j, e, pred, classes, out);
     mieb_logreg_free(&m);
-    free(lab), free(y), free(classes), free(pred), free(X), free(score);
+    free(y), free(classes), free(pred), free(X);
+    return st;
+}
+
+/*
+ * Every experiment as one batch through the backend's lr_ slots (the CUDA backend):
+ * the fits in lockstep (logreg_batch.h), then one predict for all. MIEB_ERR_UNSUPPORTED
+ * when the experiments' class sets differ in size (the caller fits them on the CPU).
+ */
+static mieb_status run_batched(struct probe_job *j, struct mieb_backend *be, int n_threads)
+{
+    int64_t E = j->n_exp, L = j->L, D = j->D, K0 = 0;
+    float *X = malloc((size_t)(E * L) * (size_t)D * sizeof *X);
+    int64_t *y = malloc((size_t)(E * L) * sizeof *y), *pred = malloc((size_t)(E * j->n_eval) * sizeof *pred);
+    int64_t **classes = calloc((size_t)E, sizeof *classes);
+    struct mieb_logreg *models = calloc((size_t)E, sizeof *models);
+    bool fitted = false;
+    mieb_status st = (X && y && pred && classes && models) ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "probe batch: %lld x %lld x %lld training rows", (long long)E, (long long)L, (long long)D);
+    for (int64_t e = 0; st == MIEB_OK && e < E; e++) {
+        int64_t K = 0;
+        st = gather_experiment(j, e, X + e * L * D, y + e * L, &classes[e], &K);
+        if (st == MIEB_OK && e == 0)
+            K0 = K;
+        if (st == MIEB_OK && K != K0)
+            st = mieb_fail(MIEB_ERR_UNSUPPORTED, "probe batch: experiment %lld has %lld classes, experiment 0 %lld",
+                           (long long)e, (long long)K, (long long)K0);
+    }
+    if (st == MIEB_OK)
+        st = mieb_logreg_fit_backend(be, X, y, E, L, D, K0, 100, n_threads, models);
+    fitted = st == MIEB_OK;
+    if (fitted) {
+        int it_min = models[0].n_iter, it_max = models[0].n_iter;
+        for (int64_t e = 1; e < E; e++)
+            it_min = models[e].n_iter < it_min ? models[e].n_iter : it_min,
+            it_max = models[e].n_iter > it_max ? models[e].n_iter : it_max;
+        MIEB_LOGD("probe: %lld experiments of %lld x %lld (%lld classes) fitted as one batch on the %s backend, "
+                  "%d-%d iterations", (long long)E, (long long)L, (long long)D, (long long)K0, be->iface.name, it_min,
+                  it_max);
+    }
+    if (st == MIEB_OK)
+        st = mieb_logreg_predict_backend(be, models, E, j->eval, j->n_eval, pred);
+    for (int64_t e = 0; st == MIEB_OK && e < E; e++)
+        st = score_experiment(j, e, pred + e * j->n_eval, classes[e], &j->scores[e]);
+    for (int64_t e = 0; e < E && classes; e++) {
+        free(classes[e]);
+        if (fitted)
+            mieb_logreg_free(&models[e]);
+    }
+    free(X), free(y), free(pred), free(classes), free(models);
     return st;
 }
 
@@ -384,7 +452,16 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
                             .eval_labels = eval_labels, .n_eval = n_eval, .D = ei->dim, .L = L, .n_exp = n_exp,
                             .sel = sel, .binary = nu == 2, .scores = per, .preds = preds, .st = sts, .err = errs};
     t0 = mieb_now();
-    st = run_all(&job, rc->n_threads);
+    if (mieb_backend_has_lr(rc->be)) {
+        st = run_batched(&job, rc->be, rc->n_threads > 0 ? rc->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN));
+        if (st == MIEB_ERR_UNSUPPORTED || st == MIEB_ERR_OOM) {
+            MIEB_LOGW("%s /%s/%s: %s; fitting the probe on the CPU", task->name, split, subset, mieb_last_error());
+            mieb_clear_error();
+            st = run_all(&job, rc->n_threads);
+        }
+    } else {
+        st = run_all(&job, rc->n_threads);
+    }
     if (rc->times)
         rc->times->similarity += mieb_now() - t0;
     if (st == MIEB_ERR_BAD_DATA) /* the few-shot sample comes from the labels of this file */

@@ -19,6 +19,7 @@
 
 #include "../backend/cpu_kernels.h"
 #include "../core/fileutil.h"
+#include "../core/tmpfiles.h"
 #include "../core/pyfloat.h"
 #include "../io/trec_id.h"
 #include "../metrics/retrieval_metrics.h"
@@ -229,7 +230,10 @@ static mieb_status pq_open(struct pq_files *pq, const char *dir, const char *tas
     MIEB_TRY(mieb_mkdirs(d));
     for (int i = 0; i < PQ_NFILES; i++) {
         snprintf(pq->path[i], sizeof pq->path[i], "%s/%s", d, pq_names[i]);
-        snprintf(pq->tmp[i], sizeof pq->tmp[i], "%s.tmp.%ld", pq->path[i], (long)getpid());
+        if (mieb_tmp_path(pq->path[i], pq->tmp[i], sizeof pq->tmp[i]) != MIEB_OK) {
+            pq_abort(pq);
+            return mieb_fail(MIEB_ERR_INVALID_ARG, "--per-query: path too long: %s", pq->path[i]);
+        }
         pq->f[i] = fopen(pq->tmp[i], "w");
         if (!pq->f[i]) {
             mieb_status st = mieb_fail(MIEB_ERR_IO, "--per-query: cannot create %s: %s", pq->tmp[i], strerror(errno));

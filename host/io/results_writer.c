@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "../config/registry.h"
 #include "../core/fileutil.h"
 #include "../core/pyfloat.h"
 #include "json_alloc.h"
@@ -113,4 +114,19 @@ double mieb_results_date_now(void)
     struct timeval tv;
     gettimeofday(&tv, NULL);
     return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
+mieb_status mieb_results_finish_subset(cJSON *sub, const struct mieb_task *task, const char *subset,
+                                       const char *precision)
+{
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(sub, task->main_score);
+    if (!cJSON_IsNumber(ms))
+        return mieb_fail(MIEB_ERR_INTERNAL, "task %s: main score %s was not computed", task->name, task->main_score);
+    cJSON_AddNumberToObject(sub, "main_score", ms->valuedouble);
+    cJSON_AddStringToObject(sub, "hf_subset", subset);
+    cJSON_AddItemToObject(sub, "languages", mieb_task_languages(task, subset));
+    cJSON_AddStringToObject(sub, "mteb_version", MIEB_MTEB_VERSION);
+    if (precision && strcmp(precision, "fp32"))
+        cJSON_AddStringToObject(sub, "similarity_precision", precision);
+    return MIEB_OK;
 }

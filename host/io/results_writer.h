@@ -46,6 +46,16 @@ void mieb_results_add_phase(cJSON *phases, const char *name, double start, doubl
                             const char *subset);
 /** The result's "date": Unix time now, with microseconds. */
 double mieb_results_date_now(void);
+
+struct mieb_task;
+/**
+ * What every scored subset of a TaskResult carries after its metrics, in mteb's order:
+ * main_score (the task's main metric, which must be in `sub`: MIEB_ERR_INTERNAL names it
+ * otherwise), hf_subset, languages, mteb_version, and similarity_precision when it is not
+ * fp32. Shared by run and merge so that both write the same subset objects.
+ */
+mieb_status mieb_results_finish_subset(cJSON *sub, const struct mieb_task *task, const char *subset,
+                                       const char *precision);
 /** Serialise and write one task result atomically to <dir>/<task_name>.json. */
 mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r);
 /** Copy <emb>/model_meta.json verbatim to <dir>/model_meta.json (atomically). */

@@ -61,6 +61,19 @@ static inline float mieb_synth_value(int32_t k) { return (float)k * 0x1p-9f; }
 mieb_status mieb_synth_task_file(const struct mieb_synth_opts *o, const struct mieb_task *t,
                                  struct mieb_h5w_file *f);
 
+/** One group of a task-data file: /<split>/<subset> and its roles; *n_out counts what it made. */
+typedef mieb_status (*mieb_synth_group_fn)(const struct mieb_synth_opts *o, const struct mieb_task *t,
+                                           hid_t file, const char *split, const char *subset, void *arg,
+                                           int64_t *n_out);
+
+/**
+ * The skeleton every family's generator shares: create the task file, call fn for each
+ * split and subset in registry order, then commit the file (abort it, leaving nothing, when
+ * a group fails). *total (may be NULL) is the sum of the groups' counts.
+ */
+mieb_status mieb_synth_groups(const struct mieb_synth_opts *o, const struct mieb_task *t, mieb_synth_group_fn fn,
+                              void *arg, int64_t *total);
+
 /**
  * Write one role under <out>/embeddings from integer vectors vec [n_items, dim].
  * With MaxSim each item becomes 1..4 token rows: token 0 is the item vector, the others

@@ -116,29 +116,31 @@ done:
     return st;
 }
 
+struct clf_args {
+    int64_t k, spl;
+    bool multilabel;
+};
+
+static mieb_status clf_group(const struct mieb_synth_opts *o, const struct mieb_task *t, hid_t file, const char *split,
+                             const char *subset, void *arg, int64_t *n_out)
+{
+    const struct clf_args *a = arg;
+    int parts = t->n_splits * t->n_subsets;
+    int64_t n_train = mieb_synth_count((double)json_num(t->json, "n_train", 1000), o->scale, parts, 2 * a->spl * a->k);
+    int64_t n_eval = mieb_synth_count((double)json_num(t->json, "n_test", 1000), o->scale, parts, 4 * a->k);
+    *n_out = n_eval;
+    return write_split(o, t, file, split, subset, a->k, n_train, n_eval, a->multilabel);
+}
+
 mieb_status mieb_synth_classification(const struct mieb_synth_opts *o, const struct mieb_task *t)
 {
-    struct mieb_h5w_file f;
-    MIEB_TRY(mieb_synth_task_file(o, t, &f));
     bool multilabel = !strcmp(t->name, "VOC2007"); /* MIEB's one multilabel task (PROTOCOLS.md §3) */
     int64_t kr = json_num(t->json, "n_classes", 10);
     int64_t k = mieb_synth_count((double)kr, o->scale * 10.0, 1, 5);
     if (k > kr)
         k = kr < 2 ? 2 : kr;
-    mieb_status st = MIEB_OK;
-    int parts = t->n_splits * t->n_subsets;
-    int64_t spl = json_num(t->params, "samples_per_label", 8);
-    for (int s = 0; s < t->n_splits && st == MIEB_OK; s++)
-        for (int b = 0; b < t->n_subsets && st == MIEB_OK; b++) {
-            int64_t n_train = mieb_synth_count((double)json_num(t->json, "n_train", 1000), o->scale, parts, 2 * spl * k);
-            int64_t n_eval = mieb_synth_count((double)json_num(t->json, "n_test", 1000), o->scale, parts, 4 * k);
-            st = write_split(o, t, f.id, t->splits[s], t->subsets[b], k, n_train, n_eval, multilabel);
-        }
-    if (st != MIEB_OK) {
-        mieb_h5w_abort(&f);
-        return st;
-    }
-    MIEB_TRY(mieb_h5w_commit(&f));
+    struct clf_args a = {k, json_num(t->params, "samples_per_label", 8), multilabel};
+    MIEB_TRY(mieb_synth_groups(o, t, clf_group, &a, NULL));
     MIEB_LOGI("synth: %s: %lld classes%s", t->name, (long long)k, multilabel ? " (multilabel)" : "");
     return MIEB_OK;
 }

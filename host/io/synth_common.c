@@ -106,6 +106,29 @@ mieb_status mieb_synth_task_file(const struct mieb_synth_opts *o, const struct m
     return st;
 }
 
+mieb_status mieb_synth_groups(const struct mieb_synth_opts *o, const struct mieb_task *t, mieb_synth_group_fn fn,
+                              void *arg, int64_t *total)
+{
+    struct mieb_h5w_file f;
+    int64_t sum = 0;
+    MIEB_TRY(mieb_synth_task_file(o, t, &f));
+    mieb_status st = MIEB_OK;
+    for (int s = 0; s < t->n_splits && st == MIEB_OK; s++)
+        for (int b = 0; b < t->n_subsets && st == MIEB_OK; b++) {
+            int64_t n = 0;
+            st = fn(o, t, f.id, t->splits[s], t->subsets[b], arg, &n);
+            sum += n;
+        }
+    if (st != MIEB_OK) {
+        mieb_h5w_abort(&f);
+        return st;
+    }
+    MIEB_TRY(mieb_h5w_commit(&f));
+    if (total)
+        *total = sum;
+    return MIEB_OK;
+}
+
 static uint64_t hash_vec(const int32_t *v, int dim)
 {
     uint64_t h = 0xcbf29ce484222325ULL;

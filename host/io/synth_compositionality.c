@@ -35,8 +35,9 @@ static void near(struct mieb_rng *rng, const int32_t *centre, int32_t *out, int 
 }
 
 static mieb_status gen_group(const struct mieb_synth_opts *o, const struct mieb_task *t, hid_t file,
-                             const char *split, const char *subset, int64_t *n_out)
+                             const char *split, const char *subset, void *arg, int64_t *n_out)
 {
+    (void)arg;
     const int dim = o->dim;
     const int64_t ni = columns(t, "images_column_names", 1), nt = columns(t, "texts_column_names", 2);
     const int64_t kmax = ni > nt ? ni : nt;
@@ -111,21 +112,8 @@ done:
 
 mieb_status mieb_synth_compositionality(const struct mieb_synth_opts *o, const struct mieb_task *t)
 {
-    struct mieb_h5w_file f;
     int64_t total = 0;
-    MIEB_TRY(mieb_synth_task_file(o, t, &f));
-    mieb_status st = MIEB_OK;
-    for (int s = 0; s < t->n_splits && st == MIEB_OK; s++)
-        for (int b = 0; b < t->n_subsets && st == MIEB_OK; b++) {
-            int64_t n = 0;
-            st = gen_group(o, t, f.id, t->splits[s], t->subsets[b], &n);
-            total += n;
-        }
-    if (st != MIEB_OK) {
-        mieb_h5w_abort(&f);
-        return st;
-    }
-    MIEB_TRY(mieb_h5w_commit(&f));
+    MIEB_TRY(mieb_synth_groups(o, t, gen_group, NULL, &total));
     MIEB_LOGI("synth: %s: %lld samples of %lld image(s) x %lld text(s)", t->name, (long long)total,
               (long long)columns(t, "images_column_names", 1), (long long)columns(t, "texts_column_names", 2));
     return MIEB_OK;

@@ -283,28 +283,29 @@ static mieb_status write_group(const struct mieb_synth_opts *o, const struct mie
     return mieb_synth_write_role(o, t, split, subset, "corpus", g->dv, g->nd);
 }
 
+struct ret_totals {
+    int64_t nq, nd, nnz;
+};
+
+static mieb_status ret_group(const struct mieb_synth_opts *o, const struct mieb_task *t, hid_t file, const char *split,
+                             const char *subset, void *arg, int64_t *n_out)
+{
+    struct ret_totals *tot = arg;
+    struct gen g = {0};
+    mieb_status st = generate(o, t, split, subset, &g);
+    if (st == MIEB_OK)
+        st = write_group(o, t, file, split, subset, &g);
+    tot->nq += g.nq, tot->nd += g.nd, tot->nnz += g.qrels.n;
+    *n_out = g.nq;
+    gen_free(&g);
+    return st;
+}
+
 mieb_status mieb_synth_retrieval(const struct mieb_synth_opts *o, const struct mieb_task *t)
 {
-    struct mieb_h5w_file f;
-    int64_t tq = 0, td = 0, tnnz = 0;
-    MIEB_TRY(mieb_synth_task_file(o, t, &f));
-    mieb_status st = MIEB_OK;
-    for (int s = 0; s < t->n_splits && st == MIEB_OK; s++) {
-        for (int b = 0; b < t->n_subsets && st == MIEB_OK; b++) {
-            struct gen g = {0};
-            st = generate(o, t, t->splits[s], t->subsets[b], &g);
-            if (st == MIEB_OK)
-                st = write_group(o, t, f.id, t->splits[s], t->subsets[b], &g);
-            tq += g.nq, td += g.nd, tnnz += g.qrels.n;
-            gen_free(&g);
-        }
-    }
-    if (st != MIEB_OK) {
-        mieb_h5w_abort(&f);
-        return st;
-    }
-    MIEB_TRY(mieb_h5w_commit(&f));
+    struct ret_totals tot = {0};
+    MIEB_TRY(mieb_synth_groups(o, t, ret_group, &tot, NULL));
     MIEB_LOGI("synth: %s: %d split(s) x %d subset(s), %lld queries, %lld documents, %lld qrels", t->name,
-              t->n_splits, t->n_subsets, (long long)tq, (long long)td, (long long)tnnz);
+              t->n_splits, t->n_subsets, (long long)tot.nq, (long long)tot.nd, (long long)tot.nnz);
     return MIEB_OK;
 }

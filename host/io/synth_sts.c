@@ -25,8 +25,9 @@ static double param(const struct mieb_task *t, const char *key, double dflt)
 }
 
 static mieb_status gen_group(const struct mieb_synth_opts *o, const struct mieb_task *t, hid_t file,
-                             const char *split, const char *subset, int64_t *n_out)
+                             const char *split, const char *subset, void *arg, int64_t *n_out)
 {
+    (void)arg;
     const int dim = o->dim;
     const cJSON *jn = cJSON_GetObjectItemCaseSensitive(t->json, "n_test");
     const int64_t n = mieb_synth_count(cJSON_IsNumber(jn) ? jn->valuedouble : 1000, o->scale,
@@ -96,21 +97,8 @@ done:
 
 mieb_status mieb_synth_sts(const struct mieb_synth_opts *o, const struct mieb_task *t)
 {
-    struct mieb_h5w_file f;
     int64_t total = 0;
-    MIEB_TRY(mieb_synth_task_file(o, t, &f));
-    mieb_status st = MIEB_OK;
-    for (int s = 0; s < t->n_splits && st == MIEB_OK; s++)
-        for (int b = 0; b < t->n_subsets && st == MIEB_OK; b++) {
-            int64_t n = 0;
-            st = gen_group(o, t, f.id, t->splits[s], t->subsets[b], &n);
-            total += n;
-        }
-    if (st != MIEB_OK) {
-        mieb_h5w_abort(&f);
-        return st;
-    }
-    MIEB_TRY(mieb_h5w_commit(&f));
+    MIEB_TRY(mieb_synth_groups(o, t, gen_group, NULL, &total));
     MIEB_LOGI("synth: %s: %d split(s) x %d subset(s), %lld pairs", t->name, t->n_splits, t->n_subsets,
               (long long)total);
     return MIEB_OK;

@@ -69,10 +69,21 @@ done:
     return st;
 }
 
+struct zs_args {
+    int64_t k;     /* classes */
+    double n_test; /* the registry's test size */
+};
+
+static mieb_status zs_group(const struct mieb_synth_opts *o, const struct mieb_task *t, hid_t file, const char *split,
+                            const char *subset, void *arg, int64_t *n_out)
+{
+    const struct zs_args *a = arg;
+    *n_out = mieb_synth_count(a->n_test, o->scale, t->n_splits * t->n_subsets, 2 * a->k);
+    return write_split(o, t, file, split, subset, a->k, *n_out);
+}
+
 mieb_status mieb_synth_zeroshot(const struct mieb_synth_opts *o, const struct mieb_task *t)
 {
-    struct mieb_h5w_file f;
-    MIEB_TRY(mieb_synth_task_file(o, t, &f));
     const cJSON *jc = cJSON_GetObjectItemCaseSensitive(t->json, "n_classes");
     const cJSON *jn = cJSON_GetObjectItemCaseSensitive(t->json, "n_test");
     int64_t k = cJSON_IsNumber(jc) ? (int64_t)jc->valuedouble : 10;
@@ -80,18 +91,8 @@ mieb_status mieb_synth_zeroshot(const struct mieb_synth_opts *o, const struct mi
         k = 2;
     if (k > 1000)
         k = 1000;
-    mieb_status st = MIEB_OK;
-    for (int s = 0; s < t->n_splits && st == MIEB_OK; s++)
-        for (int b = 0; b < t->n_subsets && st == MIEB_OK; b++) {
-            int64_t n = mieb_synth_count(cJSON_IsNumber(jn) ? jn->valuedouble : 1000, o->scale,
-                                         t->n_splits * t->n_subsets, 2 * k);
-            st = write_split(o, t, f.id, t->splits[s], t->subsets[b], k, n);
-        }
-    if (st != MIEB_OK) {
-        mieb_h5w_abort(&f);
-        return st;
-    }
-    MIEB_TRY(mieb_h5w_commit(&f));
+    struct zs_args a = {k, cJSON_IsNumber(jn) ? jn->valuedouble : 1000};
+    MIEB_TRY(mieb_synth_groups(o, t, zs_group, &a, NULL));
     MIEB_LOGI("synth: %s: %lld classes", t->name, (long long)k);
     return MIEB_OK;
 }

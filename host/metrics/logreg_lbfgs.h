@@ -71,4 +71,11 @@ mieb_status mieb_logreg_predict_par(const struct mieb_logreg *m, const float *X,
 
 void mieb_logreg_free(struct mieb_logreg *m);
 
+struct mieb_lbfgs;
+/**
+ * Copy a finished L-BFGS state's solution (scipy's layout) into out->coef [KK, D] and
+ * out->intercept [KK] (allocated by the caller), with n_iter and converged.
+ */
+void mieb_logreg_store(const struct mieb_lbfgs *s, int64_t K, int64_t D, struct mieb_logreg *out);
+
 #endif

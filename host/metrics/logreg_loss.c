@@ -24,32 +24,8 @@
 
 #include <cblas.h>
 
-/* numpy's pairwise summation (8-way unrolled blocks of 128) in float32, as np.sum(float32). */
-static float np_sum_f32(const float *a, int64_t n)
-{
-    if (n < 8) {
-        float s = -0.0f;
-        for (int64_t i = 0; i < n; i++)
-            s += a[i];
-        return s;
-    }
-    if (n <= 128) {
-        float r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = a[j];
-        int64_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++)
-                r[j] += a[i + j];
-        float s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            s += a[i];
-        return s;
-    }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return np_sum_f32(a, n2) + np_sum_f32(a + n2, n - n2);
-}
+#include "../backend/logreg_math.h"
+#include "npmath.h"
 
 int mieb_logreg_threads_for(int64_t n, int64_t k, int64_t m, int n_threads)
 {
@@ -112,15 +88,15 @@ mieb_status mieb_logreg_loss_init(struct mieb_logreg_loss *p, const float *X, co
     p->X = X, p->y = y, p->n = n, p->D = D, p->K = K;
     p->binary = K == 2;
     p->KK = p->binary ? 1 : K;
-    p->l2 = 1.0 / (double)n;
     p->x_finite = 1;
     for (int64_t i = 0; i < n * D && p->x_finite; i++)
         p->x_finite = isfinite(X[i]);
     p->wt = malloc((size_t)(p->KK * (D + 1)) * sizeof(float));
     p->raw = malloc((size_t)(n * p->KK) * sizeof(float));
     p->lossv = malloc((size_t)n * sizeof(float));
-    p->gx = malloc((size_t)(p->KK * D + p->KK) * sizeof(float)); /* + KK column sums */
-    if (!p->wt || !p->raw || !p->lossv || !p->gx) {
+    p->gx = malloc((size_t)(p->KK * D) * sizeof(float));
+    p->graw = malloc((size_t)(p->KK * (D + 1)) * sizeof(float));
+    if (!p->wt || !p->raw || !p->lossv || !p->gx || !p->graw) {
         mieb_logreg_loss_free(p);
         return mieb_fail(MIEB_ERR_OOM, "logistic regression: out of memory for %lld x %lld logits", (long long)n,
                          (long long)p->KK);
@@ -130,33 +106,8 @@ mieb_status mieb_logreg_loss_init(struct mieb_logreg_loss *p, const float *X, co
 
 void mieb_logreg_loss_free(struct mieb_logreg_loss *p)
 {
-    free(p->wt), free(p->raw), free(p->lossv), free(p->gx);
-    p->wt = p->raw = p->lossv = p->gx = NULL;
-}
-
-/* Half-binomial loss and gradient of one sample (sklearn's Cython, double inside). */
-static void binomial_point(double yt, float *r, float *loss)
-{
-    double rp = (double)*r, lo, gr;
-    if (rp <= -37) {
-        gr = exp(rp);
-        lo = gr - yt * rp;
-        gr -= yt;
-    } else if (rp <= -2) {
-        gr = exp(rp);
-        lo = log1p(gr) - yt * rp;
-        gr = ((1 - yt) * gr - yt) / (1 + gr);
-    } else if (rp <= 18) {
-        gr = exp(-rp);
-        lo = log1p(gr) + (1 - yt) * rp;
-        gr = ((1 - yt) - yt * gr) / (1 + gr);
-    } else {
-        gr = exp(-rp);
-        lo = gr + (1 - yt) * rp;
-        gr = ((1 - yt) - yt * gr) / (1 + gr);
-    }
-    *loss = (float)lo;
-    *r = (float)gr;
+    free(p->wt), free(p->raw), free(p->lossv), free(p->gx), free(p->graw);
+    p->wt = p->raw = p->lossv = p->gx = p->graw = NULL;
 }
 
 struct rows_arg {
@@ -192,84 +143,83 @@ static void rows_fn(void *arg, int t, int nt)
         int64_t yi = p->y[i];
         float ryi = r[yi];
         for (int64_t k = 0; k < K; k++) {
-            float e = (float)exp((double)r[k] - mx);
+            float e = mieb_lr_exp_shifted(r[k], mx);
             se += e;
             r[k] = e;
         }
-        float sum_exps = (float)se, max_value = (float)mx;
-        float l = (float)(log((double)sum_exps) + (double)max_value);
-        p->lossv[i] = l - ryi;
-        for (int64_t k = 0; k < K; k++) {
-            float q = r[k] / sum_exps;
-            r[k] = (q - (float)(yi == k)) / fn;
-        }
+        p->lossv[i] = mieb_lr_row_loss(se, mx, ryi);
+        float sum_exps = (float)se;
+        for (int64_t k = 0; k < K; k++)
+            r[k] = mieb_lr_grad_elem(r[k], sum_exps, yi == k, fn);
     }
 }
 
-struct classes_arg {
-    struct mieb_logreg_loss *p;
-    double *g;
-};
-
-/* Class block of the multiclass backward pass: grad_pointwise.T @ X + l2 W, intercept sums. */
+/* Class block of the multiclass backward pass: grad_pointwise.T @ X, intercept sums, into graw. */
 static void classes_fn(void *arg, int t, int nt)
 {
-    struct classes_arg *a = arg;
-    struct mieb_logreg_loss *p = a->p;
+    struct mieb_logreg_loss *p = arg;
     int64_t k0, k1, K = p->K, D = p->D, n = p->n;
     mieb_logreg_part(K, t, nt, &k0, &k1);
     if (k1 <= k0)
         return;
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(k1 - k0), (int)D, (int)n, 1.0f, p->raw + k0, (int)K,
                 p->X, (int)D, 0.0f, p->gx + k0 * D, (int)D);
-    float fl2 = (float)p->l2, *cs = p->gx + K * D; /* column sums [K] after gx */
+    float *cs = p->graw + D * K; /* column sums [K]: the intercept row */
     for (int64_t k = k0; k < k1; k++) {
         for (int64_t j = 0; j < D; j++)
-            a->g[j * K + k] = p->gx[k * D + j] + fl2 * p->wt[j * K + k];
+            p->graw[j * K + k] = p->gx[k * D + j];
         cs[k] = 0.0f;
     }
     for (int64_t i = 0; i < n; i++) /* np.sum(axis=0) of a C-contiguous [n, K]: row after row */
         for (int64_t k = k0; k < k1; k++)
             cs[k] += p->raw[i * K + k];
-    for (int64_t k = k0; k < k1; k++)
-        a->g[D * K + k] = cs[k];
 }
 
-double mieb_logreg_loss_grad(struct mieb_logreg_loss *p, const double *w, double *g, int n_threads)
+void mieb_logreg_loss_data(struct mieb_logreg_loss *p, int n_threads)
 {
-    int64_t n = p->n, D = p->D, KK = p->KK, P = KK * (D + 1);
+    int64_t n = p->n, D = p->D, KK = p->KK;
     int zero_w = p->x_finite;
-    for (int64_t i = 0; i < P; i++) {
-        p->wt[i] = (float)w[i]; /* scipy's layout is already [D+1, KK] row-major */
-        if (i < D * KK && p->wt[i] != 0.0f)
-            zero_w = 0;
-    }
-    const float fn = (float)n, fl2 = (float)p->l2;
+    for (int64_t i = 0; i < D * KK && zero_w; i++)
+        zero_w = p->wt[i] == 0.0f;
+    const float fn = (float)n;
     if (p->binary) {
         /* raw = X @ w + b (sgemv, as numpy's matmul with a vector) */
         cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)D, 1.0f, p->X, (int)D, p->wt, 1, 0.0f, p->raw, 1);
         for (int64_t i = 0; i < n; i++) {
             p->raw[i] += p->wt[D];
-            binomial_point((double)p->y[i], &p->raw[i], &p->lossv[i]);
+            p->raw[i] = mieb_lr_binomial_point((double)p->y[i], p->raw[i], &p->lossv[i]);
             p->raw[i] /= fn;
         }
-    } else {
-        struct rows_arg ra = {p, zero_w};
-        mieb_logreg_par_run(mieb_logreg_threads_for(n, D, KK, n_threads), rows_fn, &ra);
+        /* X.T @ grad_pointwise (sgemv); intercept = np.sum(grad_pointwise) */
+        cblas_sgemv(CblasRowMajor, CblasTrans, (int)n, (int)D, 1.0f, p->X, (int)D, p->raw, 1, 0.0f, p->graw, 1);
+        p->graw[D] = mieb_np_pairwise_sum_f32(p->raw, n);
+        return;
     }
-    double loss = (double)(np_sum_f32(p->lossv, n) / fn);
+    struct rows_arg ra = {p, zero_w};
+    mieb_logreg_par_run(mieb_logreg_threads_for(n, D, KK, n_threads), rows_fn, &ra);
+    mieb_logreg_par_run(mieb_logreg_threads_for(KK, n, D, n_threads), classes_fn, p);
+}
+
+double mieb_logreg_loss_finish(const float *lossv, int64_t n, const float *wt, const float *graw, int64_t D,
+                               int64_t KK, double *g)
+{
+    const float fn = (float)n, l2 = (float)(1.0 / (double)n);
+    double loss = (double)(mieb_np_pairwise_sum_f32(lossv, n) / fn);
     /* l2 penalty: float(0.5 * l2 * np.dot(w, w)), the weights contiguous in scipy's layout */
-    float norm2 = cblas_sdot((int)(D * KK), p->wt, 1, p->wt, 1);
-    loss += (double)((float)(0.5 * p->l2) * norm2);
-    if (p->binary) {
-        /* grad = X.T @ grad_pointwise + l2 w (sgemv); intercept = np.sum(grad_pointwise) */
-        cblas_sgemv(CblasRowMajor, CblasTrans, (int)n, (int)D, 1.0f, p->X, (int)D, p->raw, 1, 0.0f, p->gx, 1);
-        for (int64_t j = 0; j < D; j++)
-            g[j] = p->gx[j] + fl2 * p->wt[j];
-        g[D] = np_sum_f32(p->raw, n);
-    } else {
-        struct classes_arg ca = {p, g};
-        mieb_logreg_par_run(mieb_logreg_threads_for(KK, n, D, n_threads), classes_fn, &ca);
-    }
+    float norm2 = cblas_sdot((int)(D * KK), wt, 1, wt, 1);
+    loss += (double)((float)(0.5 * (1.0 / (double)n)) * norm2);
+    for (int64_t i = 0; i < D * KK; i++)
+        g[i] = graw[i] + l2 * wt[i];
+    for (int64_t k = 0; k < KK; k++)
+        g[D * KK + k] = graw[D * KK + k];
     return loss;
+}
+
+double mieb_logreg_loss_grad(struct mieb_logreg_loss *p, const double *w, double *g, int n_threads)
+{
+    int64_t P = p->KK * (p->D + 1);
+    for (int64_t i = 0; i < P; i++)
+        p->wt[i] = (float)w[i]; /* scipy's layout is already [D+1, KK] row-major */
+    mieb_logreg_loss_data(p, n_threads);
+    return mieb_logreg_loss_finish(p->lossv, p->n, p->wt, p->graw, p->D, p->KK, g);
 }

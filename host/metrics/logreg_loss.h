@@ -29,12 +29,12 @@ struct mieb_logreg_loss {
     int64_t KK;         /* columns of the weight matrix: K, or 1 when binary */
     int binary;         /* K == 2: one weight vector, half-binomial loss */
     int x_finite;       /* every X value is finite (X @ 0 is then exactly 0) */
-    double l2;          /* 1 / (C * n), C = 1 */
     /* scratch, owned: */
     float *wt;          /* [D+1, KK] float32(w) in scipy's layout: row j = feature j, intercept last */
     float *raw;         /* [n, KK] logits, then grad_pointwise / n */
     float *lossv;       /* [n] per-sample loss */
     float *gx;          /* [KK, D] grad_pointwise^T @ X */
+    float *graw;        /* [D+1, KK] the data term of the gradient in scipy's layout (no L2 term) */
 };
 
 /** Borrow X and y, allocate the scratch (MIEB_ERR_OOM; nothing to free on failure). */
@@ -43,6 +43,21 @@ mieb_status mieb_logreg_loss_init(struct mieb_logreg_loss *p, const float *X, co
 
 /** Free the scratch; safe on a zeroed or already freed struct. */
 void mieb_logreg_loss_free(struct mieb_logreg_loss *p);
+
+/**
+ * The data term at the float32 weights the caller put in p->wt ([D+1, KK], scipy's
+ * layout): p->lossv [n] the per-sample losses, p->graw [D+1, KK] = [X, 1]^T @
+ * (grad_pointwise / n), made with numpy's products (the lr_eval contract of backend.h).
+ */
+void mieb_logreg_loss_data(struct mieb_logreg_loss *p, int n_threads);
+
+/**
+ * loss and gradient from a data term: loss = float32(sum(lossv)) / n (numpy's pairwise
+ * float32 sum) + float32(0.5 / n) * float32(wt[0:D*KK] . wt[0:D*KK]); g [P] (float64) =
+ * graw + float32(1/n) * wt for the weights, graw for the intercepts (unpenalised).
+ */
+double mieb_logreg_loss_finish(const float *lossv, int64_t n, const float *wt, const float *graw, int64_t D,
+                               int64_t KK, double *g);
 
 /**
  * loss = mean per-sample loss + 1/(2Cn) ||W||^2 at float32(w), and its gradient g, both in

@@ -18,33 +18,38 @@
  * numpy's DOUBLE_pairwise_sum (loops_utils.h): fewer than 8 elements are added in order
  * onto -0.0 (which keeps an all -0.0 input negative); up to 128 they go into 8 running
  * partial sums combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) plus a sequential tail;
- * larger inputs split at half rounded down to a multiple of 8 and recurse.
+ * larger inputs split at half rounded down to a multiple of 8 and recurse. FLOAT_pairwise_sum
+ * is the same with float32 accumulators.
  */
-static double pairwise_sum(const double *a, int64_t n)
-{
-    if (n < 8) {
-        double res = -0.0;
-        for (int64_t i = 0; i < n; i++)
-            res += a[i];
-        return res;
+#define NP_PAIRWISE_SUM(name, T)                                                                   \
+    T name(const T *a, int64_t n)                                                                  \
+    {                                                                                              \
+        if (n < 8) {                                                                               \
+            T res = -0.0;                                                                          \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                res += a[i];                                                                       \
+            return res;                                                                            \
+        }                                                                                          \
+        if (n <= 128) {                                                                            \
+            T r[8];                                                                                \
+            for (int j = 0; j < 8; j++)                                                            \
+                r[j] = a[j];                                                                       \
+            int64_t i;                                                                             \
+            for (i = 8; i < n - (n % 8); i += 8)                                                   \
+                for (int j = 0; j < 8; j++)                                                        \
+                    r[j] += a[i + j];                                                              \
+            T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));             \
+            for (; i < n; i++)                                                                     \
+                res += a[i];                                                                       \
+            return res;                                                                            \
+        }                                                                                          \
+        int64_t n2 = n / 2;                                                                        \
+        n2 -= n2 % 8;                                                                              \
+        return name(a, n2) + name(a + n2, n - n2);                                                 \
     }
-    if (n <= 128) {
-        double r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = a[j];
-        int64_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++)
-                r[j] += a[i + j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
-}
+
+static NP_PAIRWISE_SUM(pairwise_sum, double)
+NP_PAIRWISE_SUM(mieb_np_pairwise_sum_f32, float)
 
 double mieb_np_sum(const double *a, int64_t n)
 {

@@ -23,6 +23,12 @@
 double mieb_np_sum(const double *a, int64_t n);
 
 /**
+ * numpy's pairwise summation of a contiguous float32 array with float32 partial sums (the
+ * inner loop of np.sum on float32, without the identity: -0.0 for n == 0).
+ */
+float mieb_np_pairwise_sum_f32(const float *a, int64_t n);
+
+/**
  * One segment of np.add.reduceat(a, starts): the first element is copied into the output
  * and the pairwise sum of the remaining n-1 is added to it (a different rounding from
  * mieb_np_sum). n must be >= 1.

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """compare_results.py - compare two mieb-eval results folders (CPU run vs CUDA run).
 
-    compare_results.py CPU_DIR CUDA_DIR [--tol 1e-4]
+    compare_results.py CPU_DIR CUDA_DIR [--tol 1e-4] [--probe-tol 0.01]
 
 Every <TaskName>.json under CPU_DIR must exist under CUDA_DIR with the same structure.
 Everything under "scores" is compared: strings and ints exactly, floats within --tol
 (results are rounded to 6 decimals; a near-tie ranked differently in fp32 can move a
 metric slightly). Timing, date and emission fields are ignored. Prints one line per task
 and the largest difference; exit status 0 when everything agrees.
+
+Linear-probe results (scores holding "scores_per_experiment") are fits of an optimiser
+whose GEMMs round differently on the GPU: a test prediction near a class boundary may
+flip, which moves a metric of a small synthetic set by 1/n_eval. They are compared within
+--probe-tol; the 0.001-accuracy parity on large sets is test_cuda_backend's.
 """
 import json
 import math
@@ -56,11 +61,15 @@ def results(folder):
 
 def main():
     args = sys.argv[1:]
-    tol = 1e-4
-    if "--tol" in args:
-        i = args.index("--tol")
-        tol = float(args[i + 1])
-        del args[i:i + 2]
+    tol, probe_tol = 1e-4, 0.01
+    for flag in ("--tol", "--probe-tol"):
+        if flag in args:
+            i = args.index(flag)
+            if flag == "--tol":
+                tol = float(args[i + 1])
+            else:
+                probe_tol = float(args[i + 1])
+            del args[i:i + 2]
     if len(args) != 2:
         print(__doc__, file=sys.stderr)
         return 2
@@ -77,7 +86,8 @@ def main():
         a, b = json.load(open(cpu[name])), json.load(open(gpu[name]))
         out = {"errors": [], "values": 0, "differ": 0, "max": 0.0, "where": ""}
         walk(a.get("scores"), b.get("scores"), "scores", out)
-        bad = out["errors"] or out["max"] > tol
+        probe = "scores_per_experiment" in json.dumps(a.get("scores"))
+        bad = out["errors"] or out["max"] > (probe_tol if probe else tol)
         ok = ok and not bad
         print(f"  {name}: {out['values']} values, {out['differ']} differ, max |diff| {out['max']:.3g}"
               f"{' at ' + out['where'] if out['differ'] else ''} {'FAIL' if bad else 'ok'}")

@@ -11,7 +11,8 @@
  * OOM recovery (an impossible allocation, then allocations that fail until the tiles are
  * small enough); budget errors; TF32 and BF16 smoke tests; kmeans_assign labels (exact
  * inputs with ties: identical; random inputs: different only at near-ties; k = 1, k = n,
- * chunked, OOM recovery, over-budget CPU fallback, fp32 under --precision tf32).
+ * chunked, OOM recovery, over-budget CPU fallback, fp32 under --precision tf32). The linear
+ * probe's lr_ slots: gpu_logreg_cases.c.
  * Exit status: 0 all passed, 1 a test failed, 77 no usable GPU (skipped).
  */
 #include <math.h>
@@ -22,6 +23,7 @@
 #include "backend/backend.h"
 #include "backend/cpu_kmeans.h"
 #include "cuda_ctx.h"
+#include "gpu_logreg_cases.h"
 #include "gpu_pairwise_cases.h"
 #include "gpu_test_util.h"
 
@@ -539,6 +541,7 @@ int main(int argc, char **argv)
     test_misuse(gpu);
     test_kmeans(gpu);
     test_pairwise_ops(gpu, cpu_be);
+    test_logreg_ops(gpu);
     test_reduced_precision(MIEB_PREC_TF32, "topk tf32 smoke k=10");
     test_reduced_precision(MIEB_PREC_BF16, "topk bf16 smoke k=10");
     mieb_backend_free(gpu);

@@ -69,3 +69,23 @@ def load_mteb_retrieval_metrics():
             else:
                 sys.modules[k] = v
     return mod
+
+
+def mteb_fewshot_draw(labels, spl, n_exp):
+    """mteb 2.26 AbsTaskClassification._undersample_data as _evaluate_subset calls it: one index
+    list, shuffled in place by a fresh RandomState(42) per experiment (so the permutations
+    compose), then the first `spl` rows of each label in that order."""
+    from collections import defaultdict
+
+    import numpy as np
+
+    idxs, out = list(range(len(labels))), []
+    for _ in range(n_exp):
+        np.random.RandomState(42).shuffle(idxs)
+        counter, sel = defaultdict(int), []
+        for i in idxs:
+            if counter[labels[i]] < spl:
+                sel.append(i)
+                counter[labels[i]] += 1
+        out.append(sel)
+    return out

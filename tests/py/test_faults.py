@@ -6,8 +6,8 @@ non-sanitizer builds), from RLIMIT_FSIZE and from signals. What every case must 
   - a documented exit status (0, 1, 4, 75, 130) and, when not 0, a message that says why;
   - no partial result: every results file present parses and equals the uninterrupted
     reference run's (timing fields aside), or is absent; no temporary file left behind
-    (SIGKILL aside, which cannot clean up: its temporaries are named *.tmp.<pid>, never
-    *.json, and the rerun ignores them);
+    (SIGKILL aside, which cannot clean up: its temporaries are named *.tmp.<host>.<pid>,
+    never *.json, and the rerun on the same host removes them, host/core/tmpfiles.h);
   - after an interruption, a rerun with --overwrite-strategy only-missing gives the same
     final results as an uninterrupted run;
   - a full disk never damages the result that was there before.
@@ -330,16 +330,21 @@ def test_sigkill_never_leaves_half_a_result(tmp_path, many, trial):
     out, pq = str(tmp_path / "o"), str(tmp_path / "pq")
     rng = random.Random(100 + trial)
     rc, _ = kill_at_random(td, ed, out, pq, signal.SIGKILL, rng.uniform(0.0, secs * 0.6))
-    # SIGKILL cannot clean up: temporaries may remain, named *.tmp.<pid> (never *.json)
-    for rel, p in tree(out).items():
-        if ".tmp." in rel:
-            assert not rel.endswith(".json"), rel
-            os.remove(p)
-    for rel, p in tree(pq).items() if os.path.isdir(pq) else []:
-        if ".tmp." in rel:
-            os.remove(p)
+    # SIGKILL cannot clean up: temporaries may remain, named *.tmp.<host>.<pid> (never *.json);
+    # set them aside to check the rest, then put them back: the rerun must remove them
+    aside = {}
+    for root in (out, pq):
+        for rel, p in tree(root).items() if os.path.isdir(root) else []:
+            if ".tmp." in rel:
+                assert not rel.endswith(".json"), rel
+                aside[p] = open(p, "rb").read()
+                os.remove(p)
     present = check_outputs(out, ref, pq, ref_pq)
-    rerun_only_missing(td, ed, out, pq, ref, ref_pq)
+    for p, data in aside.items():
+        open(p, "wb").write(data)
+    rerun_only_missing(td, ed, out, pq, ref, ref_pq)  # asserts that no temporary is left in out
+    left = [rel for rel in tree(pq) if ".tmp." in rel] if os.path.isdir(pq) else []
+    assert not left, f"the rerun left the killed run's per-query temporaries: {left}"
     tally("sigkill", runs=1, results_present_at_kill=len(present), killed=int(rc == -signal.SIGKILL))
 
 
@@ -360,3 +365,36 @@ def test_signal_then_resume(tmp_path, many, sig, trial):
     got = {rel for rel in tree(pq)}
     assert got == set(ref_pq), set(ref_pq) ^ got
     tally(f"signal_{signal.Signals(sig).name}", runs=1, **{f"status_{rc}": 1})
+
+
+def test_stale_temporaries_removed_only_when_their_writer_is_gone(tmp_path):
+    """The rerun removes this host's temporaries of dead processes, and nothing else: not those
+    of a live process (it may still be writing), of another host (a cluster node sharing the
+    folder) or anything not named like a temporary."""
+    td, ed = synth(str(tmp_path / "suite"), TASKS[:1])
+    out, pq = str(tmp_path / "o"), str(tmp_path / "pq")
+    p = subprocess.run(run_args(td, ed, out, TASKS[:1], "--per-query", pq), capture_output=True, text=True,
+                       timeout=300, env=env())
+    assert p.returncode == 0, p.stderr
+    res = os.path.dirname(next(f for f in tree(out).values() if f.endswith(f"{TASKS[0]}.json")))
+    sub = os.path.dirname(next(iter(tree(pq).values())))
+    host = "".join(c if c.isalnum() and c.isascii() or c == "-" else "_" for c in os.uname().nodename)[:64]
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid is free now (reuse within this test is vanishingly unlikely)
+    live = os.getpid()
+    names = {
+        os.path.join(res, f"{TASKS[0]}.json.tmp.{host}.{dead.pid}"): False,
+        os.path.join(sub, f"run.trec.tmp.{host}.{dead.pid}"): False,
+        os.path.join(res, f"{TASKS[0]}.json.tmp.{host}.{live}"): True,
+        os.path.join(res, f"{TASKS[0]}.json.tmp.other-node.{dead.pid}"): True,
+        os.path.join(res, f"notes.tmp.{host}.x{dead.pid}"): True,
+    }
+    for n in names:
+        open(n, "w").write("half a file")
+    args = [a for a in run_args(td, ed, out, TASKS[:1], "--per-query", pq, "--overwrite-strategy", "only-missing")
+            if a != "-q"]  # the removals are logged at info level
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env())
+    assert p.returncode == 0, p.stderr
+    for n, kept in names.items():
+        assert os.path.exists(n) == kept, (n, kept, p.stderr[-2000:])
+    assert p.stderr.count("which is gone") == 2, p.stderr[-2000:]

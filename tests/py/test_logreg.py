@@ -14,7 +14,7 @@ from sklearn.linear_model import LogisticRegression
 TOOL = os.path.join(os.environ.get("MIEB_BUILD_DIR", "build"), "tests", "logreg_tool")
 
 
-def ours(tmp, X, y, Xt, max_iter):
+def ours(tmp, X, y, Xt, max_iter, batch=False):
     classes = np.unique(y)
     path = os.path.join(tmp, "lr_in.bin")
     with open(path, "wb") as f:
@@ -22,7 +22,9 @@ def ours(tmp, X, y, Xt, max_iter):
         X.astype(np.float32).tofile(f)
         np.searchsorted(classes, y).astype(np.int64).tofile(f)
         Xt.astype(np.float32).tofile(f)
-    out = subprocess.run([TOOL, path], capture_output=True, text=True, check=True).stdout.split()
+    r = subprocess.run([TOOL, path] + (["--batch"] if batch else []), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.split()
     return int(out[0]), classes[np.array(out[2:2 + len(Xt)], dtype=np.int64)], np.array(out[2 + len(Xt):], float)
 
 
@@ -30,8 +32,11 @@ CASES = [(K, D, it, seed) for seed, (K, D) in enumerate([(2, 8), (2, 64), (3, 32
          for it in (100, 3, 10, 25)]
 
 
+@pytest.mark.parametrize("batch", [False, True], ids=["single", "batch"])
 @pytest.mark.parametrize("case", CASES, ids=[f"K{c[0]}-D{c[1]}-it{c[2]}" for c in CASES])
-def test_matches_sklearn(tmp_path, case):
+def test_matches_sklearn(tmp_path, case, batch):
+    """batch: the lockstep driver (logreg_batch.c) with the CPU data term, which the tool
+    also checks bit for bit against single fits of the problem and two variants."""
     K, D, max_iter, seed = case
     rng = np.random.default_rng(seed)
     centers = rng.normal(0, 1, (K, D))
@@ -45,7 +50,7 @@ def test_matches_sklearn(tmp_path, case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = LogisticRegression(max_iter=max_iter).fit(X, y)
-    n_iter, pred, coef = ours(str(tmp_path), X, y, Xt, max_iter)
+    n_iter, pred, coef = ours(str(tmp_path), X, y, Xt, max_iter, batch)
     ref = clf.predict(Xt)
     diffs = int((ref != pred).sum())
     print(f"K={K} D={D} max_iter={max_iter}: sklearn {clf.n_iter_[0]} iterations, ours {n_iter}; "

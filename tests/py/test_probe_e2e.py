@@ -13,7 +13,6 @@ import os
 import subprocess
 import warnings
 import zlib
-from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -22,24 +21,12 @@ from sklearn.metrics import (accuracy_score, average_precision_score, f1_score, 
                              recall_score)
 
 import fmt_writer as fw
+from mieb_tools import mteb_fewshot_draw
 
 BUILD = os.environ.get("MIEB_BUILD_DIR", "build")
 BIN = os.path.join(BUILD, "mieb-eval")
 REPO = os.environ.get("MIEB_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 TASKS = {t["name"]: t for t in json.load(open(os.path.join(REPO, "configs", "tasks.json")))}
-
-
-def mteb_draw(labels, spl, n_exp):
-    idxs, out = list(range(len(labels))), []
-    for _ in range(n_exp):
-        np.random.RandomState(42).shuffle(idxs)
-        counter, sel = defaultdict(int), []
-        for i in idxs:
-            if counter[labels[i]] < spl:
-                sel.append(i)
-                counter[labels[i]] += 1
-        out.append(sel)
-    return out
 
 
 def calculate_scores(y_test, y_pred):
@@ -65,7 +52,7 @@ def calculate_avg_scores(scores):
 
 def mteb_reference(task, train_emb, train_labels, eval_emb, eval_labels):
     p = TASKS[task]["params"]
-    sels = mteb_draw(train_labels.tolist(), p["samples_per_label"], p["n_experiments"])
+    sels = mteb_fewshot_draw(train_labels.tolist(), p["samples_per_label"], p["n_experiments"])
     scores, preds = [], []
     for sel in sels:
         clf = LogisticRegression(max_iter=100, random_state=42)
@@ -94,7 +81,7 @@ def build(tmp, rng, task, n_train, n_eval, k, dim, ids, sep=1.5, dtype="f32", tr
     xt, yt = make(rng, n_train + n_eval, k, dim, ids, sep)
     tr, tl, ev, el = xt[:n_train], yt[:n_train], xt[n_train:], yt[n_train:]
     p = TASKS[task]["params"]
-    sels = mteb_draw(tl.tolist(), p["samples_per_label"], p["n_experiments"])
+    sels = mteb_fewshot_draw(tl.tolist(), p["samples_per_label"], p["n_experiments"])
     extra = {}
     if train_idx:
         width = len(sels[0]) + 3
@@ -178,7 +165,7 @@ def test_bad_inputs(tmp_path):
         with fw.open_task_file(td, task) as f:
             fw.write_labels_group(f, split, "default", **arrays)
 
-    sels = mteb_draw(tl.tolist(), 16, 5)
+    sels = mteb_fewshot_draw(tl.tolist(), 16, 5)
     # a train_idx that is not mteb's draw: rows swapped inside experiment 2
     bad = np.array(sels, dtype=np.int64)
     bad[2, [0, 1]] = bad[2, [1, 0]]
@@ -247,7 +234,7 @@ def test_synth_suite(tmp_path):
                 continue
             tl, el = g["train_labels"][...], g["eval_labels"][...]
             par = TASKS[task]["params"]
-            sels = mteb_draw(tl.tolist(), par["samples_per_label"], par["n_experiments"])
+            sels = mteb_fewshot_draw(tl.tolist(), par["samples_per_label"], par["n_experiments"])
             if "train_idx" in g:
                 seen_idx += 1
                 assert g["train_idx"][...].tolist() == sels

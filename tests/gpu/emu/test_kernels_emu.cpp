@@ -23,6 +23,8 @@
 #include "topk_kernel.inc"
 #include "sts_pairs_kernel.inc"
 #include "compo_scores_kernel.inc"
+#include "logreg_argmax_kernel.inc"
+#include "logreg_pointwise_kernel.inc"
 
 static int failures, checks;
 
@@ -321,6 +323,303 @@ static void check_compo(int64_t ns, int64_t ni, int64_t nt, int64_t dim, int dti
            (long long)nt, (long long)dim, dti, dtt, bad);
 }
 
+/* ---- logistic regression (kernels/logreg_pointwise.cu, logreg_argmax.cu) ---- */
+
+/* The CPU reference's multiclass row (host/metrics/logreg_loss.c rows_fn, sklearn's Cython
+ * half-multinomial) written out with plain operators, except that the double sum of the
+ * exps is taken in the kernel's order: per thread t < G over k = t, t + G, ..., a butterfly
+ * in each warp of 32, the warps in order. Summing in a different order than the CPU is the
+ * one difference the kernel is allowed (it changes se in the last bits); replaying that
+ * order makes every output comparable bit for bit, so a slip in the indexing, the max or
+ * the one-hot shows up as a mismatch instead of hiding inside a tolerance. *se_seq gets
+ * the CPU's own k-order sum, to check that the tree order stays a rounding away from it. */
+static void ref_softmax_row(const float *r, int K, int y, float fn, int G, float *grad, float *loss, double *se_tree,
+                            double *se_seq)
+{
+    double mx = r[0];
+    for (int k = 1; k < K; k++)
+        if (mx < r[k])
+            mx = r[k];
+    std::vector<float> e(K);
+    for (int k = 0; k < K; k++)
+        e[k] = (float)exp((double)r[k] - mx);
+    double seq = 0.0;
+    for (int k = 0; k < K; k++)
+        seq += e[k];
+    std::vector<double> part(G, 0.0);
+    for (int t = 0; t < G; t++)
+        for (int k = t; k < K; k += G)
+            part[t] += e[k];
+    double se = 0.0;
+    for (int w = 0; w < G / 32; w++) {
+        double v[32];
+        for (int l = 0; l < 32; l++)
+            v[l] = part[w * 32 + l];
+        for (int m = 16; m >= 1; m >>= 1) {
+            double nv[32];
+            for (int l = 0; l < 32; l++)
+                nv[l] = v[l] + v[l ^ m];
+            std::memcpy(v, nv, sizeof v);
+        }
+        se = w == 0 ? v[0] : se + v[0];
+    }
+    float sum_exps = (float)se, max_value = (float)mx;
+    if (y >= 0 && y < K) {
+        float l = (float)(log((double)sum_exps) + (double)max_value);
+        *loss = l - r[y];
+    } else {
+        *loss = NAN; /* the kernel's answer to a class out of range */
+    }
+    for (int k = 0; k < K; k++) {
+        float q = e[k] / sum_exps;
+        grad[k] = (q - (float)(y == k)) / fn;
+    }
+    *se_tree = se;
+    *se_seq = seq;
+}
+
+/* The CPU reference's binomial point (logreg_loss.c binomial_point), then / fn. */
+static float ref_binomial(double yt, float r, float fn, float *loss)
+{
+    double rp = (double)r, lo, gr;
+    if (rp <= -37) {
+        gr = exp(rp);
+        lo = gr - yt * rp;
+        gr -= yt;
+    } else if (rp <= -2) {
+        gr = exp(rp);
+        lo = log1p(gr) - yt * rp;
+        gr = ((1 - yt) * gr - yt) / (1 + gr);
+    } else if (rp <= 18) {
+        gr = exp(-rp);
+        lo = log1p(gr) + (1 - yt) * rp;
+        gr = ((1 - yt) - yt * gr) / (1 + gr);
+    } else {
+        gr = exp(-rp);
+        lo = gr + (1 - yt) * rp;
+        gr = ((1 - yt) - yt * gr) / (1 + gr);
+    }
+    *loss = (float)lo;
+    return (float)gr / fn;
+}
+
+/* equal bits, or both NaN (a NaN's payload is not part of the contract) */
+static bool same_float(float a, float b)
+{
+    return (a != a && b != b) || std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+static float rnd_uniform(float lo, float hi) { return lo + (hi - lo) * (float)(rnd() % 1000001) / 1000000.0f; }
+
+/* One logit by row kind: 0 random, 1 quarter steps with both zeros (ties), 2 all equal,
+ * 3 large magnitudes (exps that underflow), 4 NaN / +-inf sprinkled in. */
+static float logit_of(int kind, int r, int k)
+{
+    switch (kind) {
+    case 0: return rnd_uniform(-8.0f, 8.0f);
+    case 1: {
+        float v = (float)((int)(rnd() % 17) - 8) * 0.25f;
+        return v == 0.0f && (rnd() & 1) ? -0.0f : v;
+    }
+    case 2: return 0.75f;
+    case 3: return rnd_uniform(-300.0f, 300.0f);
+    default: {
+        uint32_t u = rnd() % 12;
+        if (k == 0 && r % 3 == 0)
+            return NAN; /* NaN at k = 0: the maximum itself is NaN */
+        return u == 0 ? NAN : u == 1 ? INFINITY : u == 2 ? -INFINITY : rnd_uniform(-5.0f, 5.0f);
+    }
+    }
+}
+
+/* grid 0: as the launcher sizes it; otherwise that many blocks (rows grid-strided) */
+static void check_softmax(int K, int n, unsigned grid)
+{
+    const int ld = K + 3, G = lrp_group_size(K);
+    const float pad = 12345.0f, fn = (float)n;
+    std::vector<float> raw((size_t)n * ld, pad), lossv(n + 1, -7.0f);
+    std::vector<int32_t> y(n);
+    for (int r = 0; r < n; r++) {
+        int kind = r % 5;
+        for (int k = 0; k < K; k++)
+            raw[(size_t)r * ld + k] = logit_of(kind, r, k);
+        if (r == n - 1 && kind != 4) /* a row of -inf only: mx = -inf, every exp NaN */
+            for (int k = 0; k < K; k++)
+                raw[(size_t)r * ld + k] = -INFINITY;
+        y[r] = (int32_t)(rnd() % (uint32_t)K);
+    }
+    y[1 % n] = K; /* out of range: loss NaN, no one-hot */
+    if (n > 7)
+        y[7] = -1;
+    std::vector<float> in = raw;
+    unsigned blocks = grid ? grid : lrp_blocks(n, LRP_THREADS / G);
+    emu_launch({blocks, 1, 1}, LRP_THREADS, [&] {
+        logreg_softmax_kernel(raw.data(), ld, y.data(), n, K, G, fn, lossv.data());
+    });
+    int bad = 0, seq_diff = 0;
+    double worst = 0.0;
+    std::vector<float> want(K);
+    for (int r = 0; r < n; r++) {
+        float wl;
+        double se, seq;
+        ref_softmax_row(&in[(size_t)r * ld], K, y[r], fn, G, want.data(), &wl, &se, &seq);
+        if (std::isfinite(seq) && seq > 0) {
+            double rel = std::fabs(se - seq) / seq;
+            worst = std::max(worst, rel);
+            seq_diff += se != seq;
+        }
+        int row_bad = !same_float(lossv[r], wl);
+        for (int k = 0; k < K; k++)
+            row_bad += !same_float(raw[(size_t)r * ld + k], want[k]);
+        for (int k = K; k < ld; k++)
+            row_bad += raw[(size_t)r * ld + k] != pad;
+        if (row_bad && bad++ < 3)
+            fprintf(stderr, "  softmax K %d row %d (kind %d, y %d): loss %.9g want %.9g, %d values differ\n", K, r,
+                    r % 5, y[r], lossv[r], wl, row_bad);
+    }
+    bad += lossv[n] != -7.0f;
+    EXPECT(bad == 0, "logreg softmax K %d n %d grid %u: %d rows differ", K, n, blocks, bad);
+    /* the tree order may only round differently: a few ulps of K terms */
+    EXPECT(worst <= 1e-15 * K, "logreg softmax K %d: tree sum off the k-order sum by %.3g", K, worst);
+    printf("logreg softmax K %4d G %3d n %3d grid %3u: %s (se in k order differs in %d rows, rel %.2g)\n", K, G, n,
+           blocks, bad ? "MISMATCH" : "ok", seq_diff, worst);
+}
+
+static void check_binomial(int n, unsigned grid)
+{
+    static const float edges[] = {-100.0f, -37.5f, -37.0f, -36.99f, -20.0f, -2.5f, -2.0f, -1.99f, -0.5f, -0.0f,
+                                  0.0f,    0.5f,   17.9f,  18.0f,   18.01f, 30.0f, 100.0f, NAN,   INFINITY, -INFINITY};
+    const int ne = (int)(sizeof edges / sizeof edges[0]), ld = 2;
+    const float fn = (float)n;
+    std::vector<float> raw((size_t)n * ld), lossv(n + 1, -7.0f);
+    std::vector<int32_t> y(n);
+    for (int i = 0; i < n; i++) {
+        raw[(size_t)i * ld] = i < 2 * ne ? edges[i % ne] : rnd_uniform(-50.0f, 50.0f);
+        raw[(size_t)i * ld + 1] = 12345.0f; /* the stride's gap: untouched */
+        y[i] = i < 2 * ne ? i / ne : (int32_t)(rnd() & 1); /* every edge with y = 0 and y = 1 */
+    }
+    std::vector<float> in = raw;
+    unsigned blocks = grid ? grid : lrp_blocks(n, LRP_THREADS);
+    emu_launch({blocks, 1, 1}, LRP_THREADS,
+               [&] { logreg_binomial_kernel(raw.data(), ld, y.data(), n, fn, lossv.data()); });
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        float wl, wg = ref_binomial((double)y[i], in[(size_t)i * ld], fn, &wl);
+        bool ok = same_float(raw[(size_t)i * ld], wg) && same_float(lossv[i], wl) && raw[(size_t)i * ld + 1] == 12345.0f;
+        if (!ok && bad++ < 3)
+            fprintf(stderr, "  binomial row %d raw %g y %d: grad %.9g want %.9g, loss %.9g want %.9g\n", i,
+                    in[(size_t)i * ld], y[i], raw[(size_t)i * ld], wg, lossv[i], wl);
+    }
+    bad += lossv[n] != -7.0f;
+    EXPECT(bad == 0, "logreg binomial n %d grid %u: %d rows differ", n, blocks, bad);
+    printf("logreg binomial n %4d grid %3u: %s\n", n, blocks, bad ? "MISMATCH" : "ok");
+}
+
+/* The CPU reference's predict scan (logreg_lbfgs.c pred_fn): a larger value, or the first
+ * NaN, replaces. */
+static int64_t ref_argmax(const float *s, const float *b, int K)
+{
+    int64_t best = 0;
+    float bv = s[0] + b[0];
+    for (int k = 1; k < K; k++) {
+        float x = s[k] + b[k];
+        if (x > bv || (std::isnan(x) && !std::isnan(bv)))
+            bv = x, best = k;
+    }
+    return best;
+}
+
+/* kind 0 random, 1 quarter steps (exact sums, ties, both zeros), 2 all equal, 3 NaN / inf */
+static void check_argmax(const char *name, int kind, int K, int n, unsigned grid)
+{
+    const int ld = K + 1;
+    std::vector<float> s((size_t)n * ld, NAN), b(K); /* NaN padding: it would win if read */
+    for (int k = 0; k < K; k++)
+        b[k] = kind == 0 ? rnd_uniform(-1.0f, 1.0f) : kind == 2 ? 0.5f : (float)((int)(rnd() % 5) - 2) * 0.25f;
+    for (int r = 0; r < n; r++)
+        for (int k = 0; k < K; k++) {
+            float v = kind == 0 ? rnd_uniform(-4.0f, 4.0f) : kind == 2 ? -0.25f : (float)((int)(rnd() % 9) - 4) * 0.25f;
+            if (kind == 1 && v == 0.0f && (rnd() & 1))
+                v = -0.0f;
+            if (kind == 3) {
+                uint32_t u = rnd() % 10;
+                v = u == 0 ? NAN : u == 1 ? INFINITY : u == 2 ? -INFINITY : v;
+                if (k == 0 && r % 4 == 1)
+                    v = NAN;
+            }
+            s[(size_t)r * ld + k] = v;
+        }
+    if (kind == 3 && n > 3) /* rows of only NaN, only +inf, only -inf */
+        for (int k = 0; k < K; k++)
+            s[(size_t)0 * ld + k] = NAN, s[(size_t)2 * ld + k] = INFINITY, s[(size_t)3 * ld + k] = -INFINITY;
+    std::vector<int64_t> got(n + 1, -7);
+    unsigned blocks = grid ? grid : lra_blocks(n, LRA_WARPS);
+    emu_launch({blocks, 1, 1}, LRA_WARPS * 32,
+               [&] { logreg_argmax_kernel(s.data(), ld, b.data(), n, K, got.data()); });
+    int bad = 0;
+    for (int r = 0; r < n; r++) {
+        int64_t want = ref_argmax(&s[(size_t)r * ld], b.data(), K);
+        if (got[r] != want && bad++ < 3)
+            fprintf(stderr, "  logreg argmax %s row %d: got %lld want %lld\n", name, r, (long long)got[r],
+                    (long long)want);
+    }
+    bad += got[n] != -7;
+    EXPECT(bad == 0, "logreg argmax %s: %d of %d rows differ (K %d)", name, bad, n, K);
+    printf("logreg argmax %-22s K %4d n %3d grid %3u: %s\n", name, K, n, blocks, bad ? "MISMATCH" : "ok");
+}
+
+/* Binary decisions: v = s + b > 0, with v = +0, -0, tiny, NaN and infinities. */
+static void check_binary_decision(int n, unsigned grid)
+{
+    static const float pairs[][2] = {{0.5f, -0.5f}, {-0.0f, -0.0f}, {0.0f, 0.0f},  {-0.0f, 0.0f},
+                                     {1e-30f, 0.0f}, {-1e-30f, 0.0f}, {1e-45f, -0.0f}, {NAN, 1.0f},
+                                     {INFINITY, -1.0f}, {-INFINITY, 1.0f}, {0.25f, -0.125f}, {-0.25f, 0.125f}};
+    const int np = (int)(sizeof pairs / sizeof pairs[0]), ld = 3;
+    std::vector<float> s((size_t)n * ld, NAN);
+    std::vector<int64_t> got(n + 1, -7);
+    /* one intercept per launch: the fixed pairs run as launches of their own */
+    int bad = 0;
+    for (int p = 0; p < np; p++) {
+        float b = pairs[p][1];
+        for (int i = 0; i < n; i++)
+            s[(size_t)i * ld] = i % 2 ? pairs[p][0] : rnd_uniform(-1.0f, 1.0f);
+        unsigned blocks = grid ? grid : lra_blocks(n, LRA_THREADS);
+        std::fill(got.begin(), got.end(), -7);
+        emu_launch({blocks, 1, 1}, LRA_THREADS, [&] { logreg_binary_kernel(s.data(), ld, &b, n, got.data()); });
+        for (int i = 0; i < n; i++) {
+            int64_t want = s[(size_t)i * ld] + b > 0.0f;
+            if (got[i] != want && bad++ < 3)
+                fprintf(stderr, "  logreg binary s %g b %g: got %lld want %lld\n", s[(size_t)i * ld], b,
+                        (long long)got[i], (long long)want);
+        }
+        bad += got[n] != -7;
+    }
+    EXPECT(bad == 0, "logreg binary decisions n %d: %d differ", n, bad);
+    printf("logreg binary decisions n %d grid %u: %s\n", n, grid, bad ? "MISMATCH" : "ok");
+}
+
+static void check_logreg()
+{
+    static const int Ks[] = {2, 3, 31, 32, 33, 64, 65, 128, 129, 256, 257, 1000};
+    for (int K : Ks)
+        check_softmax(K, 23, 0);
+    check_softmax(3, 40, 2);    /* 8 rows per block, 2 blocks: grid-strided */
+    check_softmax(1000, 9, 4);  /* one row per block, 4 blocks */
+    check_softmax(100, 1, 0);
+    check_binomial(700, 0);
+    check_binomial(600, 1);     /* one block of 256 threads strides over the rows */
+    static const int Ka[] = {2, 3, 31, 32, 33, 100, 1000};
+    for (int K : Ka) {
+        check_argmax("random", 0, K, 37, 0);
+        check_argmax("ties", 1, K, 37, 0);
+        check_argmax("all equal", 2, K, 19, 0);
+        check_argmax("nan and inf", 3, K, 37, 0);
+    }
+    check_argmax("ties, grid-strided", 1, 33, 50, 2);
+    check_binary_decision(300, 0);
+    check_binary_decision(600, 1);
+}
+
 int main()
 {
     signal(SIGALRM, on_alarm);
@@ -356,6 +655,7 @@ int main()
     check_compo(70, 2, 2, 19, 0, 0);
     check_compo(40, 1, 2, 9, 1, 1);
     check_compo(13, 10, 1, 8, 2, 0);
+    check_logreg();
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
 }

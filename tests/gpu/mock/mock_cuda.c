@@ -19,9 +19,12 @@
 
 #include "cuda_ctx.h"
 #include "kmeans_argmin.cuh"
+#include "logreg_argmax.cuh"
+#include "logreg_pointwise.cuh"
 #include "maxsim.cuh"
 #include "pair_dot.cuh"
 #include "pair_maxsim.cuh"
+#include "backend/logreg_math.h"
 #include "backend/pair_math.h"
 #include "compo_scores.cuh"
 #include "sts_pairs.cuh"
@@ -357,6 +360,64 @@ mieb_status mieb_cuda_kmeans_argmin(struct mieb_cuda_ctx *ctx, const float *s, i
                 best = d, lab = (int32_t)j;
         }
         labels[r] = lab;
+    }
+    return MIEB_OK;
+}
+
+/* The CPU reference's rows (logreg_loss.c rows_fn / binomial_point) through logreg_math.h:
+   the max from r[0] replaced by strictly larger values, the exps summed in k order. */
+mieb_status mieb_cuda_logreg_pointwise(struct mieb_cuda_ctx *ctx, float *raw, int64_t ld, const int32_t *y,
+                                       int64_t n, int64_t KK, float fn, float *lossv)
+{
+    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
+    REQUIRE(n >= 0 && KK >= 1 && KK <= INT32_MAX - 256 && ld >= KK);
+    REQUIRE(n == 0 || (raw && y && lossv));
+    for (int64_t i = 0; i < n; i++) {
+        float *r = raw + i * ld;
+        if (KK == 1) {
+            REQUIRE(y[i] == 0 || y[i] == 1);
+            float g = mieb_lr_binomial_point((double)y[i], r[0], &lossv[i]);
+            r[0] = g / fn;
+            continue;
+        }
+        REQUIRE(y[i] >= 0 && y[i] < KK);
+        double mx = r[0], se = 0.0;
+        for (int64_t k = 1; k < KK; k++)
+            if (mx < r[k])
+                mx = r[k];
+        float r_y = r[y[i]];
+        for (int64_t k = 0; k < KK; k++) {
+            r[k] = mieb_lr_exp_shifted(r[k], mx);
+            se += r[k];
+        }
+        for (int64_t k = 0; k < KK; k++)
+            r[k] = mieb_lr_grad_elem(r[k], (float)se, k == y[i], fn);
+        lossv[i] = mieb_lr_row_loss(se, mx, r_y);
+    }
+    return MIEB_OK;
+}
+
+/* The CPU reference's predict scan (logreg_lbfgs.c): a larger value or the first NaN replaces. */
+mieb_status mieb_cuda_logreg_argmax(struct mieb_cuda_ctx *ctx, const float *s, int64_t ld, const float *intercept,
+                                    int64_t n, int64_t KK, int64_t *out)
+{
+    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
+    REQUIRE(n >= 0 && KK >= 1 && KK <= INT32_MAX - 32 && ld >= KK);
+    REQUIRE(n == 0 || (s && intercept && out));
+    for (int64_t i = 0; i < n; i++) {
+        const float *v = s + i * ld;
+        if (KK == 1) {
+            out[i] = v[0] + intercept[0] > 0.0f;
+            continue;
+        }
+        int64_t best = 0;
+        float bv = v[0] + intercept[0];
+        for (int64_t k = 1; k < KK; k++) {
+            float x = v[k] + intercept[k];
+            if (x > bv || (x != x && bv == bv))
+                bv = x, best = k;
+        }
+        out[i] = best;
     }
     return MIEB_OK;
 }

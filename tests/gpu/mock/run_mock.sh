@@ -26,13 +26,13 @@ for src in "$root"/cuda/*.c "$root/tests/gpu/mock/mock_cuda.c"; do
   gcc "${flags[@]}" -c "$src" -o "$o"
   backend+=("$o")
 done
-for src in test_cuda_backend gpu_test_util gpu_pairwise_cases; do
+for src in test_cuda_backend gpu_test_util gpu_pairwise_cases gpu_logreg_cases; do
   gcc "${flags[@]}" -c "$root/tests/gpu/$src.c" -o "$out/$src.o"
 done
 hdf5_libs="$(pkg-config --libs hdf5 2>/dev/null || echo -lhdf5_serial)"
 libs=("$build/libmieb_host.a" -lopenblas $(pkg-config --libs libcjson) $hdf5_libs -lpthread -lm)
 # the host library wants the backend, the backend wants the host library's status.c
-gcc "${san[@]}" "$out/test_cuda_backend.o" "$out/gpu_test_util.o" "$out/gpu_pairwise_cases.o" -Wl,--start-group "${backend[@]}" "${libs[@]}" \
+gcc "${san[@]}" "$out/test_cuda_backend.o" "$out/gpu_test_util.o" "$out/gpu_pairwise_cases.o" "$out/gpu_logreg_cases.o" -Wl,--start-group "${backend[@]}" "${libs[@]}" \
     -Wl,--end-group -o "$out/test_cuda_backend_mock"
 gcc "${san[@]}" "$main_o" -Wl,--start-group "${backend[@]}" "${libs[@]}" -Wl,--end-group -o "$out/mieb-eval-mock"
 
@@ -45,7 +45,8 @@ rm -rf "$e2e"
 rc=0
 for sim in cosine MaxSim; do
   tasks=(CIRRIT2IRetrieval CUB200I2IRetrieval BLINKIT2IMultiChoice VidoreArxivQARetrieval CIFAR100Clustering
-         Winoground AROCocoOrder STS12VisualSTS VisualSTS-b-Eng)
+         Winoground AROCocoOrder STS12VisualSTS VisualSTS-b-Eng
+         CIFAR10 DTD PatchCamelyon CIFAR10ZeroShot PatchCamelyonZeroShot RenderedSST2)
   [ $sim = MaxSim ] && tasks=(CUB200I2IRetrieval VidoreTabfquadRetrieval)
   "$build/mieb-eval" synth --out "$e2e/$sim" --seed 11 --scale 0.03 --model-sim $sim \
       --tasks "$(IFS=,; echo "${tasks[*]}")" 2>/dev/null
