@@ -47,6 +47,7 @@ struct run_opts {
     enum mieb_progress_mode progress; /* --progress */
     const char *per_query;           /* --per-query DIR */
     int kmeans_full; /* --kmeans full */
+    int probe_cpu;   /* --probe-device cpu */
     /* ---- task sharding (issue 6) ---- */
     long shard_index, num_shards; /* --shard-index I --num-shards K; num_shards 0: not sharded */
     int shard_index_set;
@@ -97,6 +98,9 @@ static void run_usage(FILE *f)
           "                       faster, recorded in each result as similarity_precision\n"
           "  --kmeans M           ImageClustering: minibatch (mteb's MiniBatchKMeans, default) or full\n"
           "                       (full-batch Lloyd, faster; recorded in each result as kmeans_mode)\n"
+          "  --probe-device D     ImageClassification linear probes: auto (the --device backend: on CUDA the\n"
+          "                       experiments are fitted as one batch on the GPU, equal to sklearn within\n"
+          "                       float32 rounding) or cpu (sklearn's bits, on the CPU threads)   [auto]\n"
           "  --per-query DIR      retrieval: per (task, split, subset) DIR/<task>/<split>/<subset>/ gets\n"
           "                       run.trec (qid Q0 docid rank score mieb-eval, trec_eval's ranking of the\n"
           "                       results mteb scores), per_query.tsv (trec_eval -q style: measure, qid,\n"
@@ -234,6 +238,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
                 return -1;
             }
             o->kmeans_full = !strcmp(val, "full");
+        } else if (!strcmp(a, "--probe-device")) {
+            NEED_VAL();
+            if (strcmp(val, "auto") && strcmp(val, "cpu")) {
+                fprintf(stderr, "mieb-eval run: bad --probe-device '%s' (auto or cpu)\n", val);
+                return -1;
+            }
+            o->probe_cpu = !strcmp(val, "cpu");
         } else if (!strcmp(a, "--threads")) {
             NEED_VAL();
             o->threads = atoi(val);
@@ -691,7 +702,7 @@ int mieb_cmd_run(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGUSR1, on_signal); /* pre-emption notice (exit MIEB_EXIT_PREEMPTED) */
     struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit,
-                              .kmeans_full = o.kmeans_full, .n_threads = o.threads, .interrupted = &interrupted};
+                              .kmeans_full = o.kmeans_full, .probe_cpu = o.probe_cpu, .n_threads = o.threads, .interrupted = &interrupted};
     rc.per_query_dir = o.per_query;
     MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", n_todo, meta.name, be->iface.name,
               mieb_sim_name(meta.sim));

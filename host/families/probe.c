@@ -452,7 +452,7 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
                             .eval_labels = eval_labels, .n_eval = n_eval, .D = ei->dim, .L = L, .n_exp = n_exp,
                             .sel = sel, .binary = nu == 2, .scores = per, .preds = preds, .st = sts, .err = errs};
     t0 = mieb_now();
-    if (mieb_backend_has_lr(rc->be)) {
+    if (!rc->probe_cpu && mieb_backend_has_lr(rc->be)) {
         st = run_batched(&job, rc->be, rc->n_threads > 0 ? rc->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN));
         if (st == MIEB_ERR_UNSUPPORTED || st == MIEB_ERR_OOM) {
             MIEB_LOGW("%s /%s/%s: %s; fitting the probe on the CPU", task->name, split, subset, mieb_last_error());

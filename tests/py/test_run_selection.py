@@ -102,3 +102,18 @@ def test_model_meta_with_python_infinity_is_read(suite, tmp_path):
     res = p.stdout.strip()
     assert open(os.path.join(res, "model_meta.json")).read() == text
     assert os.path.exists(os.path.join(res, "Winoground.json"))
+
+
+def test_probe_device_values(suite, tmp_path):
+    """--probe-device takes auto or cpu; anything else is a usage error (exit 2, nothing
+    written). Which path runs is checked where a backend with lr_ slots exists: on the mock
+    CUDA runtime (tests/gpu/mock/run_mock.sh) and on a GPU (tests/gpu/run.sh)."""
+    bad = run(suite, str(tmp_path / "bad"), "-t", "Winoground", "--probe-device", "gpu")
+    assert bad.returncode == 2 and "bad --probe-device 'gpu'" in bad.stderr
+    assert not os.path.exists(str(tmp_path / "bad" / "results"))
+    outs = []
+    for v in ("auto", "cpu"):
+        p = run(suite, str(tmp_path / v), "-t", "Winoground", "--probe-device", v)
+        assert p.returncode == 0, p.stderr
+        outs.append(json.load(open(os.path.join(p.stdout.strip(), "Winoground.json")))["scores"])
+    assert outs[0] == outs[1]
