@@ -41,18 +41,6 @@
 #define LR_MARGIN 1e-4    /* predictions may differ where the top two are this close (relative) */
 #define LR_ACC_TOL 0.001  /* held-out accuracy, fit on GPU vs CPU */
 
-static struct mieb_backend *lr_cuda(size_t mem_limit)
-{
-    struct mieb_backend_opts o = {0};
-    struct mieb_backend *be = NULL;
-    o.mem_limit = mem_limit;
-    if (mieb_backend_cuda_init(&o, &be) != MIEB_OK) {
-        fprintf(stderr, "cuda backend: %s\n", mieb_last_error());
-        return NULL;
-    }
-    return be;
-}
-
 static float unif(float lo, float hi) { return lo + (hi - lo) * (float)(gt_rand() % 1000001) / 1000000.0f; }
 
 /* ---- 1. lr_eval against the CPU data term ---- */
@@ -404,7 +392,7 @@ static void lr_misuse(struct mieb_backend *gpu)
     /* a budget that holds 1 problem but not 5: MIEB_ERR_OOM (the caller halves the batch) */
     float *Xb = malloc(sizeof(float) * 5 * 400 * 32);
     int64_t *yb = malloc(sizeof(int64_t) * 5 * 400);
-    struct mieb_backend *small = lr_cuda((size_t)150 << 10);
+    struct mieb_backend *small = gt_cuda_new((size_t)150 << 10, MIEB_PREC_FP32);
     if (Xb && yb && small) {
         for (int64_t i = 0; i < 5 * 400 * 32; i++)
             Xb[i] = unif(-1.0f, 1.0f);
@@ -450,7 +438,8 @@ void test_logreg_ops(struct mieb_backend *gpu)
     gt_result("lr_predict exact K=10 (ties)", lr_predict_case(gpu, "exact K=10 D=16 (ties)", 3, 2000, 16, 10, 1, 1));
     gt_result("lr_predict exact binary (ties at 0)",
               lr_predict_case(gpu, "exact binary D=16 (decisions 0)", 2, 2000, 16, 2, 1, 1));
-    struct mieb_backend *small = lr_cuda((size_t)256 << 10), *tiny = lr_cuda((size_t)4 << 10);
+    struct mieb_backend *small = gt_cuda_new((size_t)256 << 10, MIEB_PREC_FP32);
+    struct mieb_backend *tiny = gt_cuda_new((size_t)4 << 10, MIEB_PREC_FP32);
     if (small && tiny) {
         gt_result("lr_predict chunked (256 KiB)", lr_predict_case(small, "chunked K=20 D=128 (256 KiB)", 3, 5000,
                                                                     128, 20, 0, 0));

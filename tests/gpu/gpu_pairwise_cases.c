@@ -15,18 +15,6 @@
 #include "gpu_test_util.h"
 #include "io/half.h"
 
-static struct mieb_backend *new_cuda(size_t mem_limit)
-{
-    struct mieb_backend_opts o = {0};
-    struct mieb_backend *be = NULL;
-    o.mem_limit = mem_limit;
-    if (mieb_backend_cuda_init(&o, &be) != MIEB_OK) {
-        fprintf(stderr, "cuda backend: %s\n", mieb_last_error());
-        return NULL;
-    }
-    return be;
-}
-
 /* Values on a coarse grid (many exact ties), some rows all zero, rounded to the dtype. */
 static void fill(float *x, int64_t rows, int64_t dim, int dtype)
 {
@@ -149,8 +137,9 @@ void test_pairwise_ops(struct mieb_backend *gpu, struct mieb_backend *cpu)
 
     /* 256 KiB: many chunks; 4 KiB: not one pair fits, the CPU computes them;
        allocations above 64 KiB fail: recovered with smaller chunks */
-    struct mieb_backend *small = new_cuda((size_t)256 << 10), *tiny = new_cuda((size_t)4 << 10);
-    struct mieb_backend *flaky = new_cuda(0);
+    struct mieb_backend *small = gt_cuda_new((size_t)256 << 10, MIEB_PREC_FP32);
+    struct mieb_backend *tiny = gt_cuda_new((size_t)4 << 10, MIEB_PREC_FP32);
+    struct mieb_backend *flaky = gt_cuda_new(0, MIEB_PREC_FP32);
     if (small && tiny && flaky) {
         ((struct mieb_cuda_ctx *)flaky->ctx)->fail_alloc_above = (size_t)64 << 10;
         gt_result("sts_pairs chunked 256KiB", sts_case(small, cpu, "sts chunked", 2000, 768, false, MIEB_SIM_COSINE));

@@ -206,3 +206,16 @@ int gt_summary(void)
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }
+
+struct mieb_backend *gt_cuda_new(size_t mem_limit, enum mieb_precision prec)
+{
+    struct mieb_backend_opts o = {0};
+    struct mieb_backend *be = NULL;
+    o.mem_limit = mem_limit;
+    o.precision = prec;
+    if (mieb_backend_cuda_init(&o, &be) != MIEB_OK) {
+        fprintf(stderr, "cuda backend: %s\n", mieb_last_error());
+        return NULL;
+    }
+    return be;
+}

@@ -7,11 +7,15 @@
 #ifndef MIEB_TESTS_GPU_TEST_UTIL_H
 #define MIEB_TESTS_GPU_TEST_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "backend/backend.h"
 
 /* ---- seeded generator (xorshift64*): the same seed gives the same inputs everywhere ---- */
+/** A CUDA backend with this memory limit (0: the default) and arithmetic; NULL (reason on stderr) if none. */
+struct mieb_backend *gt_cuda_new(size_t mem_limit, enum mieb_precision prec);
+
 void gt_seed(uint64_t seed);
 uint64_t gt_seed_value(void);
 uint32_t gt_rand(void);

@@ -34,19 +34,6 @@ static enum mieb_log_level log_level = MIEB_LOG_INFO;
 static const struct gt_tol TOL_EXACT = {1, 0, 0, 0};
 static const struct gt_tol TOL_FP32 = {0, 2e-5, 1e-4, 5e-5};
 
-static struct mieb_backend *cuda_new(size_t mem_limit, enum mieb_precision prec)
-{
-    struct mieb_backend_opts o = {0};
-    struct mieb_backend *be = NULL;
-    o.mem_limit = mem_limit;
-    o.precision = prec;
-    if (mieb_backend_cuda_init(&o, &be) != MIEB_OK) {
-        fprintf(stderr, "cuda backend: %s\n", mieb_last_error());
-        return NULL;
-    }
-    return be;
-}
-
 /* Run top-k on both backends and compare; `expect` is the status the CUDA call must give. */
 static int topk_case(struct mieb_backend *gpu, const char *name, const struct mieb_vecs *q, const struct mieb_vecs *d,
                      enum mieb_sim sim, int64_t k, const struct gt_tol *tol, mieb_status expect)
@@ -153,7 +140,7 @@ static void test_topk_random(struct mieb_backend *gpu)
 /* A 6 MiB budget: query groups, many corpus tiles and query chunks, still exact. */
 static void test_topk_tiled(void)
 {
-    struct mieb_backend *small = cuda_new((size_t)6 << 20, MIEB_PREC_FP32);
+    struct mieb_backend *small = gt_cuda_new((size_t)6 << 20, MIEB_PREC_FP32);
     struct gt_set q, d, mq, md;
     int ok = small && gt_set_make(&q, 300, 64, 0, 0, 0) && gt_set_make(&d, 20000, 64, 0, 0, 0) &&
              gt_set_make(&mq, 40, 64, 0, 0, 9) && gt_set_make(&md, 3000, 64, 0, 1, 40);
@@ -252,7 +239,7 @@ static void test_oom(struct mieb_backend *gpu)
 
     /* 2. allocations above 16 MiB fail as on a full device: recovered by smaller tiles
      * (a fresh backend, so no pool from an earlier test is already big enough) */
-    struct mieb_backend *fresh = cuda_new(0, MIEB_PREC_FP32);
+    struct mieb_backend *fresh = gt_cuda_new(0, MIEB_PREC_FP32);
     struct gt_set sq;
     if (!fresh || !gt_set_make(&sq, 4, 64, 0, 0, 0)) {
         gt_result("oom (setup)", 0);
@@ -269,7 +256,7 @@ static void test_oom(struct mieb_backend *gpu)
 
     /* 3. when even the smallest tiles cannot be had: MIEB_ERR_OOM, and the backend works
      * again once memory is back (the 1 KiB queries still fit under the 64 KiB cap) */
-    fresh = cuda_new(0, MIEB_PREC_FP32);
+    fresh = gt_cuda_new(0, MIEB_PREC_FP32);
     if (fresh) {
         ((struct mieb_cuda_ctx *)fresh->ctx)->fail_alloc_above = (size_t)64 << 10;
         gt_result("oom: nothing fits gives MIEB_ERR_OOM",
@@ -284,7 +271,7 @@ static void test_oom(struct mieb_backend *gpu)
     mieb_backend_free(fresh);
 
     /* 4. a budget too small for the smallest tiles is MIEB_ERR_TOO_LARGE, not OOM */
-    struct mieb_backend *tiny = cuda_new((size_t)256 << 10, MIEB_PREC_FP32);
+    struct mieb_backend *tiny = gt_cuda_new((size_t)256 << 10, MIEB_PREC_FP32);
     struct gt_set big;
     if (tiny && gt_set_make(&big, 2000, 64, 0, 0, 0)) {
         gt_result("budget: top-1001 in 256 KiB is MIEB_ERR_TOO_LARGE",
@@ -408,8 +395,8 @@ static void test_kmeans(struct mieb_backend *gpu)
     km_run_case(gpu, "kmeans random k=n", 1, 1500, 1500, 64);
 
     /* 1 MiB budget: many chunks; 64 KiB: over budget, the CPU takes over */
-    struct mieb_backend *small = cuda_new((size_t)1 << 20, MIEB_PREC_FP32);
-    struct mieb_backend *tiny = cuda_new((size_t)64 << 10, MIEB_PREC_FP32);
+    struct mieb_backend *small = gt_cuda_new((size_t)1 << 20, MIEB_PREC_FP32);
+    struct mieb_backend *tiny = gt_cuda_new((size_t)64 << 10, MIEB_PREC_FP32);
     if (small && tiny) {
         km_run_case(small, "kmeans chunked 1MiB", 0, 20000, 40, 64);
         km_run_case(tiny, "kmeans over budget: CPU fallback", 0, 20000, 40, 64);
@@ -420,7 +407,7 @@ static void test_kmeans(struct mieb_backend *gpu)
     mieb_backend_free(tiny);
 
     /* allocations above 1 MiB fail: recovered by smaller chunks */
-    struct mieb_backend *fresh = cuda_new(0, MIEB_PREC_FP32);
+    struct mieb_backend *fresh = gt_cuda_new(0, MIEB_PREC_FP32);
     if (fresh) {
         retry_warnings = 0;
         mieb_log_set(count_retries, NULL, MIEB_LOG_WARN);
@@ -435,7 +422,7 @@ static void test_kmeans(struct mieb_backend *gpu)
 
     /* one buffer refilled between calls (MiniBatchKMeans): no stale device copy; n = 0;
      * bad shapes; --precision tf32 still assigns in fp32 (same labels as the fp32 backend) */
-    struct mieb_backend *tf32 = cuda_new(0, MIEB_PREC_TF32);
+    struct mieb_backend *tf32 = gt_cuda_new(0, MIEB_PREC_TF32);
     const int64_t n = 2048, k = 50, dim = 96;
     float *x = malloc(sizeof(float) * n * dim), *c = malloc(sizeof(float) * k * dim), csq[50];
     int32_t *l1 = malloc(sizeof(int32_t) * n), *l2 = malloc(sizeof(int32_t) * n);
@@ -494,7 +481,7 @@ static void test_misuse(struct mieb_backend *gpu)
 
 static void test_reduced_precision(enum mieb_precision prec, const char *name)
 {
-    struct mieb_backend *be = cuda_new(0, prec);
+    struct mieb_backend *be = gt_cuda_new(0, prec);
     struct gt_set q, d;
     if (!be || !gt_set_make(&q, 50, 256, 1, 0, 0) || !gt_set_make(&d, 10000, 256, 1, 0, 0)) {
         gt_result(name, 0);
@@ -522,7 +509,7 @@ int main(int argc, char **argv)
     gt_seed(seed);
     printf("test_cuda_backend: seed %llu\n", (unsigned long long)seed);
 
-    struct mieb_backend *gpu = cuda_new(0, MIEB_PREC_FP32);
+    struct mieb_backend *gpu = gt_cuda_new(0, MIEB_PREC_FP32);
     if (!gpu) {
         printf("SKIPPED: no usable CUDA device (%s)\n", mieb_last_error());
         return EXIT_SKIP;
