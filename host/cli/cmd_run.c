@@ -99,7 +99,7 @@ static void run_usage(FILE *f)
           "  --kmeans M           ImageClustering: minibatch (mteb's MiniBatchKMeans, default) or full\n"
           "                       (full-batch Lloyd, faster; recorded in each result as kmeans_mode)\n"
           "  --probe-device D     ImageClassification linear probes: auto (the --device backend: on CUDA the\n"
-          "                       experiments are fitted as one batch on the GPU, equal to sklearn within\n"
+          "                       experiments are fitted in lockstep on the GPU, equal to sklearn within\n"
           "                       float32 rounding) or cpu (sklearn's bits, on the CPU threads)   [auto]\n"
           "  --per-query DIR      retrieval: per (task, split, subset) DIR/<task>/<split>/<subset>/ gets\n"
           "                       run.trec (qid Q0 docid rank score mieb-eval, trec_eval's ranking of the\n"

@@ -18,10 +18,11 @@
  * thread; each fit and predict splits its products over its share of the threads, and a
  * worker that runs out of experiments hands its share to those still running (the
  * results do not depend on the thread count, logreg_lbfgs.h).
- * A backend with lr_ slots (CUDA) fits all experiments as one lockstep batch instead
- * (run_batched, logreg_batch.h): the same optimiser, with the loss-gradient products on the
- * device, equal to the CPU fit within float32 rounding (tests/gpu/); when the batch cannot
- * run there (memory, experiments with different class counts) the CPU fits them.
+ * A backend with lr_ slots (CUDA) fits the experiments in lockstep instead (run_batched,
+ * logreg_batch.h): the same optimiser, with the loss-gradient products on the device, equal
+ * to the CPU fit within float32 rounding (tests/gpu/); as many at a time as the device and
+ * half of --mem-limit (the optimisers' host memory) hold; when that cannot run (memory,
+ * experiments with different class counts) the CPU fits them. --probe-device cpu: the CPU.
  */
 #include <math.h>
 #include <pthread.h>
@@ -135,7 +136,7 @@ static mieb_status run_experiment(const struct probe_job *j, int64_t e, struct m
  * the fits in lockstep (logreg_batch.h), then one predict for all. MIEB_ERR_UNSUPPORTED
  * when the experiments' class sets differ in size (the caller fits them on the CPU).
  */
-static mieb_status run_batched(struct probe_job *j, struct mieb_backend *be, int n_threads)
+static mieb_status run_batched(struct probe_job *j, struct mieb_backend *be, int n_threads, size_t mem_limit)
 {
     int64_t E = j->n_exp, L = j->L, D = j->D, K0 = 0;
     float *X = malloc((size_t)(E * L) * (size_t)D * sizeof *X);
@@ -153,17 +154,24 @@ static mieb_status run_batched(struct probe_job *j, struct mieb_backend *be, int
             st = mieb_fail(MIEB_ERR_UNSUPPORTED, "probe batch: experiment %lld has %lld classes, experiment 0 %lld",
                            (long long)e, (long long)K, (long long)K0);
     }
+    /* the optimisers' host memory (20 L-BFGS vectors of (D+1)K doubles each: 123 MB at the
+     * ImageNet shape) within half of --mem-limit; the rest holds the embeddings */
+    int64_t max_batch = 0;
+    if (st == MIEB_OK && mem_limit > 0) {
+        max_batch = (int64_t)(mem_limit / 2 / mieb_logreg_host_bytes(L, D, K0));
+        max_batch = max_batch < 1 ? 1 : max_batch;
+    }
     if (st == MIEB_OK)
-        st = mieb_logreg_fit_backend(be, X, y, E, L, D, K0, 100, n_threads, models);
+        st = mieb_logreg_fit_backend(be, X, y, E, L, D, K0, 100, n_threads, max_batch, models);
     fitted = st == MIEB_OK;
     if (fitted) {
         int it_min = models[0].n_iter, it_max = models[0].n_iter;
         for (int64_t e = 1; e < E; e++)
             it_min = models[e].n_iter < it_min ? models[e].n_iter : it_min,
             it_max = models[e].n_iter > it_max ? models[e].n_iter : it_max;
-        MIEB_LOGD("probe: %lld experiments of %lld x %lld (%lld classes) fitted as one batch on the %s backend, "
-                  "%d-%d iterations", (long long)E, (long long)L, (long long)D, (long long)K0, be->iface.name, it_min,
-                  it_max);
+        MIEB_LOGD("probe: %lld experiments of %lld x %lld (%lld classes) fitted in lockstep on the %s backend, "
+                  "at most %lld at a time, %d-%d iterations", (long long)E, (long long)L, (long long)D, (long long)K0,
+                  be->iface.name, (long long)(max_batch > 0 && max_batch < E ? max_batch : E), it_min, it_max);
     }
     if (st == MIEB_OK)
         st = mieb_logreg_predict_backend(be, models, E, j->eval, j->n_eval, pred);
@@ -453,7 +461,8 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
                             .sel = sel, .binary = nu == 2, .scores = per, .preds = preds, .st = sts, .err = errs};
     t0 = mieb_now();
     if (!rc->probe_cpu && mieb_backend_has_lr(rc->be)) {
-        st = run_batched(&job, rc->be, rc->n_threads > 0 ? rc->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN));
+        st = run_batched(&job, rc->be, rc->n_threads > 0 ? rc->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
+                         rc->mem_limit);
         if (st == MIEB_ERR_UNSUPPORTED || st == MIEB_ERR_OOM) {
             MIEB_LOGW("%s /%s/%s: %s; fitting the probe on the CPU", task->name, split, subset, mieb_last_error());
             mieb_clear_error();

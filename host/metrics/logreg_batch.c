@@ -124,14 +124,22 @@ static mieb_status backend_eval_fn(void *ctx, int64_t n_active, const int64_t *w
     return mieb_backend_lr_eval(b->be, b->set, n_active, which, wt, lossv, grad);
 }
 
+size_t mieb_logreg_host_bytes(int64_t n, int64_t D, int64_t K)
+{
+    size_t P = (size_t)((K == 2 ? 1 : K) * (D + 1));
+    return P * (5 + 2 * MIEB_LBFGS_M) * sizeof(double) /* lbfgs.c's vectors */
+           + 2 * P * sizeof(float) + (size_t)n * sizeof(float) /* wt, grad, lossv of a round */
+           + (size_t)(K == 2 ? 1 : K) * (size_t)(D + 1) * sizeof(float); /* the fitted model */
+}
+
 mieb_status mieb_logreg_fit_backend(struct mieb_backend *be, const float *X, const int64_t *y, int64_t n_problems,
-                                    int64_t n, int64_t D, int64_t K, int max_iter, int n_threads,
+                                    int64_t n, int64_t D, int64_t K, int max_iter, int n_threads, int64_t max_batch,
                                     struct mieb_logreg *out)
 {
     memset(out, 0, (size_t)n_problems * sizeof *out);
     if (!mieb_backend_has_lr(be))
         return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: no logistic-regression batches", be->iface.name);
-    int64_t batch = n_problems, p0 = 0;
+    int64_t batch = max_batch > 0 && max_batch < n_problems ? max_batch : n_problems, p0 = 0;
     mieb_status st = MIEB_OK;
     while (p0 < n_problems) {
         int64_t m = n_problems - p0 < batch ? n_problems - p0 : batch;

@@ -43,12 +43,16 @@ mieb_status mieb_logreg_fit_batch(const struct mieb_lr_evaluator *ev, int64_t n_
 /**
  * mieb_logreg_fit_batch through a backend's lr_ slots: X [n_problems, n, D], y
  * [n_problems, n] in [0, K). Opens as many problems at a time as the backend holds (halving
- * the batch on MIEB_ERR_OOM). MIEB_ERR_UNSUPPORTED when the backend has no lr_ slots,
- * MIEB_ERR_OOM when not even one problem fits.
+ * the batch on MIEB_ERR_OOM) and at most max_batch (0: no limit), which bounds the host
+ * memory of the optimisers (mieb_logreg_host_bytes each). MIEB_ERR_UNSUPPORTED when the
+ * backend has no lr_ slots, MIEB_ERR_OOM when not even one problem fits.
  */
 mieb_status mieb_logreg_fit_backend(struct mieb_backend *be, const float *X, const int64_t *y, int64_t n_problems,
-                                    int64_t n, int64_t D, int64_t K, int max_iter, int n_threads,
+                                    int64_t n, int64_t D, int64_t K, int max_iter, int n_threads, int64_t max_batch,
                                     struct mieb_logreg *out);
+
+/** Host bytes one problem of a batch holds while it is fitted (L-BFGS state and round buffers). */
+size_t mieb_logreg_host_bytes(int64_t n, int64_t D, int64_t K);
 
 /**
  * Predictions of n_problems models (same K and D) on the rows X [n, D] through the

@@ -321,7 +321,7 @@ static int lr_fit_case(struct mieb_backend *gpu, const char *name, int64_t n, in
         for (int64_t p = 0; p < np; p++)
             lr_draw(mu, K, D, corr, X + p * n * D, y + p * n, n);
         lr_draw(mu, K, D, corr, Xt, yt, nt);
-        mieb_status st = mieb_logreg_fit_backend(gpu, X, y, np, n, D, K, max_iter, 2, mg);
+        mieb_status st = mieb_logreg_fit_backend(gpu, X, y, np, n, D, K, max_iter, 2, 0, mg);
         if (st == MIEB_OK)
             st = mieb_logreg_predict_backend(gpu, mg, np, Xt, nt, pg);
         if (st != MIEB_OK) {

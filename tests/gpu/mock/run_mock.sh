@@ -59,15 +59,25 @@ for sim in cosine MaxSim; do
   python3 "$root/tests/gpu/compare_results.py" "$e2e/$sim/out-cpu" "$e2e/$sim/out-cuda" || rc=1
 done
 
-echo "=== the linear probe's path: --device cuda fits in one batch; --probe-device cpu does not ==="
+echo "=== the linear probe's path: --device cuda fits in lockstep on the device; --probe-device cpu does not ==="
 for pd in auto cpu; do
   ASAN_OPTIONS=detect_leaks=1 "$out/mieb-eval-mock" run --task-data "$e2e/cosine/task-data" \
       --embeddings "$e2e/cosine/embeddings" -t CIFAR10 PatchCamelyon --output-folder "$e2e/probe-$pd" \
       --device cuda --probe-device $pd -v --progress off >/dev/null 2>"$e2e/probe-$pd.log" || { cat "$e2e/probe-$pd.log"; rc=1; }
-  n=$(grep -c 'fitted as one batch on the cuda backend' "$e2e/probe-$pd.log" || true)
+  n=$(grep -c 'fitted in lockstep on the cuda backend' "$e2e/probe-$pd.log" || true)
   want=$([ $pd = auto ] && echo 2 || echo 0)
   if [ "$n" = "$want" ]; then echo "  --probe-device $pd: $n batched fit(s) ok"; else
     echo "  --probe-device $pd: $n batched fit(s), expected $want FAIL"; rc=1; fi
 done
 python3 "$root/tests/gpu/compare_results.py" "$e2e/probe-cpu" "$e2e/probe-auto" || rc=1
+# a --mem-limit that holds the optimisers of one experiment at a time: five batches of one
+ASAN_OPTIONS=detect_leaks=1 "$out/mieb-eval-mock" run --task-data "$e2e/cosine/task-data" \
+    --embeddings "$e2e/cosine/embeddings" -t CIFAR10 PatchCamelyon --output-folder "$e2e/probe-small" --device cuda \
+    --mem-limit 64K -v --progress off >/dev/null 2>"$e2e/probe-small.log" || { cat "$e2e/probe-small.log"; rc=1; }
+if grep -q 'fitted in lockstep on the cuda backend, at most 1 at a time' "$e2e/probe-small.log"; then
+  echo "  --mem-limit 64K: one experiment at a time ok"
+else
+  grep 'probe:' "$e2e/probe-small.log"; echo "  --mem-limit 64K: expected one experiment at a time FAIL"; rc=1
+fi
+python3 "$root/tests/gpu/compare_results.py" "$e2e/probe-cpu" "$e2e/probe-small" || rc=1
 exit $rc
