@@ -9,6 +9,7 @@
 #include "../core/fileutil.h"
 #include "../core/pyfloat.h"
 #include "../io/json_py.h"
+#include "../metrics/multilabel_knn.h"
 #include "../metrics/npmath.h"
 
 /* DIR/<task>/<split>/<subset>/<name> <- b (atomically); frees b. */
@@ -70,39 +71,6 @@ mieb_status mieb_ps_write_probe(const struct mieb_run_ctx *rc, const char *task,
     return commit(rc, task, split, subset, "predictions.tsv", &b, st);
 }
 
-void mieb_ps_ml_row(const uint8_t *t, const uint8_t *p, int64_t L, double *scratch, double *accuracy,
-                    double *lrap, double *hamming)
-{
-    int64_t nr = 0, in = 0, un = 0, same = 1;
-    for (int64_t c = 0; c < L; c++) {
-        int tv = t[c] != 0, pv = p[c] != 0;
-        nr += tv;
-        in += tv && pv;
-        un += tv || pv;
-        same &= tv == pv;
-    }
-    *accuracy = (double)same;
-    *hamming = un == 0 ? 1.0 : (double)in / (double)un;
-    if (nr == 0 || nr == L) { /* sklearn: the ranking means nothing, the row scores 1 */
-        *lrap = 1.0;
-        return;
-    }
-    /* (L_j / rank_j).mean() over the relevant labels j, ranks rankdata(-score, "max") */
-    int64_t m = 0;
-    for (int64_t j = 0; j < L; j++) {
-        if (!t[j])
-            continue;
-        int64_t rank = 0, lr = 0;
-        for (int64_t c = 0; c < L; c++)
-            if ((p[c] != 0) >= (p[j] != 0)) {
-                rank++;
-                lr += t[c] != 0;
-            }
-        scratch[m++] = (double)lr / (double)rank;
-    }
-    *lrap = mieb_np_mean(scratch, m);
-}
-
 /* Sorted label ids of a 0/1 row, joined by ','. */
 static mieb_status put_set(struct mieb_buf *b, const uint8_t *row, const int64_t *classes, int64_t L)
 {
@@ -143,7 +111,7 @@ mieb_status mieb_ps_write_multilabel(const struct mieb_run_ctx *rc, const char *
         for (int64_t e = 0; e < n_exp && st == MIEB_OK; e++) {
             const uint8_t *p = preds + (e * n + i) * L;
             double acc, lrap, ham;
-            mieb_ps_ml_row(ytrue + i * L, p, L, scratch, &acc, &lrap, &ham);
+            mieb_ml_row_scores(ytrue + i * L, p, L, scratch, &acc, &lrap, &ham);
             st = put_set(&b, p, classes, L);
             if (st == MIEB_OK)
                 st = put_f64(&b, "\t", acc);

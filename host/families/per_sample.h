@@ -44,13 +44,6 @@ mieb_status mieb_ps_write_multilabel(const struct mieb_run_ctx *rc, const char *
                                      const uint8_t *preds, int64_t n, int64_t n_exp);
 
 /**
- * One row's accuracy (exact match), lrap and hamming as mieb_ml_metrics computes them
- * before averaging over rows. scratch holds L doubles.
- */
-void mieb_ps_ml_row(const uint8_t *t, const uint8_t *p, int64_t L, double *scratch, double *accuracy,
-                    double *lrap, double *hamming);
-
-/**
  * mieb_compo_add_sample, also recording the sample's flags when flags != NULL:
  * flags[0] = text_correct, flags[1] = image_correct.
  */

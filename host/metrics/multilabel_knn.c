@@ -122,51 +122,60 @@ void mieb_knn_vote(const uint8_t *Yfit, int64_t L, const int64_t *idx, int64_t n
         }
 }
 
+void mieb_ml_row_scores(const uint8_t *t, const uint8_t *p, int64_t L, double *scratch, double *accuracy,
+                        double *lrap, double *hamming)
+{
+    int64_t nr = 0, in = 0, un = 0, same = 1;
+    for (int64_t c = 0; c < L; c++) {
+        int tv = t[c] != 0, pv = p[c] != 0;
+        nr += tv;
+        in += tv && pv;
+        un += tv || pv;
+        same &= tv == pv;
+    }
+    *accuracy = (double)same;
+    *hamming = un == 0 ? 1.0 : (double)in / (double)un;
+    if (nr == 0 || nr == L) { /* sklearn: the ranking means nothing, the row scores 1 */
+        *lrap = 1.0;
+        return;
+    }
+    /* (L_j / rank_j).mean() over the relevant labels j, ranks rankdata(-score, "max") */
+    int64_t m = 0;
+    for (int64_t j = 0; j < L; j++) {
+        if (!t[j])
+            continue;
+        int64_t rank = 0, lr = 0;
+        for (int64_t c = 0; c < L; c++)
+            if ((p[c] != 0) >= (p[j] != 0)) {
+                rank++;
+                lr += t[c] != 0;
+            }
+        scratch[m++] = (double)lr / (double)rank;
+    }
+    *lrap = mieb_np_mean(scratch, m);
+}
+
 mieb_status mieb_ml_metrics(const uint8_t *y_true, const uint8_t *y_pred, int64_t n, int64_t L,
                             struct mieb_ml_scores *out)
 {
-    int64_t m = n > L ? n : L;
-    double *a = calloc((size_t)m, sizeof *a), *b = malloc((size_t)L * sizeof *b);
+    double *acc_row = calloc((size_t)n, sizeof *acc_row), *ham_row = calloc((size_t)n, sizeof *ham_row);
+    double *b = malloc((size_t)L * sizeof *b);
     int64_t *tp = calloc((size_t)L, sizeof *tp), *ts = calloc((size_t)L, sizeof *ts), *ps = calloc((size_t)L, sizeof *ps);
-    if (!a || !b || !tp || !ts || !ps) {
-        free(a), free(b), free(tp), free(ts), free(ps);
+    if (!acc_row || !ham_row || !b || !tp || !ts || !ps) {
+        free(acc_row), free(ham_row), free(b), free(tp), free(ts), free(ps);
         return mieb_fail(MIEB_ERR_OOM, "multilabel metrics (%lld x %lld)", (long long)n, (long long)L);
     }
-    /* accuracy_score: mean of exact-row matches */
+    /* accuracy_score and hamming_score: means of the rows' values; LRAP: Python-float
+     * accumulation of the rows' values */
+    double lrap_sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        int same = 1;
-        for (int64_t c = 0; c < L && same; c++)
-            same = (y_true[i * L + c] != 0) == (y_pred[i * L + c] != 0);
-        a[i] = same;
+        double lrap;
+        mieb_ml_row_scores(y_true + i * L, y_pred + i * L, L, b, &acc_row[i], &lrap, &ham_row[i]);
+        lrap_sum += lrap;
     }
-    out->accuracy = mieb_np_mean(a, n);
-    /* LRAP: Python-float accumulation over rows of (L_j / rank_j).mean() over relevant j
-     * (ascending column order), ranks rankdata(-score, "max") */
-    double acc = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        const uint8_t *t = y_true + i * L, *p = y_pred + i * L;
-        int64_t nr = 0;
-        for (int64_t c = 0; c < L; c++)
-            nr += t[c] != 0;
-        if (nr == 0 || nr == L) {
-            acc += 1.0;
-            continue;
-        }
-        int64_t m_r = 0;
-        for (int64_t j = 0; j < L; j++) {
-            if (!t[j])
-                continue;
-            int64_t rank = 0, lr = 0;
-            for (int64_t c = 0; c < L; c++)
-                if ((p[c] != 0) >= (p[j] != 0)) {
-                    rank++;
-                    lr += t[c] != 0;
-                }
-            b[m_r++] = (double)lr / (double)rank;
-        }
-        acc += mieb_np_mean(b, m_r);
-    }
-    out->lrap = acc / (double)n;
+    out->accuracy = mieb_np_mean(acc_row, n);
+    out->lrap = lrap_sum / (double)n;
+    out->hamming = mieb_np_mean(ham_row, n);
     /* f1_score macro: per label 2 tp / (true + pred), 0 when both are 0, then np.mean */
     for (int64_t i = 0; i < n; i++)
         for (int64_t c = 0; c < L; c++) {
@@ -180,17 +189,6 @@ mieb_status mieb_ml_metrics(const uint8_t *y_true, const uint8_t *y_pred, int64_
         b[c] = denom == 0.0 ? 0.0 : (2.0 * (double)tp[c]) / denom;
     }
     out->f1 = mieb_np_mean(b, L);
-    /* hamming_score: where(union == 0, 1, inter / union).mean() */
-    for (int64_t i = 0; i < n; i++) {
-        int64_t in = 0, un = 0;
-        for (int64_t c = 0; c < L; c++) {
-            int tv = y_true[i * L + c] != 0, pv = y_pred[i * L + c] != 0;
-            in += tv && pv;
-            un += tv || pv;
-        }
-        a[i] = un == 0 ? 1.0 : (double)in / (double)un;
-    }
-    out->hamming = mieb_np_mean(a, n);
-    free(a), free(b), free(tp), free(ts), free(ps);
+    free(acc_row), free(ham_row), free(b), free(tp), free(ts), free(ps);
     return MIEB_OK;
 }

@@ -60,6 +60,14 @@ extern const char *const mieb_ml_keys[4];
 double mieb_ml_scores_value(const struct mieb_ml_scores *s, int i);
 
 /**
+ * One row's subset accuracy (1 or 0), lrap (sklearn: 1 when the row has no or only true
+ * labels) and hamming (1 for two empty rows), t and p of L 0/1 values; scratch holds L
+ * doubles. mieb_ml_metrics averages these; --per-query writes them per sample.
+ */
+void mieb_ml_row_scores(const uint8_t *t, const uint8_t *p, int64_t L, double *scratch, double *accuracy,
+                        double *lrap, double *hamming);
+
+/**
  * The four metrics of 0/1 matrices y_true, y_pred [n, L] with numpy's summation order
  * (pairwise means) and sklearn's formulas. n >= 1, L >= 1.
  */
