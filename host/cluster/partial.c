@@ -11,8 +11,6 @@
 
 #include <hdf5.h>
 
-#include "../core/fileutil.h"
-#include "../core/tmpfiles.h"
 #include "../io/h5_util.h"
 #include "../io/h5_write.h"
 
@@ -74,8 +72,8 @@ bool mieb_partial_parse_name(const char *name, int64_t *part, int64_t *n_parts)
 /* ---------------------------------------------------------------- writer */
 
 struct mieb_partial_writer {
-    char *path, *tmp;
-    hid_t file, d_score, d_doc;
+    struct mieb_h5w_file f; /* the file, its temporary and its final path */
+    hid_t d_score, d_doc;
     int64_t n_kept, n_done, n_entries;
     int64_t *indptr, *rows;
 };
@@ -102,14 +100,8 @@ void mieb_partial_abort(struct mieb_partial_writer *w)
         H5Dclose(w->d_score);
     if (w->d_doc >= 0)
         H5Dclose(w->d_doc);
-    if (w->file >= 0)
-        H5Fclose(w->file);
-    H5Eclear2(H5E_DEFAULT);
     mieb_h5_unlock();
-    if (w->tmp)
-        unlink(w->tmp);
-    free(w->path);
-    free(w->tmp);
+    mieb_h5w_abort(&w->f);
     free(w->indptr);
     free(w->rows);
     free(w);
@@ -120,50 +112,25 @@ mieb_status mieb_partial_create(const char *path, int64_t n_kept, struct mieb_pa
     struct mieb_partial_writer *w = calloc(1, sizeof *w);
     if (!w)
         return mieb_fail(MIEB_ERR_OOM, "%s: partial writer", path);
-    w->file = w->d_score = w->d_doc = -1;
+    w->f.id = w->d_score = w->d_doc = -1;
     w->n_kept = n_kept;
-    size_t len = strlen(path) + 100; /* ".tmp.<host (<= 64)>.<pid>" */
-    w->path = strdup(path);
-    w->tmp = malloc(len);
     w->indptr = calloc((size_t)n_kept + 1, sizeof(int64_t));
     w->rows = calloc((size_t)n_kept + 1, sizeof(int64_t));
-    if (!w->path || !w->tmp || !w->indptr || !w->rows) {
+    if (!w->indptr || !w->rows) {
         mieb_partial_abort(w);
         return mieb_fail(MIEB_ERR_OOM, "%s: partial writer", path);
     }
-    if (mieb_tmp_path(path, w->tmp, len) != MIEB_OK) {
-        mieb_partial_abort(w);
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: path too long for its temporary", path);
-    }
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (slash && slash != path && (size_t)(slash - path) < sizeof dir) {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = '\0';
-        mieb_status st = mieb_mkdirs(dir);
-        if (st != MIEB_OK) {
-            mieb_partial_abort(w);
-            return st;
-        }
-    }
-    mieb_status st = MIEB_OK;
     mieb_h5_init();
-    mieb_h5_lock();
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-#if H5_VERSION_GE(1, 10, 7)
-    H5Pset_file_locking(fapl, 0, 1);
-#endif
-    w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    H5Pclose(fapl);
-    if (w->file < 0)
-        st = mieb_h5_fail(MIEB_ERR_IO, "%s: cannot create", w->tmp);
-    if (st == MIEB_OK) {
-        w->d_score = create_appendable(w->file, "score", H5T_IEEE_F32LE);
-        w->d_doc = create_appendable(w->file, "doc", H5T_STD_I64LE);
-        if (w->d_score < 0 || w->d_doc < 0)
-            st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: cannot create /score and /doc", w->tmp);
+    mieb_status st = mieb_h5w_create(path, &w->f);
+    if (st != MIEB_OK) {
+        mieb_partial_abort(w);
+        return st;
     }
+    mieb_h5_lock();
+    w->d_score = create_appendable(w->f.id, "score", H5T_IEEE_F32LE);
+    w->d_doc = create_appendable(w->f.id, "doc", H5T_STD_I64LE);
+    if (w->d_score < 0 || w->d_doc < 0)
+        st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: cannot create /score and /doc", w->f.tmp);
     mieb_h5_unlock();
     if (st != MIEB_OK) {
         mieb_partial_abort(w);
@@ -183,12 +150,12 @@ static mieb_status append_1d(const struct mieb_partial_writer *w, hid_t d, const
     hsize_t size[1] = {(hsize_t)(at + n)}, off[1] = {(hsize_t)at}, cnt[1] = {(hsize_t)n};
     mieb_h5_lock();
     if (H5Dset_extent(d, size) < 0) {
-        st = mieb_h5_fail(MIEB_ERR_IO, "%s: /%s: cannot grow to %lld entries", w->tmp, name, (long long)(at + n));
+        st = mieb_h5_fail(MIEB_ERR_IO, "%s: /%s: cannot grow to %lld entries", w->f.tmp, name, (long long)(at + n));
     } else {
         hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, cnt, NULL);
         if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
             H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, buf) < 0)
-            st = mieb_h5_fail(MIEB_ERR_IO, "%s: /%s: write failed", w->tmp, name);
+            st = mieb_h5_fail(MIEB_ERR_IO, "%s: /%s: write failed", w->f.tmp, name);
         H5Sclose(ms);
         H5Sclose(fs);
     }
@@ -199,7 +166,7 @@ static mieb_status append_1d(const struct mieb_partial_writer *w, hid_t d, const
 static mieb_status check_room(const struct mieb_partial_writer *w, int64_t n)
 {
     if (w->n_done + n > w->n_kept)
-        return mieb_fail(MIEB_ERR_INTERNAL, "%s: more queries appended (%lld) than announced (%lld)", w->path,
+        return mieb_fail(MIEB_ERR_INTERNAL, "%s: more queries appended (%lld) than announced (%lld)", w->f.path,
                          (long long)(w->n_done + n), (long long)w->n_kept);
     return MIEB_OK;
 }
@@ -209,7 +176,7 @@ mieb_status mieb_partial_append(void *writer, const int64_t *qrow, struct mieb_s
     struct mieb_partial_writer *w = writer;
     MIEB_TRY(check_room(w, so->n_queries));
     if (!so->log)
-        return mieb_fail(MIEB_ERR_INTERNAL, "%s: the search did not record its offers", w->path);
+        return mieb_fail(MIEB_ERR_INTERNAL, "%s: the search did not record its offers", w->f.path);
     for (int64_t t = 0; t < so->n_queries; t++) {
         const struct mieb_offer_log *l = &so->log[t];
         MIEB_TRY(append_1d(w, w->d_score, "score", H5T_NATIVE_FLOAT, w->n_entries, l->n, l->s));
@@ -233,7 +200,7 @@ mieb_status mieb_partial_append_empty(struct mieb_partial_writer *w, const int64
 
 static mieb_status write_attrs(struct mieb_partial_writer *w, const struct mieb_partial_meta *m)
 {
-    hid_t f = w->file;
+    hid_t f = w->f.id;
     const struct { const char *k, *v; } s[] = {
         {"format", MIEB_PARTIAL_FORMAT}, {"task_name", m->task}, {"split", m->split}, {"hf_subset", m->subset},
         {"kind", m->kind}, {"model_name", m->model_name}, {"model_revision", m->model_revision},
@@ -259,7 +226,7 @@ mieb_status mieb_partial_commit(struct mieb_partial_writer *w, struct mieb_parti
 {
     mieb_status st = MIEB_OK;
     if (w->n_done != w->n_kept)
-        st = mieb_fail(MIEB_ERR_INTERNAL, "%s: %lld of %lld queries written", w->path, (long long)w->n_done,
+        st = mieb_fail(MIEB_ERR_INTERNAL, "%s: %lld of %lld queries written", w->f.path, (long long)w->n_done,
                        (long long)w->n_kept);
     meta->n_kept = w->n_kept;
     meta->n_entries = w->n_entries;
@@ -267,25 +234,25 @@ mieb_status mieb_partial_commit(struct mieb_partial_writer *w, struct mieb_parti
         st = write_attrs(w, meta);
     if (st == MIEB_OK) {
         mieb_h5_lock();
-        herr_t a = H5Dclose(w->d_score), b = H5Dclose(w->d_doc), c = H5Fclose(w->file);
-        w->d_score = w->d_doc = w->file = -1;
+        herr_t a = H5Dclose(w->d_score), b = H5Dclose(w->d_doc), c = H5Fclose(w->f.id);
+        w->d_score = w->d_doc = w->f.id = -1;
         if (a < 0 || b < 0 || c < 0)
-            st = mieb_h5_fail(MIEB_ERR_IO, "%s: closing failed", w->tmp);
+            st = mieb_h5_fail(MIEB_ERR_IO, "%s: closing failed", w->f.tmp);
         mieb_h5_unlock();
     }
     if (st == MIEB_OK) {
         /* on disk before the rename makes it visible: a crash never leaves a truncated partial */
-        int fd = open(w->tmp, O_RDONLY);
+        int fd = open(w->f.tmp, O_RDONLY);
         if (fd < 0 || fsync(fd) != 0)
-            st = mieb_fail(MIEB_ERR_IO, "%s: fsync failed: %s", w->tmp, strerror(errno));
+            st = mieb_fail(MIEB_ERR_IO, "%s: fsync failed: %s", w->f.tmp, strerror(errno));
         if (fd >= 0)
             close(fd);
     }
-    if (st == MIEB_OK && rename(w->tmp, w->path) != 0)
-        st = mieb_fail(MIEB_ERR_IO, "cannot rename %s to %s: %s", w->tmp, w->path, strerror(errno));
+    if (st == MIEB_OK && rename(w->f.tmp, w->f.path) != 0)
+        st = mieb_fail(MIEB_ERR_IO, "cannot rename %s to %s: %s", w->f.tmp, w->f.path, strerror(errno));
     if (st == MIEB_OK) {
-        free(w->tmp);
-        w->tmp = NULL; /* committed: abort below must not unlink anything */
+        free(w->f.tmp);
+        w->f.tmp = NULL; /* committed: abort below must not unlink anything */
     }
     mieb_partial_abort(w);
     return st;

@@ -2,7 +2,7 @@
  * tmpfiles.h - names of the temporaries behind every atomic write, and the clean-up of
  * those a killed run left behind.
  *
- * A result, per-query file or partial is written to <path>.tmp.<host>.<pid> and renamed
+ * A result, per-query file, partial or HDF5 file of synth is written to <path>.tmp.<host>.<pid> and renamed
  * over <path> once complete, so readers never see half a file. SIGKILL (or a node failure)
  * cannot clean up, so the next run over the same folders removes the temporaries whose
  * writer is known to be gone: written on this host (the name says which) by a process

@@ -8,21 +8,27 @@
 #include <unistd.h>
 
 #include "../core/fileutil.h"
+#include "../core/tmpfiles.h"
 #include "h5_util.h"
 
 mieb_status mieb_h5w_create(const char *path, struct mieb_h5w_file *out)
 {
     memset(out, 0, sizeof *out);
     out->id = -1;
-    size_t len = strlen(path);
+    size_t len = strlen(path) + 100; /* ".tmp.<host (<= 64)>.<pid>" */
     out->path = strdup(path);
-    out->tmp = malloc(len + 5);
+    out->tmp = malloc(len);
     if (!out->path || !out->tmp) {
         mieb_h5w_abort(out);
         return mieb_fail(MIEB_ERR_OOM, "%s: out of memory", path);
     }
-    memcpy(out->tmp, path, len);
-    memcpy(out->tmp + len, ".tmp", 5);
+    mieb_status tst = mieb_tmp_path(path, out->tmp, len);
+    if (tst != MIEB_OK) {
+        free(out->tmp);
+        out->tmp = NULL; /* nothing was created: nothing to unlink */
+        mieb_h5w_abort(out);
+        return tst;
+    }
     const char *slash = strrchr(path, '/');
     if (slash && slash != path) {
         char dir[4096];

@@ -25,7 +25,7 @@ struct mieb_h5w_file {
     char *path, *tmp;
 };
 
-/** Create <path>.tmp (parent directories included). On failure nothing is left behind. */
+/** Create <path>'s temporary (core/tmpfiles.h; parent directories included). On failure nothing is left behind. */
 mieb_status mieb_h5w_create(const char *path, struct mieb_h5w_file *out);
 /** Close and rename into place; on failure the tmp file is removed. */
 mieb_status mieb_h5w_commit(struct mieb_h5w_file *f);
