@@ -28,33 +28,6 @@ static int cmp_f64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Dense codes of v in sorted-value order (np.unique's inverse) into codes; k distinct values. */
-static mieb_status encode(const int64_t *v, int64_t n, int64_t *codes, int64_t *k)
-{
-    int64_t *s = malloc((size_t)(n > 0 ? n : 1) * sizeof *s), u = 0;
-    if (!s)
-        return mieb_fail(MIEB_ERR_OOM, "bootstrap: %lld labels", (long long)n);
-    memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_i64);
-    for (int64_t i = 0; i < n; i++)
-        if (i == 0 || s[i] != s[u - 1])
-            s[u++] = s[i];
-    for (int64_t i = 0; i < n; i++) {
-        int64_t lo = 0, hi = u - 1;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (s[mid] < v[i])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        codes[i] = lo;
-    }
-    free(s);
-    *k = u;
-    return MIEB_OK;
-}
-
 /* sklearn's _entropy of label counts c[0..k) (zeros skipped), n = their sum: pairwise np.sum. */
 static double entropy(const int64_t *c, int64_t k, double n, double *terms)
 {
@@ -81,9 +54,9 @@ mieb_status mieb_bs_nmi(const int64_t *labels, const int64_t *clusters, int64_t 
     double *terms = malloc((size_t)n * sizeof *terms);
     mieb_status st = cl && ck && key && terms ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "nmi: %lld samples", (long long)n);
     if (st == MIEB_OK)
-        st = encode(labels, n, cl, &kc);
+        st = mieb_np_unique_inverse(labels, n, cl, &kc);
     if (st == MIEB_OK)
-        st = encode(clusters, n, ck, &kk);
+        st = mieb_np_unique_inverse(clusters, n, ck, &kk);
     if (st == MIEB_OK && (!(a = calloc((size_t)kc, sizeof *a)) || !(b = calloc((size_t)kk, sizeof *b))))
         st = mieb_fail(MIEB_ERR_OOM, "nmi: %lld x %lld contingency", (long long)kc, (long long)kk);
     if (st != MIEB_OK)

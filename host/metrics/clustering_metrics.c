@@ -9,46 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Dense codes 0..k-1 of v in sorted-value order (np.unique's inverse), and k. */
-static mieb_status encode(const int64_t *v, int64_t n, int64_t *codes, int64_t *k)
-{
-    int64_t *s = malloc((size_t)(n ? n : 1) * sizeof *s);
-    if (!s)
-        return mieb_fail(MIEB_ERR_OOM, "clustering metrics: out of memory for %lld labels", (long long)n);
-    memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_i64);
-    int64_t u = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (i == 0 || s[i] != s[i - 1])
-            s[u++] = s[i];
-    for (int64_t i = 0; i < n; i++) {
-        int64_t lo = 0, hi = u - 1;
-        while (lo < hi) {
-            int64_t mid = (lo + hi) / 2;
-            if (s[mid] < v[i])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        codes[i] = lo;
-    }
-    free(s);
-    *k = u;
-    return MIEB_OK;
-}
+#include "npmath.h"
 
 mieb_status mieb_count_distinct(const int64_t *v, int64_t n, int64_t *k)
 {
     int64_t *codes = malloc((size_t)(n ? n : 1) * sizeof *codes);
     if (!codes)
         return mieb_fail(MIEB_ERR_OOM, "out of memory counting %lld labels", (long long)n);
-    mieb_status st = encode(v, n, codes, k);
+    mieb_status st = mieb_np_unique_inverse(v, n, codes, k);
     free(codes);
     return st;
 }
@@ -151,7 +119,8 @@ mieb_status mieb_cluster_scores(const int64_t *labels, const int64_t *pred, int6
         st = mieb_fail(MIEB_ERR_OOM, "clustering metrics: out of memory for %lld labels", (long long)n);
         goto out;
     }
-    if ((st = encode(labels, n, cc, &kc)) != MIEB_OK || (st = encode(pred, n, ck, &kk)) != MIEB_OK)
+    if ((st = mieb_np_unique_inverse(labels, n, cc, &kc)) != MIEB_OK ||
+        (st = mieb_np_unique_inverse(pred, n, ck, &kk)) != MIEB_OK)
         goto out;
     for (int64_t i = 0; i < n; i++)
         pr[i] = (struct pair){cc[i], ck[i]};

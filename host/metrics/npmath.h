@@ -29,6 +29,12 @@ double mieb_np_sum(const double *a, int64_t n);
 float mieb_np_pairwise_sum_f32(const float *a, int64_t n);
 
 /**
+ * np.unique(v, return_inverse=True) of int64 labels: codes[i] = the rank of v[i] among the
+ * k distinct values in ascending order (0 .. k-1). MIEB_ERR_OOM only.
+ */
+mieb_status mieb_np_unique_inverse(const int64_t *v, int64_t n, int64_t *codes, int64_t *k);
+
+/**
  * One segment of np.add.reduceat(a, starts): the first element is copied into the output
  * and the pairwise sum of the remaining n-1 is added to it (a different rounding from
  * mieb_np_sum). n must be >= 1.
