@@ -2,7 +2,8 @@
 """Retrieval throughput, side by side in one run on the same data, at top-1000:
 
   mieb-eval  (`mieb-eval run`, CPU backend or --device cuda; stage times from the result's
-             evaluation_phases)
+             evaluation_phases); on the CPU twice: with the AMX screen (MIEB_CPU_SCREEN=auto,
+             host/backend/screen.h) and with the exact way only (MIEB_CPU_SCREEN=off)
   faiss-cpu  IndexFlatIP.search(k=1000)
   numpy      blocked matmul + argpartition + sort of the top 1000
 
@@ -11,7 +12,8 @@ stage's GFLOP/s beside the machine's best SGEMM rate (bench/sgemm_rate, if built
 the share of scoring time spent in metric reduction.
 
   .venv/bin/python bench/bench_retrieval.py [--nq 1000] [--nd 100000] [--dim 768] [--threads 2]
-                                            [--device cpu|cuda] [--binary build/mieb-eval] [--no-numpy]
+                                            [--device cpu|cuda] [--binary build/mieb-eval] [--reps 3]
+                                            [--no-numpy]
 
 On a GPU machine (tests/gpu/run.sh runs it when faiss is importable there) the ratio vs
 faiss-cpu is the GPU backend's against faiss on that machine's cores.
@@ -57,10 +59,11 @@ def make_data(tmp, nq, nd, dim, seed=0):
     return td, ed, q, d
 
 
-def run_mieb(binary, td, ed, out, threads, device="cpu"):
+def run_mieb(binary, td, ed, out, threads, device="cpu", screen="auto"):
     t0 = time.perf_counter()
     subprocess.run([binary, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
-                    "--device", device, "--threads", str(threads)], check=True, capture_output=True)
+                    "--device", device, "--threads", str(threads), "--overwrite-strategy", "always"], check=True,
+                   capture_output=True, env=dict(os.environ, MIEB_CPU_SCREEN=screen))
     wall = time.perf_counter() - t0
     path = os.path.join(out, "results", "test-org__test-model", "rev0", f"{TASK}.json")
     res = json.load(open(path))
@@ -122,6 +125,7 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--binary", default=os.path.join(REPO, "build", "mieb-eval"))
     ap.add_argument("--device", default="cpu", help="mieb-eval --device")
+    ap.add_argument("--reps", type=int, default=3, help="runs of each peer, interleaved; the best is reported")
     ap.add_argument("--no-numpy", action="store_true", help="skip the numpy peer (slow at large sizes)")
     a = ap.parse_args()
     k = 1000
@@ -130,26 +134,50 @@ def main():
         td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim)
         qdd = a.nq * a.nd * a.dim
         flop = 2.0 * qdd
-        wall, st, _ = run_mieb(a.binary, td, ed, os.path.join(tmp, "out"), a.threads, a.device)
-        evaluation = [v for n, v in st.items() if n == "Evaluation"][0]
-        sim = st["Stage: similarity and top-k"]
-        search = sim + st["Stage: merge and heap"] + st["Stage: waiting for reads"]
-        metrics = st["Stage: metrics"]
-        tf = run_faiss(q, d, k, a.threads)
-        tn = None if a.no_numpy else run_numpy(q, d, k)
+        # On the CPU, mieb-eval runs twice: with the AMX screen (host/backend/screen.h; the
+        # default where the CPU has AMX-BF16) and with the exact way only (MIEB_CPU_SCREEN=off).
+        modes = ["auto", "off"] if a.device == "cpu" else ["auto"]
+        best = {m: None for m in modes}
+        scores = {}
+        tf = tn = None
+        for _ in range(a.reps):  # interleaved, so that a noisy moment hurts every peer alike
+            for m in modes:
+                wall, st, res = run_mieb(a.binary, td, ed, os.path.join(tmp, "out-" + m), a.threads, a.device, m)
+                scores[m] = json.dumps(res["scores"], sort_keys=True)
+                if best[m] is None or st["Stage: similarity and top-k"] < best[m][1]["Stage: similarity and top-k"]:
+                    best[m] = (wall, st)
+            t = run_faiss(q, d, k, a.threads)
+            tf = t if tf is None else min(tf, t)
+            if not a.no_numpy:
+                t = run_numpy(q, d, k)
+                tn = t if tn is None else min(tn, t)
         print(f"retrieval top-{k}: {a.nq} queries x {a.nd} documents x dim {a.dim}, {a.threads} threads, "
-              f"mieb-eval --device {a.device}")
-        print(f"  {'peer':<40}{'seconds':>9}{'qdd/s':>12}{'ratio vs faiss':>16}")
-        rows = [("mieb-eval search (read+sim+top-k+heap)", search), ("mieb-eval similarity + top-k stage", sim),
-                ("mieb-eval whole evaluation", evaluation), ("faiss-cpu IndexFlatIP", tf),
-                ("numpy matmul + argpartition", tn)]
+              f"mieb-eval --device {a.device}, best of {a.reps}")
+        print(f"  {'peer':<46}{'seconds':>9}{'qdd/s':>12}{'ratio vs faiss':>16}")
+        rows = []
+        for m in modes:
+            wall, st = best[m]
+            label = "" if a.device != "cpu" else (" [screen]" if m == "auto" else " [exact]")
+            sim = st["Stage: similarity and top-k"]
+            search = sim + st["Stage: merge and heap"] + st["Stage: waiting for reads"]
+            rows += [(f"mieb-eval search (read+sim+top-k+heap){label}", search),
+                     (f"mieb-eval similarity + top-k stage{label}", sim)]
+        rows += [("faiss-cpu IndexFlatIP", tf), ("numpy matmul + argpartition", tn)]
         for name, t in rows:
             if t is None:
                 continue
-            print(f"  {name:<40}{t:>9.3f}{qdd / t:>12.3e}{tf / t:>16.2f}")
-        print(f"  similarity stage: {flop / sim / 1e9:.1f} GFLOP/s (incl. top-k selection)")
-        print(f"  metric reduction: {metrics:.3f} s = {100 * metrics / evaluation:.1f}% of scoring time")
-        print(f"  mieb-eval process wall time (incl. start-up and writing): {wall:.3f} s")
+            print(f"  {name:<46}{t:>9.3f}{qdd / t:>12.3e}{tf / t:>16.2f}")
+        for m in modes:
+            wall, st = best[m]
+            sim, ev, metrics = st["Stage: similarity and top-k"], st["Evaluation"], st["Stage: metrics"]
+            print(f"  MIEB_CPU_SCREEN={m}: similarity stage {flop / sim / 1e9:.1f} GFLOP/s-equivalent "
+                  f"(incl. top-k selection); metric reduction {metrics:.3f} s = {100 * metrics / ev:.1f}% of "
+                  f"scoring time; process wall time {wall:.3f} s")
+        if len(modes) == 2:
+            same = scores["auto"] == scores["off"]
+            print(f"  screen on and off give identical scores: {'yes' if same else 'NO'}")
+            if not same:
+                sys.exit(1)
         peak = sgemm_peak(a.threads) if a.device == "cpu" else None
         if peak:
             print("  best SGEMM on this machine (bench/sgemm_rate):")

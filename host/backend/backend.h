@@ -63,18 +63,18 @@ struct mieb_sts_pair_out {
 };
 
 /*
- * The tile grid that makes scores independent of how the work is split.
+ * The tile grid: how callers and backends cut query sets and corpus blocks.
  *
  * A BLAS GEMM's last bits depend on the shape of the call (OpenBLAS picks kernels and
  * blockings by M and N: a 511 x 2500 call and the first 511 rows of a 512 x 2500 call
- * differ in about 1% of their elements), so a score must always come from the same call
- * shape at the same position. Backends tile a query set from its first query in steps of
- * MIEB_GRID_Q and a corpus block from its first document in steps of MIEB_GRID_D, and
- * split work across threads only along those tiles. Callers then start every query set at
- * a multiple of MIEB_GRID_Q of the role's item list and every corpus block at a multiple
- * of MIEB_GRID_D: each (query, document) score is then computed by the same call shape at
- * the same position whatever --mem-limit, --threads or corpus parts were used, and the
- * results are bit-identical. MIEB_GRID_D divides mteb's 50,000-document chunk.
+ * differ in about 1% of their elements), so a score computed by one must always come from
+ * the same call shape at the same position. Callers start every query set at a multiple
+ * of MIEB_GRID_Q of the role's item list and every corpus block at a multiple of
+ * MIEB_GRID_D (which divides mteb's 50,000-document chunk), and a backend whose GEMM is
+ * shape-dependent tiles along them (the CUDA backend's plan, issue 2's open item).
+ * The CPU backend no longer needs it: its scores are canon_dot.h's fixed-order sums, a
+ * function of the two vectors alone, so they are bit-identical whatever --mem-limit,
+ * --threads, corpus parts or screen were used.
  */
 #define MIEB_GRID_Q 256
 #define MIEB_GRID_D 1250

@@ -1,12 +1,16 @@
 /**
  * cpu_backend.c - the CPU implementation of the operations table (BLAS + threads).
  *
- * This is the reference every CUDA kernel is tested against. Similarity is one fp32
- * SGEMM per (query tile, doc tile), followed immediately by best-k selection on the
- * tile while it is still in cache, so the full score matrix is never materialised.
- * Work is split over our own threads (OpenBLAS runs single-threaded inside each), by
- * query tiles and, when there are fewer query tiles than threads, by doc ranges whose
- * partial top-k lists are merged afterwards.
+ * This is the reference every CUDA kernel is tested against. Every score is the fixed-
+ * order fp32 dot product of canon_dot.h, so it depends on its two vectors alone, never
+ * on tiles, threads, --mem-limit or the machine. Two ways to the same best k:
+ *  - exact: one canon_dot GEMM per (query tile, doc tile), followed immediately by best-k
+ *    selection on the tile while it is still in cache (the score matrix is never whole);
+ *  - screened (screen.h, where the CPU has AMX): approximate bf16 scores with rigorous
+ *    bounds pick the few documents that can reach the best k, and only those get the
+ *    exact score; the result is bit-identical to the exact way.
+ * Work is split over our own threads by query tiles and, when there are fewer query tiles
+ * than threads, by doc ranges whose partial top-k lists are merged afterwards.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,15 +20,16 @@
 #include <cblas.h>
 
 #include "backend.h"
+#include "canon_dot.h"
 #include "cpu_kernels.h"
 #include "cpu_pairwise.h"
 #include "cpu_kmeans.h"
+#include "screen.h"
 #include "topk_heap.h"
 #include "topk_reservoir.h"
 
-/* Tile shapes: the grid of backend.h (a 256 x 1250 fp32 score tile is 1.2 MiB, L2/L3
-   resident); every cblas_sgemm call is one grid tile, so its shape never depends on how
-   the caller or the thread split cut the work. */
+/* Tile shapes of the exact way: a 256 x 1250 fp32 score tile is 1.2 MiB, L2/L3 resident.
+   (The grid of backend.h; with canon_dot the scores no longer depend on it.) */
 #define CPU_TILE_Q MIEB_GRID_Q
 #define CPU_TILE_D MIEB_GRID_D
 
@@ -35,6 +40,7 @@ struct cpu_scratch {
     float *res_s;     /* [CPU_TILE_Q, 2k] */
     int64_t *res_i;
     size_t res_slots; /* capacity of res_s / res_i */
+    struct mieb_screen_scratch *screen;
 };
 
 struct cpu_ctx {
@@ -71,6 +77,7 @@ static void cpu_free(struct mieb_backend *be)
         free(cx->scratch[t].tile);
         free(cx->scratch[t].res_s);
         free(cx->scratch[t].res_i);
+        mieb_screen_scratch_free(cx->scratch[t].screen);
     }
     free(be->ctx);
     free(be);
@@ -103,23 +110,100 @@ struct topk_job {
     int64_t *out_i;
     int64_t *out_n;   /* [nq] entries kept per query (this part) */
     struct cpu_scratch *sc; /* the running thread's scratch */
+    int screen;       /* take the screened way (screen.h) */
+    size_t screen_budget;
+    struct mieb_screen_stats stats;
     mieb_status st;
 };
+
+/*
+ * The exact way for m contiguous query rows Q against docs [d0, d1) of D (rows of D are
+ * indexed from D's start): one canon_dot GEMM per tile, each tile's rows offered to a
+ * reservoir per query at once. Query r's best k go to out_s/out_i + r*k, its count to out_n[r].
+ */
+static mieb_status exact_topk(struct cpu_scratch *sc, const float *Q, int64_t m, const float *D, int64_t d0,
+                              int64_t d1, int64_t dim, int64_t k, float *out_s, int64_t *out_i, int64_t *out_n)
+{
+    /* each query row gets a reservoir of 2k slots (topk_reservoir.h) */
+    MIEB_TRY(scratch_reserve(sc, k));
+    float *tile = sc->tile;
+    for (int64_t qt = 0; qt < m; qt += CPU_TILE_Q) {
+        int64_t tq = m - qt < CPU_TILE_Q ? m - qt : CPU_TILE_Q;
+        struct mieb_topk_res res[CPU_TILE_Q];
+        for (int64_t r = 0; r < tq; r++)
+            mieb_topk_res_init(&res[r], sc->res_s + (size_t)r * 2 * k, sc->res_i + (size_t)r * 2 * k, k);
+        for (int64_t dt = d0; dt < d1; dt += CPU_TILE_D) {
+            int64_t td = d1 - dt < CPU_TILE_D ? d1 - dt : CPU_TILE_D;
+            /* tile[tq, td] = Q[qt:qt+tq] . D[dt:dt+td]^T, row-major, in canon_dot's order */
+            mieb_canon_gemm(Q + qt * dim, dim, tq, D + dt * dim, dim, td, dim, tile, td);
+            for (int64_t r = 0; r < tq; r++)
+                mieb_topk_res_push_row(&res[r], tile + r * td, td, dt);
+        }
+        for (int64_t r = 0; r < tq; r++) {
+            int64_t n = mieb_topk_res_finish(&res[r]);
+            memcpy(out_s + (qt + r) * k, res[r].score, sizeof(float) * (size_t)n);
+            memcpy(out_i + (qt + r) * k, res[r].idx, sizeof(int64_t) * (size_t)n);
+            out_n[qt + r] = n;
+        }
+    }
+    return MIEB_OK;
+}
+
+/* The screened way; queries (or the whole job) it hands back take the exact way. */
+static mieb_status run_screen_job(struct topk_job *j)
+{
+    const struct mieb_vecs *q = &j->qs->q, *d = j->docs;
+    int64_t dim = q->dim, k = j->k, m = j->q1 - j->q0;
+    float *os = j->out_s + j->q0 * k;
+    int64_t *oi = j->out_i + j->q0 * k, *on = j->out_n + j->q0;
+    int64_t *ovf = malloc(sizeof(int64_t) * (size_t)(m + 1)), n_ovf = 0;
+    int aborted = 0;
+    if (!ovf)
+        return mieb_fail(MIEB_ERR_OOM, "cpu backend: screen overflow list");
+    mieb_status st = mieb_screen_topk(&j->sc->screen, q->data + j->q0 * dim, m, d->data + j->d0 * dim,
+                                      j->d1 - j->d0, dim, k, j->d0, j->screen_budget, os, oi, on, ovf, &n_ovf,
+                                      &aborted, &j->stats);
+    if (st == MIEB_OK && aborted)
+        st = exact_topk(j->sc, q->data + j->q0 * dim, m, d->data, j->d0, j->d1, dim, k, os, oi, on);
+    else if (st == MIEB_OK && n_ovf > 0) {
+        /* gather the handed-back queries, score them exactly, put their lists in place */
+        float *g = malloc(sizeof(float) * (size_t)(n_ovf * dim));
+        float *gs = malloc(sizeof(float) * (size_t)(n_ovf * k));
+        int64_t *gi = malloc(sizeof(int64_t) * (size_t)(n_ovf * k)), *gn = malloc(sizeof(int64_t) * (size_t)n_ovf);
+        if (!g || !gs || !gi || !gn)
+            st = mieb_fail(MIEB_ERR_OOM, "cpu backend: %lld queries for the exact way", (long long)n_ovf);
+        for (int64_t x = 0; x < n_ovf && st == MIEB_OK; x++)
+            memcpy(g + x * dim, q->data + (j->q0 + ovf[x]) * dim, sizeof(float) * (size_t)dim);
+        if (st == MIEB_OK)
+            st = exact_topk(j->sc, g, n_ovf, d->data, j->d0, j->d1, dim, k, gs, gi, gn);
+        for (int64_t x = 0; x < n_ovf && st == MIEB_OK; x++) {
+            memcpy(os + ovf[x] * k, gs + x * k, sizeof(float) * (size_t)gn[x]);
+            memcpy(oi + ovf[x] * k, gi + x * k, sizeof(int64_t) * (size_t)gn[x]);
+            on[ovf[x]] = gn[x];
+        }
+        free(g);
+        free(gs);
+        free(gi);
+        free(gn);
+    }
+    free(ovf);
+    return st;
+}
 
 static mieb_status run_topk_job(struct topk_job *j)
 {
     const struct mieb_vecs *q = &j->qs->q, *d = j->docs;
-    int64_t nq = j->q1 - j->q0, k = j->k;
-    float *tile = NULL;
+    int64_t k = j->k;
     struct mieb_topk_heap h;
 
+    if (j->screen)
+        return run_screen_job(j);
     if (j->qs->sim == MIEB_SIM_MAXSIM) {
         /* Late interaction: one query at a time against the doc range. */
         for (int64_t qi = j->q0; qi < j->q1; qi++) {
             float *row = malloc(sizeof(float) * (size_t)(j->d1 - j->d0 > 0 ? j->d1 - j->d0 : 1));
             if (!row)
                 return mieb_fail(MIEB_ERR_OOM, "cpu backend: maxsim row");
-            /* one grid tile of documents per token GEMM, as for single vectors */
             for (int64_t dt = j->d0; dt < j->d1; dt += CPU_TILE_D) {
                 int64_t de = j->d1 - dt < CPU_TILE_D ? j->d1 : dt + CPU_TILE_D;
                 mieb_status st = mieb_cpu_maxsim_row(q, qi, d, dt, de, row + (dt - j->d0));
@@ -136,37 +220,8 @@ static mieb_status run_topk_job(struct topk_job *j)
         }
         return MIEB_OK;
     }
-
-    /* each query row gets a reservoir of 2k slots (topk_reservoir.h) */
-    mieb_status st = scratch_reserve(j->sc, k);
-    if (st != MIEB_OK)
-        return st;
-    tile = j->sc->tile;
-    float *res_s = j->sc->res_s;
-    int64_t *res_i = j->sc->res_i;
-    for (int64_t qt = j->q0; qt < j->q1; qt += CPU_TILE_Q) {
-        int64_t tq = j->q1 - qt < CPU_TILE_Q ? j->q1 - qt : CPU_TILE_Q;
-        struct mieb_topk_res res[CPU_TILE_Q];
-        for (int64_t r = 0; r < tq; r++)
-            mieb_topk_res_init(&res[r], res_s + (size_t)r * 2 * k, res_i + (size_t)r * 2 * k, k);
-        for (int64_t dt = j->d0; dt < j->d1; dt += CPU_TILE_D) {
-            int64_t td = j->d1 - dt < CPU_TILE_D ? j->d1 - dt : CPU_TILE_D;
-            /* tile[tq, td] = Q[qt:qt+tq] . D[dt:dt+td]^T, row-major */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)tq, (int)td, (int)q->dim,
-                        1.0f, q->data + qt * q->dim, (int)q->dim, d->data + dt * d->dim, (int)d->dim,
-                        0.0f, tile, (int)td);
-            for (int64_t r = 0; r < tq; r++)
-                mieb_topk_res_push_row(&res[r], tile + r * td, td, dt);
-        }
-        for (int64_t r = 0; r < tq; r++) {
-            int64_t n = mieb_topk_res_finish(&res[r]);
-            memcpy(j->out_s + (qt + r) * k, res[r].score, sizeof(float) * (size_t)n);
-            memcpy(j->out_i + (qt + r) * k, res[r].idx, sizeof(int64_t) * (size_t)n);
-            j->out_n[qt + r] = n;
-        }
-    }
-    (void)nq;
-    return MIEB_OK;
+    return exact_topk(j->sc, q->data + j->q0 * q->dim, j->q1 - j->q0, d->data, j->d0, j->d1, q->dim, k,
+                      j->out_s + j->q0 * k, j->out_i + j->q0 * k, j->out_n + j->q0);
 }
 
 static void *topk_thread(void *arg)
@@ -197,8 +252,27 @@ static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
     if (nd == 0)
         return MIEB_OK;
 
+    /* The screened way (screen.h) where it pays: single vectors, a block far larger than
+       k. Its query tiles are as large as its budget (an eighth of --mem-limit) allows, up
+       to one per thread, since each tile converts the block to bf16 once. */
+    int screen = 0;
+    int64_t tile_q = CPU_TILE_Q;
+    size_t screen_budget = 0;
+    if (qs->sim != MIEB_SIM_MAXSIM && nd >= MIEB_SCREEN_MIN_DOCS && nd >= k * MIEB_SCREEN_MIN_DOCS_PER_K &&
+        mieb_screen_available()) {
+        size_t limit = be->opts.mem_limit ? be->opts.mem_limit : (size_t)4 << 30;
+        screen_budget = limit / 8 / (size_t)nt;
+        int64_t fit = (int64_t)(screen_budget / mieb_screen_bytes_per_query(q->dim, k)) / 32 * 32;
+        int64_t want = ((nq + nt - 1) / nt + 31) / 32 * 32;
+        if (want > 1024)
+            want = 1024;
+        if (fit >= 32) {
+            screen = 1;
+            tile_q = want < fit ? want : fit;
+        }
+    }
     /* Split docs into `parts` ranges when query tiles alone cannot feed every thread. */
-    int64_t n_qtiles = (nq + CPU_TILE_Q - 1) / CPU_TILE_Q;
+    int64_t n_qtiles = (nq + tile_q - 1) / tile_q;
     int parts = 1;
     if (n_qtiles < nt) {
         parts = (int)(nt / n_qtiles);
@@ -232,14 +306,15 @@ static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
             starts[t] = &jobs[w];
             for (int64_t c = 0; c < per_thread && jid < n_jobs; c++, jid++) {
                 int64_t qt = jid / parts, p = jid % parts;
-                /* whole grid tiles per part, so no sgemm call changes shape with the thread count */
                 int64_t dchunk = ((nd + parts - 1) / parts + CPU_TILE_D - 1) / CPU_TILE_D * CPU_TILE_D;
                 struct topk_job *jb = &jobs[w++];
                 jb->qs = qs;
                 jb->docs = docs;
                 jb->k = k;
-                jb->q0 = qt * CPU_TILE_Q;
-                jb->q1 = jb->q0 + CPU_TILE_Q < nq ? jb->q0 + CPU_TILE_Q : nq;
+                jb->q0 = qt * tile_q;
+                jb->q1 = jb->q0 + tile_q < nq ? jb->q0 + tile_q : nq;
+                jb->screen = screen;
+                jb->screen_budget = screen_budget;
                 jb->d0 = p * dchunk < nd ? p * dchunk : nd;
                 jb->d1 = (p + 1) * dchunk < nd ? (p + 1) * dchunk : nd;
                 jb->out_s = ps + (int64_t)p * nq * k;
@@ -259,11 +334,22 @@ static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
         for (int t = 1; t < nthreads; t++)
             if (started[t])
                 pthread_join(tids[t], NULL);
-        for (int64_t x = 0; x < n_jobs + nthreads; x++)
+        struct mieb_screen_stats sum = {0};
+        for (int64_t x = 0; x < n_jobs + nthreads; x++) {
             if (jobs[x].q1 >= 0 && jobs[x].st != MIEB_OK) {
                 st = jobs[x].st;
                 goto done;
             }
+            sum.pairs += jobs[x].stats.pairs;
+            sum.candidates += jobs[x].stats.candidates;
+            sum.overflowed += jobs[x].stats.overflowed;
+            sum.aborted += jobs[x].stats.aborted;
+        }
+        if (screen)
+            MIEB_LOGD("cpu top-k: %lld x %lld screened in %lld jobs: %.2f%% of pairs scored exactly, %lld queries "
+                      "and %lld jobs handed to the exact way", (long long)nq, (long long)nd, (long long)n_jobs,
+                      sum.pairs ? 100.0 * (double)sum.candidates / (double)sum.pairs : 0.0,
+                      (long long)sum.overflowed, (long long)sum.aborted);
     }
     if (parts > 1) {
         /* Merge the parts' sorted lists per query; parts hold increasing index ranges. */
@@ -314,7 +400,7 @@ static mieb_status cpu_score_pairs(struct mieb_backend *be, struct mieb_qset *qs
         if (qs->sim == MIEB_SIM_MAXSIM) {
             MIEB_TRY(mieb_cpu_maxsim_row(q, qi[p], docs, di[p], di[p] + 1, &out[p]));
         } else {
-            out[p] = mieb_cpu_dot(q->data + qi[p] * q->dim, docs->data + di[p] * docs->dim, q->dim);
+            out[p] = mieb_canon_dot(q->data + qi[p] * q->dim, docs->data + di[p] * docs->dim, q->dim);
         }
     }
     return MIEB_OK;

@@ -1,18 +1,10 @@
-/* cpu_kernels.c - scalar CPU building blocks (dot, torch-style normalisation, MaxSim). */
+/* cpu_kernels.c - CPU building blocks (torch-style normalisation, MaxSim rows). */
 #include "cpu_kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include <cblas.h>
-
-float mieb_cpu_dot(const float *a, const float *b, int64_t dim)
-{
-    float s = 0.0f;
-    for (int64_t i = 0; i < dim; i++)
-        s += a[i] * b[i];
-    return s;
-}
+#include "canon_dot.h"
 
 void mieb_cpu_l2_normalize_rows(float *x, int64_t n, int64_t dim)
 {
@@ -45,8 +37,7 @@ mieb_status mieb_cpu_maxsim_row(const struct mieb_vecs *q, int64_t qi, const str
     if (!s)
         return mieb_fail(MIEB_ERR_OOM, "maxsim: %lld x %lld token scores", (long long)nt, (long long)nr);
     /* s[t, u] = <q_t, d_u> for every query token and every doc token of the range */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nt, (int)nr, (int)dim, 1.0f,
-                q->data + t0 * dim, (int)dim, d->data + r0 * dim, (int)dim, 0.0f, s, (int)nr);
+    mieb_canon_gemm(q->data + t0 * dim, dim, nt, d->data + r0 * dim, dim, nr, dim, s, nr);
     for (int64_t j = d0; j < d1; j++) {
         int64_t u0 = d->offsets[j] - r0, u1 = d->offsets[j + 1] - r0;
         float total = 0.0f;

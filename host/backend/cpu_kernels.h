@@ -1,6 +1,6 @@
 /**
  * cpu_kernels.h - scalar CPU building blocks shared by the CPU backend and the drivers:
- * dot products, L2 row normalisation as torch does it, and MaxSim rows.
+ * L2 row normalisation as torch does it, and MaxSim rows (token products in canon_dot's order).
  */
 #ifndef MIEB_BACKEND_CPU_KERNELS_H
 #define MIEB_BACKEND_CPU_KERNELS_H
@@ -8,9 +8,6 @@
 #include <stdint.h>
 
 #include "backend.h"
-
-/** fp32 dot product of two dim-long vectors (sequential fp32 accumulation). */
-float mieb_cpu_dot(const float *a, const float *b, int64_t dim);
 
 /**
  * In place: x[i] /= max(||x[i]||_2, 1e-12) for each of n rows, in fp32, like

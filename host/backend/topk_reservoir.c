@@ -2,6 +2,8 @@
 #include "topk_reservoir.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "topk_heap.h"
 
@@ -82,22 +84,96 @@ void mieb_topk_res_push_row(struct mieb_topk_res *r, const float *s, int64_t n, 
     }
 }
 
+void mieb_topk_res_push(struct mieb_topk_res *r, float s, int64_t i)
+{
+    if (r->k <= 0 || (r->cut && !(s > r->thr)))
+        return;
+    r->score[r->n] = s;
+    r->idx[r->n++] = i;
+    if (r->n == 2 * r->k)
+        cut(r);
+}
+
+/* One entry of the radix sort: key = (~order(score) << 32) | index, the score as given. */
+struct rkey {
+    uint64_t key;
+    float s;
+};
+
+/* Order-preserving key of a score; -0 and +0 share one (they tie, as mieb_topk_better says). */
+static inline uint32_t score_key(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (u == 0x80000000u)
+        u = 0;
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+/* Sort best first by an LSD radix sort on 8-bit digits of the keys (passes whose digit is the
+   same for every entry are skipped). Returns 0, sorting nothing, when an entry has a NaN
+   score or an index outside [0, 2^32): the heap sort then keeps its behaviour there. */
+static int radix_best_first(float *score, int64_t *idx, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        if (isnan(score[j]) || idx[j] < 0 || idx[j] > (int64_t)UINT32_MAX)
+            return 0;
+    struct rkey *a = malloc(sizeof *a * (size_t)n), *b = malloc(sizeof *b * (size_t)n);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        /* ascending keys = descending scores, then ascending indices */
+        a[j].key = ((uint64_t)~score_key(score[j]) << 32) | (uint64_t)idx[j];
+        a[j].s = score[j];
+    }
+    for (int d = 0; d < 8; d++) {
+        int64_t count[256] = {0};
+        for (int64_t j = 0; j < n; j++)
+            count[(a[j].key >> (8 * d)) & 255]++;
+        if (count[(a[0].key >> (8 * d)) & 255] == n)
+            continue; /* every entry has this digit */
+        int64_t pos = 0;
+        for (int v = 0; v < 256; v++) {
+            int64_t c = count[v];
+            count[v] = pos;
+            pos += c;
+        }
+        for (int64_t j = 0; j < n; j++)
+            b[count[(a[j].key >> (8 * d)) & 255]++] = a[j];
+        struct rkey *t = a;
+        a = b;
+        b = t;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        score[j] = a[j].s;
+        idx[j] = (int64_t)(a[j].key & 0xFFFFFFFFu);
+    }
+    free(a);
+    free(b);
+    return 1;
+}
+
 int64_t mieb_topk_res_finish(struct mieb_topk_res *r)
 {
     if (r->n > r->k)
         cut(r);
-    /* sort the survivors best first (heap sort through the shared heap code) */
-    struct mieb_topk_heap h;
     int64_t n = r->n;
-    mieb_topk_heap_init(&h, r->score, r->idx, n);
-    h.n = 0;
-    for (int64_t j = 0; j < n; j++) {
-        /* rebuild as a heap in place: push entries one by one (storage is the same array) */
-        float sc = r->score[j];
-        int64_t ix = r->idx[j];
-        mieb_topk_heap_push(&h, sc, ix);
+    if (n > 0 && !radix_best_first(r->score, r->idx, n)) {
+        /* sort the survivors best first (heap sort through the shared heap code) */
+        struct mieb_topk_heap h;
+        mieb_topk_heap_init(&h, r->score, r->idx, n);
+        h.n = 0;
+        for (int64_t j = 0; j < n; j++) {
+            /* rebuild as a heap in place: push entries one by one (storage is the same array) */
+            float sc = r->score[j];
+            int64_t ix = r->idx[j];
+            mieb_topk_heap_push(&h, sc, ix);
+        }
+        mieb_topk_heap_drain_sorted(&h, r->score, r->idx);
     }
-    mieb_topk_heap_drain_sorted(&h, r->score, r->idx);
     r->n = 0;
     r->cut = 0;
     r->thr = -INFINITY;

@@ -23,6 +23,8 @@ struct mieb_topk_res {
 void mieb_topk_res_init(struct mieb_topk_res *r, float *score, int64_t *idx, int64_t k);
 /** Offer scores s[0..n) with indices base+j (increasing across calls). */
 void mieb_topk_res_push_row(struct mieb_topk_res *r, const float *s, int64_t n, int64_t base);
+/** Offer one score with index i (larger than every index offered before). */
+void mieb_topk_res_push(struct mieb_topk_res *r, float s, int64_t i);
 /** Keep the best min(k, n) entries, sorted best first, at the start of the storage; returns the count. */
 int64_t mieb_topk_res_finish(struct mieb_topk_res *r);
 

@@ -1,8 +1,11 @@
 """Scores do not depend on how the work is split: --mem-limit (corpus block and query tile
 sizes) and --threads (how the CPU backend divides a block) leave every retrieval and
-zero-shot value bit-identical, for cosine (whose normalised vectors make the GEMM's last
-bits shape-dependent), dot and MaxSim models. The backend grid (backend.h: MIEB_GRID_Q,
-MIEB_GRID_D) is what makes this hold; before it, a 2M limit changed ndcg_at_10 in the 4th digit.
+zero-shot value bit-identical, for cosine (whose normalised vectors made OpenBLAS's last
+bits shape-dependent), dot and MaxSim models. With OpenBLAS a 2M limit changed ndcg_at_10 in
+the 4th digit; the fixed grid of backend.h fixed that, and now every CPU score is canon_dot.h's
+fixed-order sum, a function of its two vectors alone. At the default limit EDIS's 50,000-document
+blocks take the AMX screen (where the CPU has it) and the 1M limit's small blocks the exact way,
+so this also checks the screen against the exact way.
 """
 from __future__ import annotations
 

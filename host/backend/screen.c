@@ -1,0 +1,514 @@
+/**
+ * screen.c - the screened top-k's bounds, candidate lists and exact rescoring; the
+ * approximate scores come from screen_amx.c. The argument for exactness is in screen.h.
+ *
+ * Per query, candidates arrive in increasing document order with their bounds [lb, ub].
+ * tau is the k-th largest lower bound seen so far (-inf before k documents were seen):
+ * a document with ub < tau is out of reach, because k documents already score at least
+ * tau. A full list is cut: tau rises to the k-th largest lb in it and the entries whose
+ * ub fell below tau leave. Documents refused earlier had ub < the tau of their time, so
+ * they can never be among the k largest lower bounds either: the final tau is exactly the
+ * k-th largest lower bound of the whole range, and the survivors are the candidates.
+ *
+ * Their exact scores are computed document by document (each document row streams once;
+ * the job's queries stay in cache), then each query's best k is selected from its
+ * candidates in row order with the exact path's reservoir (same tie rule, same result).
+ */
+#include "screen.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "canon_dot.h"
+#include "cpu_features.h"
+#include "screen_internal.h"
+#include "topk_reservoir.h"
+
+/* ---- availability ---- */
+
+static int g_env_on = 1, g_avail;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_enabled = 1;
+
+static void decide(void)
+{
+    const char *e = getenv("MIEB_CPU_SCREEN");
+    if (e && *e && strcasecmp(e, "auto") != 0) {
+        if (!strcasecmp(e, "off") || !strcmp(e, "0"))
+            g_env_on = 0;
+        else
+            MIEB_LOGW("MIEB_CPU_SCREEN=%s is not auto or off; using auto", e);
+    }
+    /* The screen needs AMX for the approximate scores and AVX-512 for the exact ones it
+       rescales (any kernel gives the same bits; AVX-512 is what every AMX CPU has). */
+    g_avail = g_env_on && mieb_screen_amx_built && mieb_cpu_features()->amx_bf16 && mieb_cpu_amx_enable();
+}
+
+int mieb_screen_available(void)
+{
+    pthread_once(&g_once, decide);
+    return g_avail && __atomic_load_n(&g_enabled, __ATOMIC_RELAXED);
+}
+
+void mieb_screen_set_enabled(int on) { __atomic_store_n(&g_enabled, on ? 1 : 0, __ATOMIC_RELAXED); }
+
+/* ---- bounds ---- */
+
+#define U32 (1.0 / 16777216.0) /* 2^-24, the unit roundoff of binary32 */
+#define MARGIN (1.0 + 1.0 / 1048576.0) /* 1 + 2^-20: covers a few roundings of the bound's own arithmetic */
+#define NORM_LIMIT 1152921504606846976.0 /* 2^60 */
+
+/* g of screen.h: twice the worst relative accumulation error of a K-term fp32 sum. */
+static double accum_g(int64_t K) { return (double)(K + 64) * 2.0 * U32; }
+
+int mieb_screen_norms(float ss, float rs, int64_t K, float *nrm, float *rnrm)
+{
+    /* ss, rs: fp32 sums of squares in some order; true <= ss (1 + g) + (subnormal
+       losses, at most 2K 2^-149 <= 2^-100). sqrt and the products round to nearest: the
+       final factor covers them, and the float conversion of the double rounds within it. */
+    double g = accum_g(K);
+    double n = sqrt((double)ss * (1.0 + g) + 0x1p-100) * MARGIN;
+    double r = sqrt((double)rs * (1.0 + g) + 0x1p-100) * MARGIN;
+    if (!(n <= NORM_LIMIT) || !(r <= NORM_LIMIT))
+        return 0; /* also NaN / inf */
+    *nrm = (float)(n * MARGIN);
+    *rnrm = (float)(r * MARGIN);
+    return 1;
+}
+
+void mieb_screen_query_bound(struct screen_ctx *cx, int64_t q, float nrm, float rnrm)
+{
+    /* With N >= |q|, R >= |r_q|, Nt = N + R >= |q'| and, for a document, n >= |d|,
+       rn >= |r_d| (so |d'| <= n + rn):
+         bound <= R n + Nt rn + g (N n + Nt (n + rn)) + s_abs + 4u (1 + g) Nt (n + rn)
+       where the last term covers rounding a +- e (|a| <= |q'| |d'| (1 + g) + s_abs):
+         alpha = R + g (N + Nt) + 4u (1 + g) Nt,   beta = Nt (1 + g + 4u (1 + g)). */
+    double g = accum_g(cx->K), N = nrm, R = rnrm, Nt = (N + R) * MARGIN;
+    double alpha = (R + g * (N + Nt) + 4.0 * U32 * (1.0 + g) * Nt) * MARGIN * MARGIN;
+    double beta = Nt * (1.0 + g + 4.0 * U32 * (1.0 + g)) * MARGIN * MARGIN;
+    /* floors keep alpha * n finite and non-NaN for every finite n */
+    cx->alpha[q] = (float)(alpha > 0x1p-100 ? alpha : 0x1p-100);
+    cx->beta[q] = (float)(beta > 0x1p-100 ? beta : 0x1p-100);
+}
+
+/* ---- candidate lists ---- */
+
+/* Order-preserving map of a float to an unsigned key (finite values; -0 below +0). */
+static inline uint32_t float_key(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+static inline float key_float(uint32_t key)
+{
+    uint32_t u = key & 0x80000000u ? key & 0x7FFFFFFFu : ~key;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Bin keys [lo, hi] into at most 2048 equal ranges of width 2^sh: the shift. */
+static int bin_shift(uint32_t lo, uint32_t hi)
+{
+    int sh = 0;
+    while (((hi - lo) >> sh) >= 2048)
+        sh++;
+    return sh;
+}
+
+/* The bin holding the rank-th largest of a histogram; *rank becomes the rank inside it. */
+static uint32_t top_bin(const uint32_t *hist, int64_t *rank)
+{
+    uint32_t bin = 2048;
+    while (bin > 0) {
+        bin--;
+        if ((int64_t)hist[bin] >= *rank)
+            break;
+        *rank -= hist[bin];
+    }
+    return bin;
+}
+
+/* Level 1 of the selection: the range of the keys, a histogram of 2048 bins fitted to it
+   (no data-dependent branch), the bin holding the k-th from the top. Returns its smallest
+   key; *sh its width's shift, *rank the k-th's rank inside it. At least k entries have a
+   key at or above the result, so it is itself a valid (if coarser) threshold. */
+static uint32_t coarse_kth(const struct screen_cand *c, int32_t n, int64_t k, uint32_t *hist, int *sh,
+                           int64_t *rank)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (int32_t t = 0; t < n; t++) {
+        uint32_t key = float_key(c[t].lb);
+        lo = key < lo ? key : lo;
+        hi = key > hi ? key : hi;
+    }
+    *rank = k;
+    *sh = bin_shift(lo, hi);
+    memset(hist, 0, sizeof(uint32_t) * 2048);
+    for (int32_t t = 0; t < n; t++)
+        hist[(float_key(c[t].lb) - lo) >> *sh]++;
+    return lo + (top_bin(hist, rank) << *sh);
+}
+
+/* The same on the keys of the level-1 bin, until a bin is one key wide: the exact k-th. */
+float mieb_screen_kth_lb(const struct screen_cand *c, int32_t n, int64_t k, uint32_t *hist, uint32_t *keys)
+{
+    int sh;
+    int64_t rank;
+    uint32_t base = coarse_kth(c, n, k, hist, &sh, &rank);
+    if (sh == 0)
+        return key_float(base);
+    int64_t m = 0;
+    for (int32_t t = 0; t < n; t++) {
+        uint32_t key = float_key(c[t].lb);
+        if (((key - base) >> sh) == 0 && key >= base)
+            keys[m++] = key;
+    }
+    for (;;) {
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (int64_t t = 0; t < m; t++) {
+            lo = keys[t] < lo ? keys[t] : lo;
+            hi = keys[t] > hi ? keys[t] : hi;
+        }
+        sh = bin_shift(lo, hi);
+        memset(hist, 0, sizeof(uint32_t) * 2048);
+        for (int64_t t = 0; t < m; t++)
+            hist[(keys[t] - lo) >> sh]++;
+        base = lo + (top_bin(hist, &rank) << sh);
+        if (sh == 0)
+            return key_float(base);
+        int64_t w = 0;
+        for (int64_t t = 0; t < m; t++)
+            if (((keys[t] - base) >> sh) == 0 && keys[t] >= base)
+                keys[w++] = keys[t];
+        m = w;
+    }
+}
+
+/* Hand query q to the exact path: nothing more is collected for it. */
+static void overflow_query(struct screen_ctx *cx, int64_t q)
+{
+    struct screen_list *l = &cx->lists[q];
+    cx->overflow[q] = 1;
+    cx->tau[q] = INFINITY;
+    l->n = 0;
+}
+
+/* tau <- the k-th largest lb of the list, when it has k (`exact`; else the smallest value of
+   the histogram bin holding it, which costs one pass less and is as good for a cut in the
+   middle of the range), then keep the entries with ub >= tau. */
+static int tighten(struct screen_ctx *cx, int64_t q, int exact)
+{
+    struct screen_list *l = &cx->lists[q];
+    if (l->n >= cx->k) {
+        float t;
+        if (exact) {
+            if (cx->keys_cap < l->n) {
+                uint32_t *k2 = realloc(cx->keys, sizeof(uint32_t) * (size_t)l->cap);
+                if (!k2)
+                    return 0;
+                cx->keys = k2;
+                cx->keys_cap = l->cap;
+            }
+            t = mieb_screen_kth_lb(l->c, l->n, cx->k, cx->hist, cx->keys);
+        } else {
+            int sh;
+            int64_t rank;
+            t = key_float(coarse_kth(l->c, l->n, cx->k, cx->hist, &sh, &rank));
+        }
+        if (t > cx->tau[q])
+            cx->tau[q] = t;
+    }
+    float tau = cx->tau[q];
+    int32_t w = 0;
+    for (int32_t t = 0; t < l->n; t++) { /* branch-free: most entries leave */
+        l->c[w] = l->c[t];
+        w += l->c[t].ub >= tau;
+    }
+    l->n = w;
+    return 1;
+}
+
+void mieb_screen_cut(struct screen_ctx *cx, int64_t q)
+{
+    struct screen_list *l = &cx->lists[q];
+    /* the first cut's lower bounds span the whole score range: the coarse bin would be wide */
+    if (!tighten(cx, q, l->cut_at != l->cap)) {
+        overflow_query(cx, q);
+        return;
+    }
+    l->cut_at = l->cap;
+    if (l->n <= l->cap / 2)
+        return;
+    /* Most entries survive (a wide window: near-ties, duplicates): grow rather than cut
+       again soon, while the budget lasts. */
+    size_t grow = sizeof(struct screen_cand) * (size_t)l->cap;
+    struct screen_cand *c = cx->used + grow <= cx->budget ? realloc(l->c, 2 * grow) : NULL;
+    if (!c) {
+        overflow_query(cx, q);
+        return;
+    }
+    cx->used += grow;
+    l->c = c;
+    l->cap *= 2;
+    l->cut_at = l->cap;
+}
+
+/* ---- per-thread scratch ---- */
+
+/* Everything a job allocates lives here and is reused by the thread's next job: fresh
+   multi-MiB buffers per call cost page faults (the kernel zeroes every page). */
+struct mieb_screen_scratch {
+    struct screen_amx_buf *amx;
+    struct screen_list *lists;
+    int64_t lists_len;
+    uint32_t *keys; /* selection scratch (screen_ctx.keys) */
+    int64_t keys_cap;
+    float *alpha, *beta, *tau;
+    unsigned char *overflow;
+    int64_t alpha_cap, beta_cap, tau_cap, overflow_cap;
+    /* rescoring */
+    int32_t *start, *fill; /* [n + 1] */
+    int32_t *pair_q, *pair_dst;
+    float *exact;
+    float *tmp;
+    int64_t *qoff;
+    int64_t start_cap, fill_cap, pair_q_cap, pair_dst_cap, exact_cap, tmp_cap, qoff_cap;
+    float *res_s;    /* reservoir of one query: 2k */
+    int64_t *res_i;
+    int64_t res_cap;
+};
+
+void mieb_screen_scratch_free(struct mieb_screen_scratch *s)
+{
+    if (!s)
+        return;
+    mieb_screen_amx_buf_free(s->amx);
+    for (int64_t q = 0; q < s->lists_len; q++)
+        free(s->lists[q].c);
+    free(s->keys);
+    free(s->lists);
+    free(s->alpha);
+    free(s->beta);
+    free(s->tau);
+    free(s->overflow);
+    free(s->start);
+    free(s->fill);
+    free(s->pair_q);
+    free(s->pair_dst);
+    free(s->exact);
+    free(s->tmp);
+    free(s->qoff);
+    free(s->res_s);
+    free(s->res_i);
+    free(s);
+}
+
+/* Grow *p to hold n elements of `size` bytes (contents kept); 0 when out of memory. */
+static int grow(void **p, int64_t *cap, int64_t n, size_t size)
+{
+    if (*cap >= n)
+        return 1;
+    int64_t c = *cap ? *cap : 16;
+    while (c < n)
+        c *= 2;
+    void *q = realloc(*p, size * (size_t)c);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* The per-query arrays for m_pad queries, lists for m (the lists start with cap0 entries each). */
+static int reserve_queries(struct mieb_screen_scratch *sc, int64_t m, int64_t m_pad)
+{
+    if (!grow((void **)&sc->alpha, &sc->alpha_cap, m_pad, sizeof(float)) ||
+        !grow((void **)&sc->beta, &sc->beta_cap, m_pad, sizeof(float)) ||
+        !grow((void **)&sc->tau, &sc->tau_cap, m_pad, sizeof(float)) ||
+        !grow((void **)&sc->overflow, &sc->overflow_cap, m_pad, 1))
+        return 0;
+    if (sc->lists_len < m) {
+        struct screen_list *l = realloc(sc->lists, sizeof *l * (size_t)m);
+        if (!l)
+            return 0;
+        memset(l + sc->lists_len, 0, sizeof *l * (size_t)(m - sc->lists_len));
+        sc->lists = l;
+        sc->lists_len = m;
+    }
+    return 1;
+}
+
+size_t mieb_screen_bytes_per_query(int64_t K, int64_t k)
+{
+    int64_t KP = (K + SCREEN_KSTEP - 1) / SCREEN_KSTEP * SCREEN_KSTEP;
+    /* initial list, about as many rescoring pairs (12 bytes each), the bf16 query copy
+       and the per-query scalars */
+    return (size_t)SCREEN_CAP0(k) * (sizeof(struct screen_cand) + 12) + (size_t)KP * 2 + 64;
+}
+
+/* ---- the job ---- */
+
+/* Exact scores of every surviving candidate, document by document, then each query's best k. */
+static mieb_status rescore(struct screen_ctx *cx, struct mieb_screen_scratch *sc, int64_t base, float *out_s,
+                           int64_t *out_i, int64_t *out_n, struct mieb_screen_stats *stats)
+{
+    int64_t m = cx->m, n = cx->n, k = cx->k, K = cx->K;
+    int64_t P = 0;
+    for (int64_t q = 0; q < m; q++)
+        P += cx->lists[q].n;
+    if (!grow((void **)&sc->start, &sc->start_cap, n + 1, sizeof(int32_t)) ||
+        !grow((void **)&sc->fill, &sc->fill_cap, n + 1, sizeof(int32_t)) ||
+        !grow((void **)&sc->tmp, &sc->tmp_cap, m + 1, sizeof(float)) ||
+        !grow((void **)&sc->qoff, &sc->qoff_cap, m + 1, sizeof(int64_t)) ||
+        !grow((void **)&sc->pair_q, &sc->pair_q_cap, P + 1, sizeof(int32_t)) ||
+        !grow((void **)&sc->pair_dst, &sc->pair_dst_cap, P + 1, sizeof(int32_t)) ||
+        !grow((void **)&sc->exact, &sc->exact_cap, P + 1, sizeof(float)))
+        return mieb_fail(MIEB_ERR_OOM, "screened top-k: %lld candidate pairs", (long long)P);
+    int32_t *start = sc->start, *fill = sc->fill, *pair_q = sc->pair_q, *pair_dst = sc->pair_dst;
+    float *exact = sc->exact, *tmp = sc->tmp;
+    int64_t *qoff = sc->qoff;
+    memset(start, 0, sizeof(int32_t) * (size_t)(n + 1));
+    memset(fill, 0, sizeof(int32_t) * (size_t)(n + 1));
+    /* counting sort of the (query, document) pairs by document; queries stay ascending */
+    for (int64_t q = 0, off = 0; q < m; q++) {
+        qoff[q] = off;
+        off += cx->lists[q].n;
+        for (int32_t t = 0; t < cx->lists[q].n; t++)
+            start[cx->lists[q].c[t].idx + 1]++;
+    }
+    for (int64_t j = 0; j < n; j++)
+        start[j + 1] += start[j];
+    for (int64_t q = 0; q < m; q++)
+        for (int32_t t = 0; t < cx->lists[q].n; t++) {
+            int32_t j = cx->lists[q].c[t].idx;
+            int32_t at = start[j] + fill[j]++;
+            pair_q[at] = (int32_t)q;
+            pair_dst[at] = (int32_t)(qoff[q] + t);
+        }
+    for (int64_t j = 0; j < n; j++) {
+        int32_t c = start[j + 1] - start[j];
+        if (!c)
+            continue;
+        mieb_canon_dot_rows(cx->D + j * K, cx->Q, K, pair_q + start[j], c, K, tmp);
+        for (int32_t t = 0; t < c; t++)
+            exact[pair_dst[start[j] + t]] = tmp[t];
+    }
+    /* each query's best k from its candidates, in row order, as the exact path selects */
+    if (sc->res_cap < 2 * k) {
+        free(sc->res_s);
+        free(sc->res_i);
+        sc->res_s = malloc(sizeof(float) * (size_t)(2 * k));
+        sc->res_i = malloc(sizeof(int64_t) * (size_t)(2 * k));
+        sc->res_cap = sc->res_s && sc->res_i ? 2 * k : 0;
+        if (!sc->res_cap)
+            return mieb_fail(MIEB_ERR_OOM, "screened top-k: reservoir of %lld", (long long)k);
+    }
+    for (int64_t q = 0; q < m; q++) {
+        if (cx->overflow[q])
+            continue;
+        struct mieb_topk_res r;
+        mieb_topk_res_init(&r, sc->res_s, sc->res_i, k);
+        const struct screen_list *l = &cx->lists[q];
+        for (int32_t t = 0; t < l->n; t++)
+            mieb_topk_res_push(&r, exact[qoff[q] + t], base + l->c[t].idx);
+        int64_t got = mieb_topk_res_finish(&r);
+        memcpy(out_s + q * k, r.score, sizeof(float) * (size_t)got);
+        memcpy(out_i + q * k, r.idx, sizeof(int64_t) * (size_t)got);
+        out_n[q] = got;
+    }
+    if (stats)
+        stats->candidates += P;
+    return MIEB_OK;
+}
+
+mieb_status mieb_screen_topk(struct mieb_screen_scratch **scp, const float *Q, int64_t m, const float *D,
+                             int64_t n, int64_t K, int64_t k, int64_t base, size_t budget, float *out_s,
+                             int64_t *out_i, int64_t *out_n, int64_t *overflow, int64_t *n_overflow, int *aborted,
+                             struct mieb_screen_stats *stats)
+{
+    *n_overflow = 0;
+    *aborted = 0;
+    if (m <= 0 || k <= 0)
+        return MIEB_OK;
+    if (n > INT32_MAX || m > INT32_MAX / 2 || K <= 0)
+        return mieb_fail(MIEB_ERR_INTERNAL, "screened top-k: %lld x %lld x %lld is out of range", (long long)m,
+                         (long long)n, (long long)K);
+    if (!*scp && !(*scp = calloc(1, sizeof **scp)))
+        return mieb_fail(MIEB_ERR_OOM, "screened top-k: scratch");
+    struct mieb_screen_scratch *sc = *scp;
+    struct screen_ctx cx = {0};
+    mieb_status st = MIEB_OK;
+    cx.m = m;
+    cx.m_pad = (m + 31) / 32 * 32;
+    cx.n = n;
+    cx.K = K;
+    cx.KP = (K + SCREEN_KSTEP - 1) / SCREEN_KSTEP * SCREEN_KSTEP;
+    cx.k = k;
+    cx.Q = Q;
+    cx.D = D;
+    cx.s_abs = (float)((double)(K + 64) * 0x1p-125 * MARGIN);
+    cx.budget = budget;
+    if (!reserve_queries(sc, m, cx.m_pad))
+        return mieb_fail(MIEB_ERR_OOM, "screened top-k: state of %lld queries", (long long)m);
+    cx.lists = sc->lists;
+    cx.keys = sc->keys;
+    cx.keys_cap = sc->keys_cap;
+    cx.overflow = sc->overflow;
+    cx.alpha = sc->alpha;
+    cx.beta = sc->beta;
+    cx.tau = sc->tau;
+    memset(cx.overflow, 0, (size_t)m);
+    for (int64_t q = 0; q < cx.m_pad; q++) {
+        cx.alpha[q] = cx.beta[q] = 1.0f;
+        cx.tau[q] = q < m ? -INFINITY : INFINITY; /* padding queries admit nothing */
+    }
+    int32_t cap0 = (int32_t)SCREEN_CAP0(k);
+    for (int64_t q = 0; q < m; q++) {
+        struct screen_list *l = &cx.lists[q];
+        size_t bytes = sizeof(struct screen_cand) * (size_t)cap0;
+        l->n = 0;
+        l->cut_at = (int32_t)SCREEN_FIRST_CUT(k);
+        if (l->cap != cap0) { /* a list grown by an earlier job starts small again */
+            struct screen_cand *c = cx.used + bytes <= cx.budget ? realloc(l->c, bytes) : NULL;
+            if (!c) {
+                overflow_query(&cx, q); /* no room: the exact path scores it */
+                continue;
+            }
+            l->c = c;
+            l->cap = cap0;
+        } else if (cx.used + bytes > cx.budget) {
+            overflow_query(&cx, q);
+            continue;
+        }
+        cx.used += bytes;
+    }
+    st = mieb_screen_amx_pass(&cx, &sc->amx);
+    if (st != MIEB_OK)
+        goto done;
+    if (cx.aborted) {
+        *aborted = 1;
+        if (stats)
+            stats->aborted++;
+        goto done;
+    }
+    for (int64_t q = 0; q < m; q++)
+        if (!cx.overflow[q] && !tighten(&cx, q, 1))
+            overflow_query(&cx, q);
+    st = rescore(&cx, sc, base, out_s, out_i, out_n, stats);
+    for (int64_t q = 0; q < m && st == MIEB_OK; q++)
+        if (cx.overflow[q])
+            overflow[(*n_overflow)++] = q;
+    if (stats) {
+        stats->pairs += m * n;
+        stats->overflowed += *n_overflow;
+    }
+done:
+    sc->keys = cx.keys;
+    sc->keys_cap = cx.keys_cap;
+    return st;
+}

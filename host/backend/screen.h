@@ -1,0 +1,79 @@
+/**
+ * screen.h - exact top-k retrieval that computes only the scores that can matter.
+ *
+ * The CPU backend's scores are fp32 dot products in one fixed order (canon_dot.h). For a
+ * query, only the documents that can reach its best k need that score; the rest only
+ * need to be proved out of reach. The screen proves it cheaply: it computes every score
+ * approximately from bfloat16 copies of the rows on the CPU's AMX matrix unit (16 times
+ * the AVX-512 fp32 rate), bounds the difference to the exact fp32 score rigorously for each
+ * (query, document) pair from norms of the rows and of their bf16 rounding errors, and
+ * keeps as candidates only the documents whose upper bound reaches the k-th largest lower
+ * bound. Their exact scores (canon_dot.h, the same bits as without the screen) then give
+ * exactly the best k, ties included: any document with a score at or above the k-th best
+ * score has its upper bound at or above it, and the k-th largest lower bound is at most
+ * the k-th best score. So the result equals the unscreened one bit for bit
+ * (tests/unit/test_screen.c), on any machine, whether or not it has AMX.
+ *
+ * The bound, for query q, document d, their bf16 copies q', d' and r = x - x':
+ *   |exact - approx| <= |r_q| |d| + |q'| |r_d| + g (|q| |d| + |q'| |d'|) + s_abs
+ * with g = (K + 64) 2^-23 (twice the accumulation error of either sum, whatever order the
+ * matrix unit adds in) and s_abs = (K + 64) 2^-125 (its flush of subnormal results),
+ * evaluated with upward margins (screen.c). For unit vectors |r|/|x| is about 2^-9.5, so
+ * the window is about +-0.003 around each approximate score: typically 1-3 % of a block's
+ * documents become candidates for k = 1001 out of 50,000.
+ *
+ * Environment: MIEB_CPU_SCREEN=auto (default: on where AMX-BF16 can be used) | off.
+ */
+#ifndef MIEB_BACKEND_SCREEN_H
+#define MIEB_BACKEND_SCREEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** 1 when the screen runs on this machine (AMX-BF16, Linux's permission, not switched off). */
+int mieb_screen_available(void);
+/** Switch the screen off (0) or back to auto (1), for tests and benchmarks. */
+void mieb_screen_set_enabled(int on);
+
+/** The smallest block, and the largest k relative to it, for which the screen pays. */
+#define MIEB_SCREEN_MIN_DOCS 2048
+#define MIEB_SCREEN_MIN_DOCS_PER_K 8
+
+/** Bytes of scratch one query of a screened job needs at dimension K and best k. */
+size_t mieb_screen_bytes_per_query(int64_t K, int64_t k);
+
+/** What a screened job did (summed into the caller's debug line). */
+struct mieb_screen_stats {
+    int64_t pairs;      /**< (query, document) pairs screened */
+    int64_t candidates; /**< of those, exact scores computed */
+    int64_t overflowed; /**< queries handed back for the exact path (too many candidates) */
+    int64_t aborted;    /**< jobs handed back whole (a norm beyond 2^60) */
+};
+
+struct mieb_screen_scratch; /**< per-thread buffers, reused across calls */
+void mieb_screen_scratch_free(struct mieb_screen_scratch *s);
+
+/**
+ * Best k of each of m queries Q [m, K] against n documents D [n, K] (row-major, rows K
+ * floats apart), as the exact path gives them: out_s/out_i + q*k hold min(k, n) entries,
+ * score descending then index ascending, indices base + row; out_n[q] the count.
+ *
+ * Queries whose candidates would outgrow `budget` bytes are not scored: they are listed in
+ * overflow[0 .. *n_overflow) for the caller's exact path. *aborted = 1 (nothing scored)
+ * when a row's norm is beyond what the bound covers (2^60). *sc is created on first use.
+ */
+mieb_status mieb_screen_topk(struct mieb_screen_scratch **sc, const float *Q, int64_t m, const float *D,
+                             int64_t n, int64_t K, int64_t k, int64_t base, size_t budget, float *out_s,
+                             int64_t *out_i, int64_t *out_n, int64_t *overflow, int64_t *n_overflow, int *aborted,
+                             struct mieb_screen_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,90 @@
+/**
+ * screen_internal.h - what screen.c (bounds, candidate lists, exact rescoring) and
+ * screen_amx.c (the approximate scores on the matrix unit) share. Not for other files.
+ */
+#ifndef MIEB_BACKEND_SCREEN_INTERNAL_H
+#define MIEB_BACKEND_SCREEN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/status.h"
+
+/** One candidate: document row, bounds of its exact score. */
+struct screen_cand {
+    int32_t idx;
+    float lb, ub;
+};
+
+/** A query's candidates, in increasing row order. */
+struct screen_list {
+    struct screen_cand *c;
+    int32_t n, cap;
+    int32_t cut_at; /* cut when n reaches it: early for the first cut (tau is -inf until then), then cap */
+};
+
+/** A list's first capacity: room for k survivors of a cut and about 3k arrivals before the next. */
+#define SCREEN_CAP0(k) (4 * (k) + 64)
+/** Its first cut: every document is taken until tau exists, so tau should exist soon. */
+#define SCREEN_FIRST_CUT(k) (2 * (k) + 64)
+
+/** Bytes per row of a bf16 copy padded to a multiple of 32 elements (one AMX tile row step). */
+#define SCREEN_KSTEP 32
+
+struct screen_ctx {
+    int64_t m, m_pad; /* queries; padded to whole pairs of 16-query groups */
+    int64_t n, K, KP, k;
+    const float *Q, *D;
+    /* per (padded) query: the bound is e = alpha n_d + beta rn_d + s_abs; padding has tau = +inf */
+    float *alpha, *beta, *tau;
+    float s_abs;
+    struct screen_list *lists; /* [m] */
+    unsigned char *overflow;   /* [m] */
+    uint32_t hist[2048];       /* radix selection of the k-th lower bound */
+    uint32_t *keys;            /* and its keys, as many as the longest list */
+    int64_t keys_cap;
+    size_t budget, used;       /* candidate storage allowed / in use (bytes) */
+    int aborted;
+};
+
+/**
+ * The list of query q is full: raise tau[q] to the k-th largest lower bound it holds, drop
+ * the entries whose upper bound fell below it, and grow the list when most survive (or
+ * hand the query to the exact path when the budget is spent).
+ */
+void mieb_screen_cut(struct screen_ctx *cx, int64_t q);
+
+/** The k-th largest lb of c[0..n) (1 <= k <= n); hist: 2048 counters, keys: n, scratch. */
+float mieb_screen_kth_lb(const struct screen_cand *c, int32_t n, int64_t k, uint32_t *hist, uint32_t *keys);
+
+static inline void mieb_screen_append(struct screen_ctx *cx, int64_t q, int32_t idx, float lb, float ub)
+{
+    struct screen_list *l = &cx->lists[q];
+    struct screen_cand *c = &l->c[l->n++];
+    c->idx = idx;
+    c->lb = lb;
+    c->ub = ub;
+    if (l->n == l->cut_at)
+        mieb_screen_cut(cx, q);
+}
+
+/**
+ * Upper bounds of |x| and |x - bf16(x)| (the bf16 copy the matrix unit sees) for one row
+ * of K floats, from fp32 sums with margins for their rounding and underflow (screen_amx.c,
+ * used for queries and documents alike). Returns 0 when |x| may be beyond 2^60: past that
+ * products could overflow and the bound no longer holds.
+ */
+int mieb_screen_norms(float ss, float rs, int64_t K, float *nrm, float *rnrm);
+
+/** Set query q's bound coefficients from its norm bounds (screen.c). */
+void mieb_screen_query_bound(struct screen_ctx *cx, int64_t q, float nrm, float rnrm);
+
+/* The AMX pass (screen_amx.c): every approximate score of cx's queries and documents, each
+   offered to mieb_screen_append when its upper bound reaches tau. Sets cx->aborted when a
+   document's norm is out of range. Buffers live in *buf (created on first use). */
+struct screen_amx_buf;
+extern const int mieb_screen_amx_built; /* 0 where the compiler or target has no AMX kernel */
+mieb_status mieb_screen_amx_pass(struct screen_ctx *cx, struct screen_amx_buf **buf);
+void mieb_screen_amx_buf_free(struct screen_amx_buf *buf);
+
+#endif

@@ -1,0 +1,107 @@
+"""The CPU backend's screened top-k (host/backend/screen.h: approximate bf16 scores on the AMX
+unit with rigorous bounds, exact fixed-order fp32 scores for the candidates) changes nothing:
+`mieb-eval run` writes the same result file and the same TREC run, byte for byte, with the
+screen on (MIEB_CPU_SCREEN=auto) and off, on corpora built to make the screen work hard:
+several of mteb's 50,000-document chunks, duplicate documents, ties from float16 storage,
+clusters of near-identical documents around the queries, dot products of rows of very
+different norms. The rankings are also checked against numpy's float64 scores: every
+document mieb-eval ranks in a query's top 100 is in numpy's, except where the two differ
+only by a tie within float32 rounding.
+
+Where the CPU has no AMX the screen never runs; the test then says so and is skipped.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import fmt_writer as fw
+
+BIN = os.path.join(os.environ.get("MIEB_BUILD_DIR", "build"), "mieb-eval")
+TASK = "Fashion200kT2IRetrieval"
+
+
+def make_suite(root, sim, dtype, seed):
+    rng = np.random.default_rng(seed)
+    nq, nd, dim = 120, 61_000, 96
+    q = rng.standard_normal((nq, dim)).astype(np.float32)
+    d = rng.standard_normal((nd, dim)).astype(np.float32)
+    # clusters around the queries: 40 close documents each, some near-identical
+    for i in range(nq):
+        rows = rng.integers(0, nd, 40)
+        d[rows] = q[i] + rng.standard_normal((40, dim)).astype(np.float32) * rng.choice([0.3, 1e-3], (40, 1))
+    # exact duplicates across the chunk boundary and inside chunks
+    src = rng.integers(0, nd, 3000)
+    dst = rng.integers(0, nd, 3000)
+    d[dst] = d[src]
+    if sim == "dot":  # norms over four orders of magnitude
+        d *= (10.0 ** rng.uniform(-2, 2, (nd, 1))).astype(np.float32)
+    td, ed = os.path.join(root, "td"), os.path.join(root, "emb")
+    fw.write_model_meta(ed, sim=sim)
+    f = fw.open_task_file(td, TASK)
+    rel = rng.integers(0, nd, nq)
+    fw.write_retrieval_group(f, "test", "default", [f"q{i}" for i in range(nq)], [f"d{j}" for j in range(nd)],
+                             [[(int(rel[i]), 1), (int((rel[i] + 7) % nd), 2)] for i in range(nq)])
+    f.close()
+    qs = fw.write_role(ed, TASK, "test", "default", "queries", q, dtype=dtype)
+    ds = fw.write_role(ed, TASK, "test", "default", "corpus", d, dtype=dtype, shards=2)
+    return td, ed, qs, ds
+
+
+def run(td, ed, out, screen):
+    env = dict(os.environ, MIEB_CPU_SCREEN=screen)
+    pq = os.path.join(out, "pq")
+    p = subprocess.run([BIN, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
+                        "--device", "cpu", "--per-query", pq, "-v", "--progress", "off"],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    res = json.load(open(os.path.join(p.stdout.strip(), f"{TASK}.json")))
+    trec = open(os.path.join(pq, TASK, "test", "default", "run.trec")).read()
+    return res["scores"], trec, p.stderr
+
+
+def top100(trec):
+    out = {}
+    for line in trec.splitlines():
+        qid, _, did, rank, score, _ = line.split()
+        if int(rank) <= 100:
+            out.setdefault(qid, []).append((did, float(score)))
+    return out
+
+
+@pytest.mark.parametrize("sim,dtype,seed", [("cosine", "f32", 1), ("cosine", "f16", 2), ("dot", "f32", 3),
+                                            ("dot", "bf16", 4)])
+def test_screen_on_equals_off(tmp_path, sim, dtype, seed):
+    td, ed, qs, ds = make_suite(str(tmp_path), sim, dtype, seed)
+    on_scores, on_trec, log = run(td, ed, str(tmp_path / "on"), "auto")
+    if "screened" not in log:
+        pytest.skip("this CPU has no usable AMX-BF16: the screen never runs here")
+    off_scores, off_trec, log_off = run(td, ed, str(tmp_path / "off"), "off")
+    assert "screened" not in log_off
+    assert json.dumps(on_scores, sort_keys=True) == json.dumps(off_scores, sort_keys=True)
+    assert on_trec == off_trec
+    # the screen did the work: no query or job fell back to the exact way
+    lines = [l for l in log.splitlines() if "screened" in l]
+    assert lines and all("0 queries and 0 jobs handed to the exact way" in l for l in lines), lines
+
+    # the ranking against numpy float64 (cosine: rows normalised as torch does, in float32)
+    q64, d64 = qs.astype(np.float64), ds.astype(np.float64)
+    if sim == "cosine":
+        q64 = qs / np.maximum(np.linalg.norm(qs, axis=1, keepdims=True), 1e-12)
+        d64 = ds / np.maximum(np.linalg.norm(ds, axis=1, keepdims=True), 1e-12)
+        q64, d64 = q64.astype(np.float32).astype(np.float64), d64.astype(np.float32).astype(np.float64)
+    s = q64 @ d64.T
+    got = top100(on_trec)
+    for i in range(0, len(qs), 7):
+        mine = got[f"q{i}"]
+        order = np.argsort(-s[i], kind="stable")
+        cut = s[i][order[99]]
+        tol = 1e-5 * max(1.0, abs(cut))
+        for did, sc in mine:
+            j = int(did[1:])
+            assert s[i][j] >= cut - tol, f"q{i}: {did} ranked by mieb-eval, numpy puts it below the top 100"
+            assert abs(s[i][j] - sc) <= 1e-5 * max(1.0, abs(sc)), f"q{i} {did}: score {sc} vs numpy {s[i][j]}"

@@ -1,0 +1,395 @@
+/*
+ * test_screen.c - the screened top-k (host/backend/screen.h) gives exactly the unscreened
+ * result, and its bounds hold.
+ *
+ * 1. Bounds: with no cut, every (query, document) pair is offered with [lb, ub]; each
+ *    must contain the exact fixed-order score (canon_dot.h). Inputs include rows whose
+ *    bf16 rounding errors all point the same way (the Cauchy-Schwarz term is then nearly
+ *    reached), mixed magnitudes, tiny and zero rows, K not a multiple of 32. The largest
+ *    |exact - approx| / bound is printed: below 1 always, and not far below it on the
+ *    aligned-error rows, so the bound is tight where it must be.
+ * 2. mieb_screen_topk against a full sort of the exact scores (score descending, index
+ *    ascending) over shapes around every blocking edge, k from 1 to n, ties, duplicate
+ *    documents, near-ties inside the window, budgets small enough to hand queries back to
+ *    the exact path, and a norm beyond 2^60 (the whole job handed back).
+ * 3. The CPU backend's topk_block with the screen on and off: identical bits, 1-3 threads.
+ * Without AMX (the screen never runs) parts 1 and 2 report that they were skipped.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/canon_dot.h"
+#include "backend/screen.h"
+#include "backend/screen_internal.h"
+#include "check.h"
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint64_t next_u64(void)
+{
+    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double uni(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
+static double gauss(void) { return sqrt(-2.0 * log(uni() + 1e-300)) * cos(6.283185307179586 * uni()); }
+
+enum kind { K_UNIT, K_ALIGNED, K_MIXED, K_TINY, K_TIES, K_NEAR, K_ZERO_SOME };
+
+static void normalize(float *v, int64_t dim)
+{
+    double s = 0;
+    for (int64_t i = 0; i < dim; i++)
+        s += (double)v[i] * v[i];
+    float n = (float)sqrt(s);
+    if (n > 0)
+        for (int64_t i = 0; i < dim; i++)
+            v[i] /= n;
+}
+
+/* n rows of dim floats of the given kind (docs of K_NEAR / K_TIES share structure). */
+static void fill(float *v, int64_t n, int64_t dim, enum kind kd)
+{
+    float *base = malloc(sizeof(float) * (size_t)dim);
+    for (int64_t i = 0; i < dim; i++)
+        base[i] = (float)gauss();
+    normalize(base, dim);
+    for (int64_t r = 0; r < n; r++) {
+        float *x = v + r * dim;
+        for (int64_t i = 0; i < dim; i++) {
+            switch (kd) {
+            case K_UNIT:
+            case K_ZERO_SOME:
+                x[i] = (float)gauss();
+                break;
+            case K_ALIGNED: /* +-(1 + 2^-8 - 2^-16): bf16 rounds every element down by ~2^-8 */
+                x[i] = (float)((next_u64() & 1 ? 1.0 : -1.0) * (1.0 + 0x1p-8 - 0x1p-16));
+                break;
+            case K_MIXED:
+                x[i] = (float)ldexp(gauss(), (int)(next_u64() % 21) - 10);
+                break;
+            case K_TINY:
+                x[i] = (float)ldexp(gauss(), -60);
+                break;
+            case K_TIES: /* few distinct small-integer rows: many exact ties and duplicates */
+                x[i] = (float)((int)((next_u64() >> 7) % 3) - 1);
+                break;
+            case K_NEAR: /* the base row plus 1e-4 noise: scores packed inside one window */
+                x[i] = base[i] + (float)(1e-4 * gauss());
+                break;
+            }
+        }
+        if (kd == K_TIES && r > 0 && next_u64() % 3 == 0)
+            memcpy(x, v + (int64_t)(next_u64() % (uint64_t)r) * dim, sizeof(float) * (size_t)dim);
+        if (kd == K_UNIT || kd == K_NEAR || kd == K_ZERO_SOME)
+            normalize(x, dim);
+        if (kd == K_ZERO_SOME && next_u64() % 5 == 0)
+            memset(x, 0, sizeof(float) * (size_t)dim);
+    }
+    free(base);
+}
+
+struct pair {
+    float s;
+    int64_t i;
+};
+static int cmp_pair(const void *a, const void *b)
+{
+    const struct pair *x = a, *y = b;
+    if (x->s != y->s)
+        return x->s > y->s ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* ---- 1. the bounds ---- */
+
+static double g_worst_ratio[8];
+
+static int bound_case(int64_t m, int64_t n, int64_t K, enum kind qk, enum kind dk)
+{
+    float *Q = malloc(sizeof(float) * (size_t)(m * K)), *D = malloc(sizeof(float) * (size_t)(n * K));
+    float *ex = malloc(sizeof(float) * (size_t)(m * n));
+    fill(Q, m, K, qk);
+    fill(D, n, K, dk);
+    mieb_canon_gemm(Q, K, m, D, K, n, K, ex, n);
+    struct screen_ctx cx = {0};
+    cx.m = m;
+    cx.m_pad = (m + 31) / 32 * 32;
+    cx.n = n;
+    cx.K = K;
+    cx.KP = (K + 31) / 32 * 32;
+    cx.k = n + 1; /* more than n: no list is ever cut, every pair is offered */
+    cx.Q = Q;
+    cx.D = D;
+    cx.s_abs = (float)((double)(K + 64) * 0x1p-125 * (1.0 + 0x1p-20));
+    cx.budget = (size_t)1 << 40;
+    cx.lists = calloc((size_t)m, sizeof *cx.lists);
+    cx.overflow = calloc((size_t)m, 1);
+    cx.alpha = malloc(sizeof(float) * (size_t)cx.m_pad);
+    cx.beta = malloc(sizeof(float) * (size_t)cx.m_pad);
+    cx.tau = malloc(sizeof(float) * (size_t)cx.m_pad);
+    for (int64_t q = 0; q < cx.m_pad; q++) {
+        cx.alpha[q] = cx.beta[q] = 1.0f;
+        cx.tau[q] = q < m ? -INFINITY : INFINITY;
+    }
+    for (int64_t q = 0; q < m; q++) {
+        cx.lists[q].cap = cx.lists[q].cut_at = (int32_t)n + 1;
+        cx.lists[q].c = malloc(sizeof(struct screen_cand) * (size_t)(n + 1));
+    }
+    struct screen_amx_buf *buf = NULL;
+    int bad = 0;
+    CHECK(mieb_screen_amx_pass(&cx, &buf) == MIEB_OK);
+    CHECK(!cx.aborted);
+    for (int64_t q = 0; q < m && !cx.aborted; q++) {
+        const struct screen_list *l = &cx.lists[q];
+        if (l->n != n) {
+            bad++;
+            continue;
+        }
+        for (int32_t t = 0; t < l->n; t++) {
+            const struct screen_cand *c = &l->c[t];
+            float f = ex[q * n + c->idx];
+            if (c->idx != t || !(c->lb <= f && f <= c->ub)) {
+                if (bad++ < 3)
+                    fprintf(stderr, "bound: kinds %d/%d K %lld q %lld d %d: exact %a not in [%a, %a]\n", qk, dk,
+                            (long long)K, (long long)q, c->idx, f, c->lb, c->ub);
+            }
+            double a = 0.5 * ((double)c->lb + c->ub), e = 0.5 * ((double)c->ub - c->lb);
+            double ratio = e > 0 ? fabs((double)f - a) / e : 0;
+            if (ratio > g_worst_ratio[dk])
+                g_worst_ratio[dk] = ratio;
+        }
+    }
+    for (int64_t q = 0; q < m; q++)
+        free(cx.lists[q].c);
+    free(cx.lists);
+    free(cx.overflow);
+    free(cx.alpha);
+    free(cx.beta);
+    free(cx.tau);
+    mieb_screen_amx_buf_free(buf);
+    free(Q);
+    free(D);
+    free(ex);
+    return bad;
+}
+
+static void check_bounds(void)
+{
+    static const int64_t shapes[][3] = {{1, 1, 1}, {5, 33, 17}, {16, 64, 32}, {33, 300, 100}, {40, 257, 768}};
+    int bad = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int kd = K_UNIT; kd <= K_ZERO_SOME; kd++)
+            bad += bound_case(shapes[s][0], shapes[s][1], shapes[s][2], (enum kind)kd, (enum kind)kd);
+    bad += bound_case(20, 200, 768, K_ALIGNED, K_ALIGNED);
+    bad += bound_case(20, 200, 1000, K_MIXED, K_TINY);
+    CHECK_MSG(bad == 0, "%d exact scores outside their bounds", bad);
+    printf("largest |exact - approx| / bound: unit %.3f aligned %.3f mixed %.3f tiny %.3f ties %.3f near %.3f\n",
+           g_worst_ratio[K_UNIT], g_worst_ratio[K_ALIGNED], g_worst_ratio[K_MIXED], g_worst_ratio[K_TINY],
+           g_worst_ratio[K_TIES], g_worst_ratio[K_NEAR]);
+    /* the aligned rows nearly reach the Cauchy-Schwarz term: the bound is not loose there */
+    CHECK_MSG(g_worst_ratio[K_ALIGNED] > 0.5, "aligned errors reach only %.3f of the bound", g_worst_ratio[K_ALIGNED]);
+}
+
+/* ---- the k-th largest lower bound (the cut's selection) against a sort ---- */
+
+static int cmp_desc_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+static void check_selection(void)
+{
+    static uint32_t hist[2048];
+    int bad = 0;
+    for (int rep = 0; rep < 400; rep++) {
+        int32_t n = 1 + (int32_t)(next_u64() % (rep < 200 ? 40 : 5000));
+        struct screen_cand *c = malloc(sizeof *c * (size_t)n);
+        float *v = malloc(sizeof(float) * (size_t)n);
+        int style = rep % 4;
+        for (int32_t t = 0; t < n; t++) {
+            double x = gauss();
+            if (style == 1) /* few distinct values: ties at the k-th */
+                x = (double)((int)(next_u64() % 5) - 2);
+            else if (style == 2) /* +-0, subnormals, huge */
+                x = (next_u64() % 3 == 0) ? ((next_u64() & 1) ? -0.0 : 0.0) : ldexp(x, (int)(next_u64() % 300) - 150);
+            else if (style == 3) /* values that differ only in their last bits */
+                x = 1.0 + ldexp((double)(next_u64() % 8), -23);
+            c[t].idx = t;
+            c[t].lb = v[t] = (float)x;
+            c[t].ub = c[t].lb;
+        }
+        qsort(v, (size_t)n, sizeof(float), cmp_desc_float);
+        int64_t ks[3] = {1, 1 + (int64_t)(next_u64() % (uint64_t)n), n};
+        uint32_t *keys = malloc(sizeof(uint32_t) * (size_t)n);
+        for (int j = 0; j < 3; j++) {
+            float got = mieb_screen_kth_lb(c, n, ks[j], hist, keys);
+            if (!(got == v[ks[j] - 1])) { /* -0 == +0: either is the k-th then */
+                if (bad++ < 3)
+                    fprintf(stderr, "selection n %d k %lld style %d: %a, want %a\n", n, (long long)ks[j], style,
+                            got, v[ks[j] - 1]);
+            }
+        }
+        free(keys);
+        free(c);
+        free(v);
+    }
+    CHECK_MSG(bad == 0, "%d k-th largest selections wrong", bad);
+}
+
+/* ---- 2. the screened top-k against a full sort ---- */
+
+static int topk_case(int64_t m, int64_t n, int64_t K, int64_t k, enum kind qk, enum kind dk, size_t budget,
+                     int64_t want_overflow_min, int expect_abort)
+{
+    float *Q = malloc(sizeof(float) * (size_t)(m * K)), *D = malloc(sizeof(float) * (size_t)(n * K));
+    float *ex = malloc(sizeof(float) * (size_t)(m * n));
+    float *os = malloc(sizeof(float) * (size_t)(m * k));
+    int64_t *oi = malloc(sizeof(int64_t) * (size_t)(m * k)), *on = calloc((size_t)m, sizeof(int64_t));
+    int64_t *ovf = malloc(sizeof(int64_t) * (size_t)m), n_ovf = -1;
+    struct pair *ref = malloc(sizeof(struct pair) * (size_t)n);
+    fill(Q, m, K, qk);
+    fill(D, n, K, dk);
+    if (expect_abort)
+        D[(n / 2) * K] = 3e19f; /* one norm beyond 2^60 */
+    mieb_canon_gemm(Q, K, m, D, K, n, K, ex, n);
+    struct mieb_screen_scratch *sc = NULL;
+    struct mieb_screen_stats stats = {0};
+    int aborted = -1, bad = 0;
+    const int64_t base = 1000;
+    CHECK(mieb_screen_topk(&sc, Q, m, D, n, K, k, base, budget, os, oi, on, ovf, &n_ovf, &aborted, &stats) ==
+          MIEB_OK);
+    if (expect_abort) {
+        CHECK_MSG(aborted == 1, "a norm of 3e19 was not handed back (aborted %d)", aborted);
+        goto out;
+    }
+    CHECK(aborted == 0);
+    CHECK_MSG(n_ovf >= want_overflow_min, "budget %zu: %lld queries handed back, expected at least %lld", budget,
+              (long long)n_ovf, (long long)want_overflow_min);
+    unsigned char *handed = calloc((size_t)m, 1);
+    for (int64_t x = 0; x < n_ovf; x++)
+        handed[ovf[x]] = 1;
+    int64_t keep = k < n ? k : n;
+    for (int64_t q = 0; q < m && bad < 3; q++) {
+        if (handed[q])
+            continue;
+        for (int64_t j = 0; j < n; j++) {
+            ref[j].s = ex[q * n + j];
+            ref[j].i = j;
+        }
+        qsort(ref, (size_t)n, sizeof *ref, cmp_pair);
+        if (on[q] != keep) {
+            fprintf(stderr, "screen m %lld n %lld K %lld k %lld: query %lld kept %lld, want %lld\n", (long long)m,
+                    (long long)n, (long long)K, (long long)k, (long long)q, (long long)on[q], (long long)keep);
+            bad++;
+            continue;
+        }
+        for (int64_t r = 0; r < keep; r++)
+            if (memcmp(&ref[r].s, &os[q * k + r], sizeof(float)) || ref[r].i + base != oi[q * k + r]) {
+                fprintf(stderr,
+                        "screen kinds %d/%d m %lld n %lld K %lld k %lld: query %lld rank %lld: (%a, %lld), want "
+                        "(%a, %lld)\n",
+                        qk, dk, (long long)m, (long long)n, (long long)K, (long long)k, (long long)q, (long long)r,
+                        os[q * k + r], (long long)oi[q * k + r], ref[r].s, (long long)(ref[r].i + base));
+                bad++;
+                break;
+            }
+    }
+    free(handed);
+out:
+    mieb_screen_scratch_free(sc);
+    free(Q);
+    free(D);
+    free(ex);
+    free(os);
+    free(oi);
+    free(on);
+    free(ovf);
+    free(ref);
+    return bad;
+}
+
+static void check_topk(void)
+{
+    const size_t big = (size_t)1 << 34;
+    struct {
+        int64_t m, n, K, k;
+        enum kind qk, dk;
+    } cases[] = {
+        {1, 1, 1, 1, K_UNIT, K_UNIT},          {3, 40, 7, 5, K_UNIT, K_UNIT},
+        {17, 300, 33, 1, K_UNIT, K_UNIT},      {31, 513, 64, 10, K_UNIT, K_UNIT},
+        {33, 2100, 768, 100, K_UNIT, K_UNIT},  {64, 5000, 128, 1001, K_UNIT, K_UNIT},
+        {8, 3000, 100, 2999, K_UNIT, K_UNIT},  {8, 3000, 100, 3000, K_UNIT, K_UNIT},
+        {8, 700, 100, 1001, K_UNIT, K_UNIT},   {40, 4000, 48, 50, K_TIES, K_TIES},
+        {40, 4000, 48, 1001, K_TIES, K_TIES},  {20, 3000, 256, 30, K_NEAR, K_NEAR},
+        {20, 3000, 256, 30, K_UNIT, K_NEAR},   {25, 2500, 96, 40, K_MIXED, K_MIXED},
+        {25, 2500, 96, 40, K_ZERO_SOME, K_ZERO_SOME}, {10, 2000, 768, 20, K_ALIGNED, K_ALIGNED},
+        {10, 2000, 200, 20, K_TINY, K_TINY},
+    };
+    int bad = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        bad += topk_case(cases[c].m, cases[c].n, cases[c].K, cases[c].k, cases[c].qk, cases[c].dk, big, 0, 0);
+    CHECK_MSG(bad == 0, "%d screened lists differ from the full sort", bad);
+    /* a budget for the initial lists of only some queries: the rest are handed back */
+    size_t per = sizeof(struct screen_cand) * (size_t)(2 * 50 + 64);
+    CHECK(topk_case(40, 3000, 64, 50, K_UNIT, K_UNIT, per * 10, 30, 0) == 0);
+    /* near-ties in one window: lists must grow; a budget that stops the growth hands them back */
+    CHECK(topk_case(12, 6000, 64, 20, K_NEAR, K_NEAR, per * 12 + per, 1, 0) == 0);
+    CHECK(topk_case(12, 6000, 64, 20, K_NEAR, K_NEAR, big, 0, 0) == 0);
+    CHECK(topk_case(12, 3000, 64, 20, K_UNIT, K_UNIT, big, 0, 1) == 0);
+}
+
+/* ---- 3. through the backend: screen on == screen off ---- */
+
+static void check_backend(void)
+{
+    int64_t nq = 70, nd = 9000, dim = 200, k = 1001;
+    float *q = malloc(sizeof(float) * (size_t)(nq * dim)), *d = malloc(sizeof(float) * (size_t)(nd * dim));
+    fill(q, nq, dim, K_UNIT);
+    fill(d, nd, dim, K_UNIT);
+    memcpy(d + 5 * dim, d + 4000 * dim, sizeof(float) * (size_t)dim); /* a duplicate document */
+    struct mieb_vecs qv = {q, NULL, nq, nq, dim}, dv = {d, NULL, nd, nd, dim};
+    float *s_on = malloc(sizeof(float) * (size_t)(nq * k)), *s_off = malloc(sizeof(float) * (size_t)(nq * k));
+    int64_t *i_on = malloc(sizeof(int64_t) * (size_t)(nq * k)), *i_off = malloc(sizeof(int64_t) * (size_t)(nq * k));
+    for (int threads = 1; threads <= 3; threads++) {
+        for (int on = 0; on <= 1; on++) {
+            struct mieb_backend *be = NULL;
+            struct mieb_backend_opts opts = {.n_threads = threads, .mem_limit = (size_t)1 << 30};
+            struct mieb_qset *qs = NULL;
+            mieb_screen_set_enabled(on);
+            CHECK(mieb_backend_cpu_init(&opts, &be) == MIEB_OK);
+            CHECK(mieb_backend_prepare_queries(be, &qv, MIEB_SIM_COSINE, &qs) == MIEB_OK);
+            CHECK(mieb_backend_topk_block(be, qs, &dv, k, on ? s_on : s_off, on ? i_on : i_off) == MIEB_OK);
+            mieb_backend_release_queries(be, qs);
+            mieb_backend_free(be);
+        }
+        CHECK_MSG(!memcmp(s_on, s_off, sizeof(float) * (size_t)(nq * k)) &&
+                      !memcmp(i_on, i_off, sizeof(int64_t) * (size_t)(nq * k)),
+                  "threads %d: screened topk_block differs from the exact one", threads);
+    }
+    mieb_screen_set_enabled(1);
+    free(q);
+    free(d);
+    free(s_on);
+    free(s_off);
+    free(i_on);
+    free(i_off);
+}
+
+int main(void)
+{
+    if (mieb_screen_available()) {
+        check_bounds();
+        check_topk();
+    } else {
+        printf("test_screen: no AMX-BF16 here: the screen never runs, its bounds and lists were not tested\n");
+    }
+    check_selection();
+    check_backend();
+    return check_done("test_screen");
+}
