@@ -30,6 +30,7 @@
 #ifndef MIEB_BACKEND_CANON_DOT_H
 #define MIEB_BACKEND_CANON_DOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -75,6 +76,13 @@ enum mieb_canon_isa mieb_canon_isa_supported(void);
 /** Use `isa` from now on (tests); returns -1, changing nothing, when the CPU cannot run it. */
 int mieb_canon_set_isa(enum mieb_canon_isa isa);
 const char *mieb_canon_isa_name(enum mieb_canon_isa isa);
+
+/**
+ * A 64-byte aligned buffer of at least `bytes` for the calling thread's kernels (their
+ * packed operands), kept and grown across calls and freed when the thread ends. NULL when
+ * out of memory: the kernels then read their operands in place (same bits, slower).
+ */
+void *mieb_canon_workspace(size_t bytes);
 
 /* The kernels behind the dispatch (canon_dot_avx2.c, canon_dot_avx512.c); call them only
    when mieb_canon_isa_supported() says the CPU runs them. */

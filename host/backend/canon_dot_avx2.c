@@ -5,9 +5,10 @@
  * lanes 0-7 in `lo`, lanes 8-15 in `hi`, so the first level of the tree (lane l + lane
  * l+8) is lo + hi and the rest is the usual horizontal sum in the definition's order.
  *
- * Micro-tile: 2 rows of A x 3 rows of B = 6 pairs = 12 accumulators (of 16 registers);
- * per 16 floats of K it loads 10 vectors and issues 12 FMAs. B is walked in panels of
- * CANON_NB rows while each 2-row strip of A stays in L1.
+ * Micro-tile: 3 rows of A x 4 rows of B = 12 pairs, one half of their chains at a time in
+ * 12 of the 16 registers; per 8 floats of K it loads 7 vectors and issues 12 FMAs. As in the
+ * AVX-512 kernel the operands are packed first, as [16-float chunk of K][row of the strip
+ * or group][16], so that each micro-tile reads two sequential streams.
  *
  * Compiled with -mavx2 -mfma (CMakeLists.txt); only called when cpu_features says so.
  */
@@ -16,9 +17,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define CANON_MR 2
-#define CANON_NR 3
-#define CANON_NB 192
+#define CANON_MR 3
+#define CANON_NR 4
+#define CANON_NB 96 /* rows of B per packed panel (288 KiB at K = 768) */
 
 static inline float tree2(__m256 lo, __m256 hi)
 {
@@ -41,33 +42,56 @@ static inline __m256 load8(const float *p, int64_t c, int64_t K)
     return _mm256_maskload_ps(p + c, mask);
 }
 
-/* mr <= 2 rows of A x nr <= 3 rows of B; full tiles take the unmasked loop. */
-static inline void tile(const float *A, int64_t lda, int mr, const float *B, int64_t ldb, int nr, int64_t K,
-                        float *C, int64_t ldc)
+/* Rows [r0, r0 + rows) of X into [chunk][row][16] (nc chunks, zeros past K). */
+static void pack(const float *X, int64_t ldx, int64_t r0, int rows, int64_t K, int64_t nc, float *out)
 {
-    __m256 lo[2][3], hi[2][3];
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 3; j++)
-            lo[i][j] = hi[i][j] = _mm256_setzero_ps();
-    int64_t c = 0;
-    if (mr == 2 && nr == 3)
-        for (; c + 16 <= K; c += 16) {
-            __m256 a0 = _mm256_loadu_ps(A + c), a1 = _mm256_loadu_ps(A + lda + c);
-            for (int j = 0; j < 3; j++) {
-                __m256 b = _mm256_loadu_ps(B + j * ldb + c);
-                lo[0][j] = _mm256_fmadd_ps(a0, b, lo[0][j]);
-                lo[1][j] = _mm256_fmadd_ps(a1, b, lo[1][j]);
-            }
-            a0 = _mm256_loadu_ps(A + c + 8);
-            a1 = _mm256_loadu_ps(A + lda + c + 8);
-            for (int j = 0; j < 3; j++) {
-                __m256 b = _mm256_loadu_ps(B + j * ldb + c + 8);
-                hi[0][j] = _mm256_fmadd_ps(a0, b, hi[0][j]);
-                hi[1][j] = _mm256_fmadd_ps(a1, b, hi[1][j]);
+    for (int64_t c = 0; c < nc; c++)
+        for (int r = 0; r < rows; r++) {
+            const float *x = X + (r0 + r) * ldx;
+            _mm256_store_ps(out + (c * rows + r) * 16, load8(x, c * 16, K));
+            _mm256_store_ps(out + (c * rows + r) * 16 + 8, load8(x, c * 16 + 8, K));
+        }
+}
+
+/* A full micro-tile from packed operands. The lanes 0-7 of all its pairs' chains are run
+   first, then lanes 8-15 (the chains are independent, so the order between them changes no
+   bit): twelve pairs fit in the sixteen registers that way, six if both halves were live. */
+static inline void tile_packed(const float *ap, const float *bp, int64_t nc, float *C, int64_t ldc)
+{
+    __m256 half[2][CANON_MR * CANON_NR];
+    for (int h = 0; h < 2; h++) {
+        __m256 acc[CANON_MR * CANON_NR];
+        for (int x = 0; x < CANON_MR * CANON_NR; x++)
+            acc[x] = _mm256_setzero_ps();
+        for (int64_t c = 0; c < nc; c++) {
+            const float *a = ap + c * CANON_MR * 16 + 8 * h, *b = bp + c * CANON_NR * 16 + 8 * h;
+            __m256 q[CANON_MR];
+            for (int i = 0; i < CANON_MR; i++)
+                q[i] = _mm256_load_ps(a + i * 16);
+            for (int j = 0; j < CANON_NR; j++) {
+                __m256 d = _mm256_load_ps(b + j * 16);
+                for (int i = 0; i < CANON_MR; i++)
+                    acc[i * CANON_NR + j] = _mm256_fmadd_ps(q[i], d, acc[i * CANON_NR + j]);
             }
         }
-    for (; c < K; c += 16) {
-        __m256 a[2][2];
+        for (int x = 0; x < CANON_MR * CANON_NR; x++)
+            half[h][x] = acc[x];
+    }
+    for (int i = 0; i < CANON_MR; i++)
+        for (int j = 0; j < CANON_NR; j++)
+            C[i * ldc + j] = tree2(half[0][i * CANON_NR + j], half[1][i * CANON_NR + j]);
+}
+
+/* Any tile of mr <= CANON_MR rows of A x nr <= CANON_NR rows of B, read in place. */
+static void tile_edge(const float *A, int64_t lda, int mr, const float *B, int64_t ldb, int nr, int64_t K,
+                      float *C, int64_t ldc)
+{
+    __m256 lo[CANON_MR][CANON_NR], hi[CANON_MR][CANON_NR];
+    for (int i = 0; i < CANON_MR; i++)
+        for (int j = 0; j < CANON_NR; j++)
+            lo[i][j] = hi[i][j] = _mm256_setzero_ps();
+    for (int64_t c = 0; c < K; c += 16) {
+        __m256 a[CANON_MR][2];
         for (int i = 0; i < mr; i++) {
             a[i][0] = load8(A + i * lda, c, K);
             a[i][1] = load8(A + i * lda, c + 8, K);
@@ -88,16 +112,28 @@ static inline void tile(const float *A, int64_t lda, int mr, const float *B, int
 void mieb_canon_gemm_avx2(const float *A, int64_t lda, int64_t m, const float *B, int64_t ldb, int64_t n,
                           int64_t K, float *C, int64_t ldc)
 {
+    int64_t nc = (K + 15) / 16, mfull = m / CANON_MR * CANON_MR;
+    size_t a_floats = (size_t)(mfull * nc * 16), b_floats = (size_t)(CANON_NB * nc * 16);
+    size_t gap = 272; /* keep B's panel off A's L1 sets (canon_dot_avx512.c) */
+    float *ap = mieb_canon_workspace(sizeof(float) * (a_floats + gap + b_floats));
+    float *bp = ap ? ap + a_floats + gap : NULL;
+    if (ap)
+        for (int64_t i = 0; i < mfull; i += CANON_MR)
+            pack(A, lda, i, CANON_MR, K, nc, ap + i * nc * 16);
     for (int64_t j0 = 0; j0 < n; j0 += CANON_NB) {
         int64_t j1 = n - j0 < CANON_NB ? n : j0 + CANON_NB;
+        int64_t jfull = j0 + (j1 - j0) / CANON_NR * CANON_NR;
+        if (ap)
+            for (int64_t j = j0; j < jfull; j += CANON_NR)
+                pack(B, ldb, j, CANON_NR, K, nc, bp + (j - j0) * nc * 16);
         for (int64_t i = 0; i < m; i += CANON_MR) {
             int mr = m - i < CANON_MR ? (int)(m - i) : CANON_MR;
             for (int64_t j = j0; j < j1; j += CANON_NR) {
                 int nr = j1 - j < CANON_NR ? (int)(j1 - j) : CANON_NR;
-                if (mr == CANON_MR && nr == CANON_NR)
-                    tile(A + i * lda, lda, CANON_MR, B + j * ldb, ldb, CANON_NR, K, C + i * ldc + j, ldc);
-                else
-                    tile(A + i * lda, lda, mr, B + j * ldb, ldb, nr, K, C + i * ldc + j, ldc);
+                if (ap && mr == CANON_MR && nr == CANON_NR)
+                    tile_packed(ap + i * nc * 16, bp + (j - j0) * nc * 16, nc, C + i * ldc + j, ldc);
+                else /* edges, or no workspace to pack into: same bits, slower */
+                    tile_edge(A + i * lda, lda, mr, B + j * ldb, ldb, nr, K, C + i * ldc + j, ldc);
             }
         }
     }

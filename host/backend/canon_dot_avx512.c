@@ -6,10 +6,12 @@
  * done for 16 pairs at once by a shuffle network whose every addition adds the same two
  * lanes the scalar definition adds (the bits are checked by tests/unit/test_canon_dot.c).
  *
- * Micro-tile: 4 rows of A x 4 rows of B = 16 accumulators; per 16 floats of K it loads
- * 8 vectors and issues 16 FMAs. B is walked in panels of CANON_NB rows (768 KiB at
- * K = 768, L2-resident) while each 4-row strip of A (12 KiB) stays in L1: measured at the
- * rate of OpenBLAS's SkylakeX SGEMM on the same shapes (bench/README.md).
+ * Micro-tile: 6 rows of A x 4 rows of B = 24 accumulators; per 16 floats of K it loads 10
+ * vectors and issues 24 FMAs. Both operands are first packed so that each micro-tile reads
+ * two sequential streams: A in strips of 6 rows, B in panels of CANON_NB rows, both as
+ * [16-float chunk of K][row of the strip or group][16] (zero-padded past K, which is the
+ * definition's padding). Measured at 0.83-0.91 of OpenBLAS's SkylakeX SGEMM on the same
+ * shapes (bench/canon_rate.c, bench/README.md); reading the rows in place reached 0.6-0.7.
  *
  * Compiled with -mavx512f -mavx512dq -mavx512bw -mavx512vl -mfma (CMakeLists.txt); only
  * called when cpu_features says the CPU and OS run AVX-512.
@@ -19,9 +21,15 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define CANON_MR 4
+#define CANON_MR 6
 #define CANON_NR 4
-#define CANON_NB 256 /* rows of B per panel */
+#define CANON_NB 64 /* rows of B per packed panel (192 KiB at K = 768) */
+
+/* Lanes [c, c + 16) of a row that has K elements, as a load mask (zeros past K). */
+static inline __mmask16 lanes(int64_t c, int64_t K)
+{
+    return K - c >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (K - c)) - 1u);
+}
 
 /* The tree of one accumulator: lanes (l, l+8), then (l, l+4), (l, l+2), (l, l+1). */
 static inline float tree1(__m512 v)
@@ -49,57 +57,56 @@ static inline __m512 tree16(const __m512 a[16])
                          _mm512_shuffle_ps(y[0], y[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-/* Full 4 x 4 tile: C[i][j] = dot(A_i, B_j). */
-static inline void tile4x4(const float *A, int64_t lda, const float *B, int64_t ldb, int64_t K, float *C,
-                           int64_t ldc)
+/* Rows [r0, r0 + rows) of X into [chunk][row][16] (nc chunks, zeros past K). */
+static void pack(const float *X, int64_t ldx, int64_t r0, int rows, int64_t K, int64_t nc, float *out)
 {
-    __m512 acc[16];
-    for (int x = 0; x < 16; x++)
-        acc[x] = _mm512_setzero_ps();
-    int64_t c = 0;
-    for (; c + 16 <= K; c += 16) {
-        __m512 q0 = _mm512_loadu_ps(A + c), q1 = _mm512_loadu_ps(A + lda + c);
-        __m512 q2 = _mm512_loadu_ps(A + 2 * lda + c), q3 = _mm512_loadu_ps(A + 3 * lda + c);
-        for (int j = 0; j < 4; j++) {
-            __m512 d = _mm512_loadu_ps(B + j * ldb + c);
-            acc[0 + j] = _mm512_fmadd_ps(q0, d, acc[0 + j]);
-            acc[4 + j] = _mm512_fmadd_ps(q1, d, acc[4 + j]);
-            acc[8 + j] = _mm512_fmadd_ps(q2, d, acc[8 + j]);
-            acc[12 + j] = _mm512_fmadd_ps(q3, d, acc[12 + j]);
-        }
-    }
-    if (c < K) { /* the tail reads as zeros, as in the definition */
-        __mmask16 m = (__mmask16)((1u << (K - c)) - 1u);
-        __m512 q[4];
-        for (int i = 0; i < 4; i++)
-            q[i] = _mm512_maskz_loadu_ps(m, A + i * lda + c);
-        for (int j = 0; j < 4; j++) {
-            __m512 d = _mm512_maskz_loadu_ps(m, B + j * ldb + c);
-            for (int i = 0; i < 4; i++)
-                acc[4 * i + j] = _mm512_fmadd_ps(q[i], d, acc[4 * i + j]);
-        }
-    }
-    /* acc[4i + j] is (A_i, B_j); tree16 puts its dot at lane 4j + i: gather lane 4i + j from there */
-    __m512 r = tree16(acc);
-    const __m512i to_rows = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-    r = _mm512_permutexvar_ps(to_rows, r);
-    _mm_storeu_ps(C, _mm512_castps512_ps128(r));
-    _mm_storeu_ps(C + ldc, _mm512_extractf32x4_ps(r, 1));
-    _mm_storeu_ps(C + 2 * ldc, _mm512_extractf32x4_ps(r, 2));
-    _mm_storeu_ps(C + 3 * ldc, _mm512_extractf32x4_ps(r, 3));
+    for (int64_t c = 0; c < nc; c++)
+        for (int r = 0; r < rows; r++)
+            _mm512_store_ps(out + (c * rows + r) * 16, _mm512_maskz_loadu_ps(lanes(c * 16, K), X + (r0 + r) * ldx + c * 16));
 }
 
-/* Edge tile, mr <= 4 rows of A x nr <= 4 rows of B, one tree per accumulator. */
+/* A full micro-tile from packed operands: C[i][j] = dot(A_i, B_j). */
+static inline void tile_packed(const float *ap, const float *bp, int64_t nc, float *C, int64_t ldc)
+{
+    enum { NACC = CANON_MR * CANON_NR, NGRP = (NACC + 15) / 16 };
+    __m512 acc[NACC];
+    for (int x = 0; x < NACC; x++)
+        acc[x] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < nc; c++) {
+        __m512 q[CANON_MR];
+        for (int i = 0; i < CANON_MR; i++)
+            q[i] = _mm512_load_ps(ap + (c * CANON_MR + i) * 16);
+        for (int j = 0; j < CANON_NR; j++) {
+            __m512 d = _mm512_load_ps(bp + (c * CANON_NR + j) * 16);
+            for (int i = 0; i < CANON_MR; i++)
+                acc[i * CANON_NR + j] = _mm512_fmadd_ps(q[i], d, acc[i * CANON_NR + j]);
+        }
+    }
+    /* tree16 puts the dot of acc[16g + 4p + c] at lane 4c + p of group g: permute to natural order */
+    const __m512i nat = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    float out[NGRP * 16] __attribute__((aligned(64)));
+    for (int g = 0; g < NGRP; g++) {
+        __m512 grp[16];
+        for (int x = 0; x < 16; x++)
+            grp[x] = 16 * g + x < NACC ? acc[16 * g + x] : _mm512_setzero_ps();
+        _mm512_store_ps(out + 16 * g, _mm512_permutexvar_ps(nat, tree16(grp)));
+    }
+    for (int i = 0; i < CANON_MR; i++)
+        for (int j = 0; j < CANON_NR; j++)
+            C[i * ldc + j] = out[i * CANON_NR + j];
+}
+
+/* Any tile of mr <= CANON_MR rows of A x nr <= CANON_NR rows of B, read in place. */
 static void tile_edge(const float *A, int64_t lda, int mr, const float *B, int64_t ldb, int nr, int64_t K,
                       float *C, int64_t ldc)
 {
-    __m512 acc[4][4];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
+    __m512 acc[CANON_MR][CANON_NR];
+    for (int i = 0; i < CANON_MR; i++)
+        for (int j = 0; j < CANON_NR; j++)
             acc[i][j] = _mm512_setzero_ps();
     for (int64_t c = 0; c < K; c += 16) {
-        __mmask16 m = K - c >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (K - c)) - 1u);
-        __m512 q[4];
+        __mmask16 m = lanes(c, K);
+        __m512 q[CANON_MR];
         for (int i = 0; i < mr; i++)
             q[i] = _mm512_maskz_loadu_ps(m, A + i * lda + c);
         for (int j = 0; j < nr; j++) {
@@ -116,15 +123,29 @@ static void tile_edge(const float *A, int64_t lda, int mr, const float *B, int64
 void mieb_canon_gemm_avx512(const float *A, int64_t lda, int64_t m, const float *B, int64_t ldb, int64_t n,
                             int64_t K, float *C, int64_t ldc)
 {
+    int64_t nc = (K + 15) / 16, mfull = m / CANON_MR * CANON_MR;
+    size_t a_floats = (size_t)(mfull * nc * 16), b_floats = (size_t)(CANON_NB * nc * 16);
+    /* B's panel starts 1 KiB + 64 bytes past A's strips: at a multiple of 4 KiB both would
+       map their streams onto the same L1 sets (measured: 0.5 of the rate) */
+    size_t gap = 272;
+    float *ap = mieb_canon_workspace(sizeof(float) * (a_floats + gap + b_floats));
+    float *bp = ap ? ap + a_floats + gap : NULL;
+    if (ap)
+        for (int64_t i = 0; i < mfull; i += CANON_MR)
+            pack(A, lda, i, CANON_MR, K, nc, ap + i * nc * 16);
     for (int64_t j0 = 0; j0 < n; j0 += CANON_NB) {
         int64_t j1 = n - j0 < CANON_NB ? n : j0 + CANON_NB;
+        int64_t jfull = j0 + (j1 - j0) / CANON_NR * CANON_NR;
+        if (ap)
+            for (int64_t j = j0; j < jfull; j += CANON_NR)
+                pack(B, ldb, j, CANON_NR, K, nc, bp + (j - j0) * nc * 16);
         for (int64_t i = 0; i < m; i += CANON_MR) {
             int mr = m - i < CANON_MR ? (int)(m - i) : CANON_MR;
             for (int64_t j = j0; j < j1; j += CANON_NR) {
                 int nr = j1 - j < CANON_NR ? (int)(j1 - j) : CANON_NR;
-                if (mr == CANON_MR && nr == CANON_NR)
-                    tile4x4(A + i * lda, lda, B + j * ldb, ldb, K, C + i * ldc + j, ldc);
-                else
+                if (ap && mr == CANON_MR && nr == CANON_NR)
+                    tile_packed(ap + i * nc * 16, bp + (j - j0) * nc * 16, nc, C + i * ldc + j, ldc);
+                else /* edges, or no workspace to pack into: same bits, slower */
                     tile_edge(A + i * lda, lda, mr, B + j * ldb, ldb, nr, K, C + i * ldc + j, ldc);
             }
         }
@@ -144,14 +165,8 @@ void mieb_canon_dot_rows_avx512(const float *x, const float *B, int64_t ldb, con
             b[r] = B + (int64_t)rows[j + (r < nr ? r : 0)] * ldb;
             acc[r] = _mm512_setzero_ps();
         }
-        int64_t c = 0;
-        for (; c + 16 <= K; c += 16) {
-            __m512 v = _mm512_loadu_ps(x + c);
-            for (int r = 0; r < 8; r++)
-                acc[r] = _mm512_fmadd_ps(v, _mm512_loadu_ps(b[r] + c), acc[r]);
-        }
-        if (c < K) {
-            __mmask16 m = (__mmask16)((1u << (K - c)) - 1u);
+        for (int64_t c = 0; c < K; c += 16) {
+            __mmask16 m = lanes(c, K);
             __m512 v = _mm512_maskz_loadu_ps(m, x + c);
             for (int r = 0; r < 8; r++)
                 acc[r] = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(m, b[r] + c), acc[r]);
