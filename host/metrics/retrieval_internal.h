@@ -36,6 +36,7 @@ struct mieb_ret_scratch {
     int64_t *rel_rank; /* qrels value at each rank */
     int64_t *gains;    /* positive qrels values, highest first (ideal ranking) */
     double *dbl;       /* np.std work space */
+    uint64_t *keys;    /* [2 * cap_docs] radix sort of the ranking */
     int64_t cap_docs, cap_qrels;
 };
 void mieb_ret_scratch_free(struct mieb_ret_scratch *s);

@@ -33,6 +33,7 @@ void mieb_ret_scratch_free(struct mieb_ret_scratch *s)
     free(s->rel_rank);
     free(s->gains);
     free(s->dbl);
+    free(s->keys);
     memset(s, 0, sizeof *s);
 }
 
@@ -49,7 +50,10 @@ static mieb_status scratch_reserve(struct mieb_ret_scratch *s, int64_t n_docs, i
         double *d = realloc(s->dbl, n * sizeof *d);
         if (d)
             s->dbl = d;
-        if (!o || !r || !d)
+        uint64_t *k = realloc(s->keys, 2 * n * sizeof *k);
+        if (k)
+            s->keys = k;
+        if (!o || !r || !d || !k)
             return mieb_fail(MIEB_ERR_OOM, "retrieval metrics: cannot allocate for %lld docs",
                              (long long)n_docs);
         s->cap_docs = n_docs;
@@ -80,6 +84,60 @@ static int cmp_rank(const void *pa, const void *pb, void *ctx)
     if (sa < sb)
         return 1;
     return strcmp(q->doc_ids[b], q->doc_ids[a]);
+}
+
+static int cmp_docid_desc(const void *pa, const void *pb, void *ctx)
+{
+    const struct mieb_ret_query_result *q = ctx;
+    return strcmp(q->doc_ids[*(const size_t *)pb], q->doc_ids[*(const size_t *)pa]);
+}
+
+/*
+ * The order of cmp_rank without a comparison sort over the whole list (that qsort was most
+ * of the metric time): an LSD radix sort on order-preserving keys of the scores (-0 keyed
+ * as +0, since they compare equal), stable, then each run of equal scores sorted by doc id.
+ * keys: 2n scratch. The scores must not be NaN (callers reject them first).
+ */
+static void rank_order(const struct mieb_ret_query_result *q, size_t *order, uint64_t *keys)
+{
+    int64_t n = q->n;
+    uint64_t *a = keys, *b = keys + n;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &q->scores[i], sizeof u);
+        if (u == 0x80000000u)
+            u = 0;
+        u = u & 0x80000000u ? ~u : u | 0x80000000u; /* ascending with the score */
+        a[i] = ((uint64_t)~u << 32) | (uint64_t)i;  /* ascending = score descending */
+    }
+    for (int d = 4; d < 8; d++) { /* the score's four bytes; the index keeps the sort stable */
+        int64_t count[256] = {0};
+        for (int64_t i = 0; i < n; i++)
+            count[(a[i] >> (8 * d)) & 255]++;
+        if (count[(a[0] >> (8 * d)) & 255] == n)
+            continue;
+        int64_t pos = 0;
+        for (int v = 0; v < 256; v++) {
+            int64_t c = count[v];
+            count[v] = pos;
+            pos += c;
+        }
+        for (int64_t i = 0; i < n; i++)
+            b[count[(a[i] >> (8 * d)) & 255]++] = a[i];
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    for (int64_t i = 0; i < n; i++)
+        order[i] = (size_t)(a[i] & 0xFFFFFFFFu);
+    for (int64_t i = 0; i < n;) { /* ties: doc id descending, as trec_eval */
+        int64_t j = i + 1;
+        while (j < n && (a[j] >> 32) == (a[i] >> 32))
+            j++;
+        if (j - i > 1)
+            qsort_r(order + i, (size_t)(j - i), sizeof *order, cmp_docid_desc, (void *)q);
+        i = j;
+    }
 }
 
 static int cmp_int64_desc(const void *pa, const void *pb)
@@ -185,7 +243,16 @@ mieb_status mieb_ret_trec_order(const struct mieb_ret_query_result *q, size_t *o
 {
     if (q == NULL || (q->n > 0 && (order == NULL || q->scores == NULL || q->doc_ids == NULL)))
         return mieb_fail(MIEB_ERR_INVALID_ARG, "retrieval metrics: bad query arrays");
+    int nan = 0;
     for (int64_t i = 0; i < q->n; i++)
+        nan |= isnan(q->scores[i]);
+    uint64_t *keys = nan || q->n > UINT32_MAX ? NULL : malloc(sizeof *keys * (size_t)(2 * q->n + 1));
+    if (keys) {
+        rank_order(q, order, keys);
+        free(keys);
+        return MIEB_OK;
+    }
+    for (int64_t i = 0; i < q->n; i++) /* NaN (not ranked by keys) or no memory: the comparison sort */
         order[i] = (size_t)i;
     if (q->n > 1)
         qsort_r(order, (size_t)q->n, sizeof *order, cmp_rank, (void *)q);
@@ -207,10 +274,8 @@ mieb_status mieb_ret_query_compute(const struct mieb_ret_query_result *q,
     MIEB_TRY(scratch_reserve(s, n, nq));
     memset(out, 0, sizeof *out);
 
-    for (int64_t i = 0; i < n; i++)
-        s->order[i] = (size_t)i;
-    if (n > 1)
-        qsort_r(s->order, (size_t)n, sizeof *s->order, cmp_rank, (void *)q);
+    if (n > 0)
+        rank_order(q, s->order, s->keys); /* no NaN: refused above */
     for (int64_t i = 0; i < n; i++)
         s->rel_rank[i] = q->rel[s->order[i]];
 
