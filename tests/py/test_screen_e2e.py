@@ -6,7 +6,8 @@ several of mteb's 50,000-document chunks, duplicate documents, ties from float16
 clusters of near-identical documents around the queries, dot products of rows of very
 different norms. The rankings are also checked against numpy's float64 scores: every
 document mieb-eval ranks in a query's top 100 is in numpy's, except where the two differ
-only by a tie within float32 rounding.
+only by a tie within float32 rounding. And the portable C, AVX2 and AVX-512 kernels of the
+fixed-order dot product write the same files as the default.
 
 Where the CPU has no AMX the screen never runs; the test then says so and is skipped.
 """
@@ -52,8 +53,10 @@ def make_suite(root, sim, dtype, seed):
     return td, ed, qs, ds
 
 
-def run(td, ed, out, screen):
+def run(td, ed, out, screen, isa=None):
     env = dict(os.environ, MIEB_CPU_SCREEN=screen)
+    if isa:
+        env["MIEB_CPU_ISA"] = isa
     pq = os.path.join(out, "pq")
     p = subprocess.run([BIN, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
                         "--device", "cpu", "--per-query", pq, "-v", "--progress", "off"],
@@ -105,3 +108,16 @@ def test_screen_on_equals_off(tmp_path, sim, dtype, seed):
             j = int(did[1:])
             assert s[i][j] >= cut - tol, f"q{i}: {did} ranked by mieb-eval, numpy puts it below the top 100"
             assert abs(s[i][j] - sc) <= 1e-5 * max(1.0, abs(sc)), f"q{i} {did}: score {sc} vs numpy {s[i][j]}"
+
+
+def test_every_kernel_set_writes_the_same_files(tmp_path):
+    """The fixed-order dot product in portable C, AVX2 and AVX-512 (whichever this CPU runs),
+    screened or not: one result file and one TREC run, byte for byte."""
+    td, ed, _, _ = make_suite(str(tmp_path), "cosine", "f32", 5)
+    ref_scores, ref_trec, _ = run(td, ed, str(tmp_path / "ref"), "auto")
+    for isa in ("avx2", "scalar"):
+        scores, trec, log = run(td, ed, str(tmp_path / isa), "off", isa)
+        if "this CPU runs at most" in log:
+            continue  # the CPU lacks that kernel set; the fallback it took is covered by the others
+        assert json.dumps(scores, sort_keys=True) == json.dumps(ref_scores, sort_keys=True), isa
+        assert trec == ref_trec, isa
