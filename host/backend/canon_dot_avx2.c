@@ -109,34 +109,12 @@ static void tile_edge(const float *A, int64_t lda, int mr, const float *B, int64
             C[i * ldc + j] = tree2(lo[i][j], hi[i][j]);
 }
 
+#include "canon_gemm_blocked.h"
+
 void mieb_canon_gemm_avx2(const float *A, int64_t lda, int64_t m, const float *B, int64_t ldb, int64_t n,
                           int64_t K, float *C, int64_t ldc)
 {
-    int64_t nc = (K + 15) / 16, mfull = m / CANON_MR * CANON_MR;
-    size_t a_floats = (size_t)(mfull * nc * 16), b_floats = (size_t)(CANON_NB * nc * 16);
-    size_t gap = 272; /* keep B's panel off A's L1 sets (canon_dot_avx512.c) */
-    float *ap = mieb_canon_workspace(sizeof(float) * (a_floats + gap + b_floats));
-    float *bp = ap ? ap + a_floats + gap : NULL;
-    if (ap)
-        for (int64_t i = 0; i < mfull; i += CANON_MR)
-            pack(A, lda, i, CANON_MR, K, nc, ap + i * nc * 16);
-    for (int64_t j0 = 0; j0 < n; j0 += CANON_NB) {
-        int64_t j1 = n - j0 < CANON_NB ? n : j0 + CANON_NB;
-        int64_t jfull = j0 + (j1 - j0) / CANON_NR * CANON_NR;
-        if (ap)
-            for (int64_t j = j0; j < jfull; j += CANON_NR)
-                pack(B, ldb, j, CANON_NR, K, nc, bp + (j - j0) * nc * 16);
-        for (int64_t i = 0; i < m; i += CANON_MR) {
-            int mr = m - i < CANON_MR ? (int)(m - i) : CANON_MR;
-            for (int64_t j = j0; j < j1; j += CANON_NR) {
-                int nr = j1 - j < CANON_NR ? (int)(j1 - j) : CANON_NR;
-                if (ap && mr == CANON_MR && nr == CANON_NR)
-                    tile_packed(ap + i * nc * 16, bp + (j - j0) * nc * 16, nc, C + i * ldc + j, ldc);
-                else /* edges, or no workspace to pack into: same bits, slower */
-                    tile_edge(A + i * lda, lda, mr, B + j * ldb, ldb, nr, K, C + i * ldc + j, ldc);
-            }
-        }
-    }
+    canon_gemm_blocked(A, lda, m, B, ldb, n, K, C, ldc);
 }
 
 void mieb_canon_dot_rows_avx2(const float *x, const float *B, int64_t ldb, const int32_t *rows, int64_t n,

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/radix_sort.h"
 #include "canon_dot.h"
 #include "cpu_features.h"
 #include "screen_internal.h"
@@ -96,21 +97,6 @@ void mieb_screen_query_bound(struct screen_ctx *cx, int64_t q, float nrm, float 
 
 /* ---- candidate lists ---- */
 
-/* Order-preserving map of a float to an unsigned key (finite values; -0 below +0). */
-static inline uint32_t float_key(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u & 0x80000000u ? ~u : u | 0x80000000u;
-}
-static inline float key_float(uint32_t key)
-{
-    uint32_t u = key & 0x80000000u ? key & 0x7FFFFFFFu : ~key;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* Bin keys [lo, hi] into at most 2048 equal ranges of width 2^sh: the shift. */
 static int bin_shift(uint32_t lo, uint32_t hi)
 {
@@ -142,7 +128,7 @@ static uint32_t coarse_kth(const struct screen_cand *c, int32_t n, int64_t k, ui
 {
     uint32_t lo = UINT32_MAX, hi = 0;
     for (int32_t t = 0; t < n; t++) {
-        uint32_t key = float_key(c[t].lb);
+        uint32_t key = mieb_float_key(c[t].lb);
         lo = key < lo ? key : lo;
         hi = key > hi ? key : hi;
     }
@@ -150,7 +136,7 @@ static uint32_t coarse_kth(const struct screen_cand *c, int32_t n, int64_t k, ui
     *sh = bin_shift(lo, hi);
     memset(hist, 0, sizeof(uint32_t) * 2048);
     for (int32_t t = 0; t < n; t++)
-        hist[(float_key(c[t].lb) - lo) >> *sh]++;
+        hist[(mieb_float_key(c[t].lb) - lo) >> *sh]++;
     return lo + (top_bin(hist, rank) << *sh);
 }
 
@@ -161,10 +147,10 @@ float mieb_screen_kth_lb(const struct screen_cand *c, int32_t n, int64_t k, uint
     int64_t rank;
     uint32_t base = coarse_kth(c, n, k, hist, &sh, &rank);
     if (sh == 0)
-        return key_float(base);
+        return mieb_key_float(base);
     int64_t m = 0;
     for (int32_t t = 0; t < n; t++) {
-        uint32_t key = float_key(c[t].lb);
+        uint32_t key = mieb_float_key(c[t].lb);
         if (((key - base) >> sh) == 0 && key >= base)
             keys[m++] = key;
     }
@@ -180,7 +166,7 @@ float mieb_screen_kth_lb(const struct screen_cand *c, int32_t n, int64_t k, uint
             hist[(keys[t] - lo) >> sh]++;
         base = lo + (top_bin(hist, &rank) << sh);
         if (sh == 0)
-            return key_float(base);
+            return mieb_key_float(base);
         int64_t w = 0;
         for (int64_t t = 0; t < m; t++)
             if (((keys[t] - base) >> sh) == 0 && keys[t] >= base)
@@ -218,7 +204,7 @@ static int tighten(struct screen_ctx *cx, int64_t q, int exact)
         } else {
             int sh;
             int64_t rank;
-            t = key_float(coarse_kth(l->c, l->n, cx->k, cx->hist, &sh, &rank));
+            t = mieb_key_float(coarse_kth(l->c, l->n, cx->k, cx->hist, &sh, &rank));
         }
         if (t > cx->tau[q])
             cx->tau[q] = t;

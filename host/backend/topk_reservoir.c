@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/radix_sort.h"
 #include "topk_heap.h"
 
 void mieb_topk_res_init(struct mieb_topk_res *r, float *score, int64_t *idx, int64_t k)
@@ -94,65 +95,33 @@ void mieb_topk_res_push(struct mieb_topk_res *r, float s, int64_t i)
         cut(r);
 }
 
-/* One entry of the radix sort: key = (~order(score) << 32) | index, the score as given. */
-struct rkey {
-    uint64_t key;
-    float s;
-};
-
-/* Order-preserving key of a score; -0 and +0 share one (they tie, as mieb_topk_better says). */
-static inline uint32_t score_key(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if (u == 0x80000000u)
-        u = 0;
-    return u & 0x80000000u ? ~u : u | 0x80000000u;
-}
-
-/* Sort best first by an LSD radix sort on 8-bit digits of the keys (passes whose digit is the
-   same for every entry are skipped). Returns 0, sorting nothing, when an entry has a NaN
-   score or an index outside [0, 2^32): the heap sort then keeps its behaviour there. */
+/* Sort best first: keys (~order(score) << 32) | index, ascending, with the score's bits as
+   the value (so -0 stays -0; it ties with +0 as mieb_topk_better says). Returns 0, sorting
+   nothing, when an entry has a NaN score or an index outside [0, 2^32): the heap sort then
+   keeps its behaviour there. */
 static int radix_best_first(float *score, int64_t *idx, int64_t n)
 {
     for (int64_t j = 0; j < n; j++)
         if (isnan(score[j]) || idx[j] < 0 || idx[j] > (int64_t)UINT32_MAX)
             return 0;
-    struct rkey *a = malloc(sizeof *a * (size_t)n), *b = malloc(sizeof *b * (size_t)n);
-    if (!a || !b) {
-        free(a);
-        free(b);
+    uint64_t *keys = malloc(sizeof *keys * (size_t)(2 * n));
+    uint32_t *vals = malloc(sizeof *vals * (size_t)(2 * n));
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
         return 0;
     }
     for (int64_t j = 0; j < n; j++) {
-        /* ascending keys = descending scores, then ascending indices */
-        a[j].key = ((uint64_t)~score_key(score[j]) << 32) | (uint64_t)idx[j];
-        a[j].s = score[j];
+        keys[j] = ((uint64_t)~mieb_float_key(score[j]) << 32) | (uint64_t)idx[j];
+        memcpy(&vals[j], &score[j], sizeof vals[j]);
     }
-    for (int d = 0; d < 8; d++) {
-        int64_t count[256] = {0};
-        for (int64_t j = 0; j < n; j++)
-            count[(a[j].key >> (8 * d)) & 255]++;
-        if (count[(a[0].key >> (8 * d)) & 255] == n)
-            continue; /* every entry has this digit */
-        int64_t pos = 0;
-        for (int v = 0; v < 256; v++) {
-            int64_t c = count[v];
-            count[v] = pos;
-            pos += c;
-        }
-        for (int64_t j = 0; j < n; j++)
-            b[count[(a[j].key >> (8 * d)) & 255]++] = a[j];
-        struct rkey *t = a;
-        a = b;
-        b = t;
-    }
+    mieb_radix_sort_u64(keys, vals, keys + n, vals + n, n, 0, 8);
     for (int64_t j = 0; j < n; j++) {
-        score[j] = a[j].s;
-        idx[j] = (int64_t)(a[j].key & 0xFFFFFFFFu);
+        memcpy(&score[j], &vals[j], sizeof score[j]);
+        idx[j] = (int64_t)(keys[j] & 0xFFFFFFFFu);
     }
-    free(a);
-    free(b);
+    free(keys);
+    free(vals);
     return 1;
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "npmath.h"
+#include "../core/radix_sort.h"
 
 const int mieb_ret_k_values[MIEB_RET_NK] = {1, 3, 5, 10, 20, 100, 1000};
 
@@ -101,38 +102,14 @@ static int cmp_docid_desc(const void *pa, const void *pb, void *ctx)
 static void rank_order(const struct mieb_ret_query_result *q, size_t *order, uint64_t *keys)
 {
     int64_t n = q->n;
-    uint64_t *a = keys, *b = keys + n;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &q->scores[i], sizeof u);
-        if (u == 0x80000000u)
-            u = 0;
-        u = u & 0x80000000u ? ~u : u | 0x80000000u; /* ascending with the score */
-        a[i] = ((uint64_t)~u << 32) | (uint64_t)i;  /* ascending = score descending */
-    }
-    for (int d = 4; d < 8; d++) { /* the score's four bytes; the index keeps the sort stable */
-        int64_t count[256] = {0};
-        for (int64_t i = 0; i < n; i++)
-            count[(a[i] >> (8 * d)) & 255]++;
-        if (count[(a[0] >> (8 * d)) & 255] == n)
-            continue;
-        int64_t pos = 0;
-        for (int v = 0; v < 256; v++) {
-            int64_t c = count[v];
-            count[v] = pos;
-            pos += c;
-        }
-        for (int64_t i = 0; i < n; i++)
-            b[count[(a[i] >> (8 * d)) & 255]++] = a[i];
-        uint64_t *t = a;
-        a = b;
-        b = t;
-    }
+    for (int64_t i = 0; i < n; i++) /* ascending key = score descending; the index keeps it stable */
+        keys[i] = ((uint64_t)~mieb_float_key(q->scores[i]) << 32) | (uint64_t)i;
+    mieb_radix_sort_u64(keys, NULL, keys + n, NULL, n, 4, 8);
     for (int64_t i = 0; i < n; i++)
-        order[i] = (size_t)(a[i] & 0xFFFFFFFFu);
+        order[i] = (size_t)(keys[i] & 0xFFFFFFFFu);
     for (int64_t i = 0; i < n;) { /* ties: doc id descending, as trec_eval */
         int64_t j = i + 1;
-        while (j < n && (a[j] >> 32) == (a[i] >> 32))
+        while (j < n && (keys[j] >> 32) == (keys[i] >> 32))
             j++;
         if (j - i > 1)
             qsort_r(order + i, (size_t)(j - i), sizeof *order, cmp_docid_desc, (void *)q);

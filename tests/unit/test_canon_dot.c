@@ -18,15 +18,9 @@
 #include "backend/canon_dot.h"
 #include "check.h"
 
-static uint64_t rng = 0x243F6A8885A308D3ull;
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double uni(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
+static unsigned long long rng = 0x243F6A8885A308D3ull;
+static uint64_t next_u64(void) { return check_rng_u64(&rng); }
+static double uni(void) { return check_rng_uniform(&rng); }
 
 /* binary128 is wide enough that x*y + acc of binary32 values rounds once (to 113 bits,
    far from any binary32 midpoint in these tests) before the final rounding to binary32. */

@@ -27,15 +27,9 @@
 #include "backend/screen_internal.h"
 #include "check.h"
 
-static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double uni(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
+static unsigned long long rng = 0x2545F4914F6CDD1Dull;
+static uint64_t next_u64(void) { return check_rng_u64(&rng); }
+static double uni(void) { return check_rng_uniform(&rng); }
 static double gauss(void) { return sqrt(-2.0 * log(uni() + 1e-300)) * cos(6.283185307179586 * uni()); }
 
 enum kind { K_UNIT, K_ALIGNED, K_MIXED, K_TINY, K_TIES, K_NEAR, K_ZERO_SOME };

@@ -12,14 +12,8 @@
 #include "backend/topk_heap.h"
 #include "check.h"
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t next_u64(void) { return check_rng_u64(&rng_state); }
 
 struct pair { float s; int64_t i; };
 static int cmp_pair(const void *a, const void *b)
