@@ -130,8 +130,18 @@ static mieb_status read_rows(struct mieb_emb_role *r, int si, int64_t row0, int6
                 dst[i0 + k] = f16 ? mieb_half_to_float(tmp[k]) : mieb_bf16_to_float(tmp[k]);
         }
     }
-    /* exponent all ones <=> inf or NaN; one integer test per value */
-    for (size_t i = 0; i < n; i++) {
+    /* exponent all ones <=> inf or NaN. A branch-free pass over blocks of values finds
+       whether a block has one (the compiler vectorises it); only such a block is searched. */
+    size_t bad_from = n;
+    for (size_t i0 = 0; i0 < n && bad_from == n; i0 += 4096) {
+        size_t m = n - i0 < 4096 ? n - i0 : 4096;
+        uint32_t any = 0;
+        for (size_t k = 0; k < m; k++)
+            any |= (mieb_float_to_bits(dst[i0 + k]) & 0x7f800000u) == 0x7f800000u;
+        if (any)
+            bad_from = i0;
+    }
+    for (size_t i = bad_from; i < n; i++) {
         uint32_t bits = mieb_float_to_bits(dst[i]);
         if ((bits & 0x7f800000u) == 0x7f800000u) {
             int64_t row = row0 + (int64_t)(i / (size_t)dim), col = (int64_t)(i % (size_t)dim);
