@@ -1,5 +1,5 @@
 /**
- * cpu_backend.c - the CPU implementation of the operations table (BLAS + threads).
+ * cpu_backend.c - the CPU implementation of the operations table (SIMD kernels + threads).
  *
  * This is the reference every CUDA kernel is tested against. Every score is the fixed-
  * order fp32 dot product of canon_dot.h, so it depends on its two vectors alone, never

@@ -43,8 +43,9 @@ static void decide(void)
         else
             MIEB_LOGW("MIEB_CPU_SCREEN=%s is not auto or off; using auto", e);
     }
-    /* The screen needs AMX for the approximate scores and AVX-512 for the exact ones it
-       rescales (any kernel gives the same bits; AVX-512 is what every AMX CPU has). */
+    /* The screen needs AMX-BF16 for the approximate scores and AVX-512 with AVX512_BF16
+       for the bf16 copies and the bounds (cpu_features' amx_bf16 includes both); the
+       candidates' exact scores take whichever canon_dot kernel runs, all with the same bits. */
     g_avail = g_env_on && mieb_screen_amx_built && mieb_cpu_features()->amx_bf16 && mieb_cpu_amx_enable();
 }
 

@@ -28,7 +28,7 @@ struct screen_list {
 /** Its first cut: every document is taken until tau exists, so tau should exist soon. */
 #define SCREEN_FIRST_CUT(k) (2 * (k) + 64)
 
-/** Bytes per row of a bf16 copy padded to a multiple of 32 elements (one AMX tile row step). */
+/** Elements a bf16 row copy is padded to a multiple of: one AMX tile row (64 bytes) per step of K. */
 #define SCREEN_KSTEP 32
 
 struct screen_ctx {
