@@ -124,12 +124,11 @@ static uint32_t top_bin(const uint32_t *hist, int64_t *rank)
    (no data-dependent branch), the bin holding the k-th from the top. Returns its smallest
    key; *sh its width's shift, *rank the k-th's rank inside it. At least k entries have a
    key at or above the result, so it is itself a valid (if coarser) threshold. */
-static uint32_t coarse_kth(const struct screen_cand *c, int32_t n, int64_t k, uint32_t *hist, int *sh,
-                           int64_t *rank)
+static uint32_t coarse_kth(const float *lb, int32_t n, int64_t k, uint32_t *hist, int *sh, int64_t *rank)
 {
     uint32_t lo = UINT32_MAX, hi = 0;
     for (int32_t t = 0; t < n; t++) {
-        uint32_t key = mieb_float_key(c[t].lb);
+        uint32_t key = mieb_float_key(lb[t]);
         lo = key < lo ? key : lo;
         hi = key > hi ? key : hi;
     }
@@ -137,21 +136,21 @@ static uint32_t coarse_kth(const struct screen_cand *c, int32_t n, int64_t k, ui
     *sh = bin_shift(lo, hi);
     memset(hist, 0, sizeof(uint32_t) * 2048);
     for (int32_t t = 0; t < n; t++)
-        hist[(mieb_float_key(c[t].lb) - lo) >> *sh]++;
+        hist[(mieb_float_key(lb[t]) - lo) >> *sh]++;
     return lo + (top_bin(hist, rank) << *sh);
 }
 
 /* The same on the keys of the level-1 bin, until a bin is one key wide: the exact k-th. */
-float mieb_screen_kth_lb(const struct screen_cand *c, int32_t n, int64_t k, uint32_t *hist, uint32_t *keys)
+float mieb_screen_kth_lb(const float *lb, int32_t n, int64_t k, uint32_t *hist, uint32_t *keys)
 {
     int sh;
     int64_t rank;
-    uint32_t base = coarse_kth(c, n, k, hist, &sh, &rank);
+    uint32_t base = coarse_kth(lb, n, k, hist, &sh, &rank);
     if (sh == 0)
         return mieb_key_float(base);
     int64_t m = 0;
     for (int32_t t = 0; t < n; t++) {
-        uint32_t key = mieb_float_key(c[t].lb);
+        uint32_t key = mieb_float_key(lb[t]);
         if (((key - base) >> sh) == 0 && key >= base)
             keys[m++] = key;
     }
@@ -176,6 +175,26 @@ float mieb_screen_kth_lb(const struct screen_cand *c, int32_t n, int64_t k, uint
     }
 }
 
+int mieb_screen_list_resize(struct screen_list *l, int32_t cap)
+{
+    size_t slots = (size_t)cap + SCREEN_SLACK;
+    int32_t *idx = malloc(SCREEN_ENTRY_BYTES * slots);
+    if (!idx)
+        return 0;
+    float *lb = (float *)(idx + slots), *ub = lb + slots;
+    if (l->n > 0) {
+        memcpy(idx, l->idx, sizeof(int32_t) * (size_t)l->n);
+        memcpy(lb, l->lb, sizeof(float) * (size_t)l->n);
+        memcpy(ub, l->ub, sizeof(float) * (size_t)l->n);
+    }
+    free(l->idx);
+    l->idx = idx;
+    l->lb = lb;
+    l->ub = ub;
+    l->cap = cap;
+    return 1;
+}
+
 /* Hand query q to the exact path: nothing more is collected for it. */
 static void overflow_query(struct screen_ctx *cx, int64_t q)
 {
@@ -195,17 +214,18 @@ static int tighten(struct screen_ctx *cx, int64_t q, int exact)
         float t;
         if (exact) {
             if (cx->keys_cap < l->n) {
-                uint32_t *k2 = realloc(cx->keys, sizeof(uint32_t) * (size_t)l->cap);
+                int64_t want = (int64_t)l->cap + SCREEN_SLACK;
+                uint32_t *k2 = realloc(cx->keys, sizeof(uint32_t) * (size_t)want);
                 if (!k2)
                     return 0;
                 cx->keys = k2;
-                cx->keys_cap = l->cap;
+                cx->keys_cap = want;
             }
-            t = mieb_screen_kth_lb(l->c, l->n, cx->k, cx->hist, cx->keys);
+            t = mieb_screen_kth_lb(l->lb, l->n, cx->k, cx->hist, cx->keys);
         } else {
             int sh;
             int64_t rank;
-            t = mieb_key_float(coarse_kth(l->c, l->n, cx->k, cx->hist, &sh, &rank));
+            t = mieb_key_float(coarse_kth(l->lb, l->n, cx->k, cx->hist, &sh, &rank));
         }
         if (t > cx->tau[q])
             cx->tau[q] = t;
@@ -213,8 +233,11 @@ static int tighten(struct screen_ctx *cx, int64_t q, int exact)
     float tau = cx->tau[q];
     int32_t w = 0;
     for (int32_t t = 0; t < l->n; t++) { /* branch-free: most entries leave */
-        l->c[w] = l->c[t];
-        w += l->c[t].ub >= tau;
+        int keep = l->ub[t] >= tau;
+        l->idx[w] = l->idx[t];
+        l->lb[w] = l->lb[t];
+        l->ub[w] = l->ub[t];
+        w += keep;
     }
     l->n = w;
     return 1;
@@ -233,15 +256,12 @@ void mieb_screen_cut(struct screen_ctx *cx, int64_t q)
         return;
     /* Most entries survive (a wide window: near-ties, duplicates): grow rather than cut
        again soon, while the budget lasts. */
-    size_t grow = sizeof(struct screen_cand) * (size_t)l->cap;
-    struct screen_cand *c = cx->used + grow <= cx->budget ? realloc(l->c, 2 * grow) : NULL;
-    if (!c) {
+    size_t grow = SCREEN_ENTRY_BYTES * (size_t)l->cap;
+    if (l->cap > INT32_MAX / 4 || cx->used + grow > cx->budget || !mieb_screen_list_resize(l, 2 * l->cap)) {
         overflow_query(cx, q);
         return;
     }
     cx->used += grow;
-    l->c = c;
-    l->cap *= 2;
     l->cut_at = l->cap;
 }
 
@@ -276,7 +296,7 @@ void mieb_screen_scratch_free(struct mieb_screen_scratch *s)
         return;
     mieb_screen_amx_buf_free(s->amx);
     for (int64_t q = 0; q < s->lists_len; q++)
-        free(s->lists[q].c);
+        free(s->lists[q].idx);
     free(s->keys);
     free(s->lists);
     free(s->alpha);
@@ -335,7 +355,7 @@ size_t mieb_screen_bytes_per_query(int64_t K, int64_t k)
     int64_t KP = (K + SCREEN_KSTEP - 1) / SCREEN_KSTEP * SCREEN_KSTEP;
     /* initial list, about as many rescoring pairs (12 bytes each), the bf16 query copy
        and the per-query scalars */
-    return (size_t)SCREEN_CAP0(k) * (sizeof(struct screen_cand) + 12) + (size_t)KP * 2 + 64;
+    return (size_t)(SCREEN_CAP0(k) + SCREEN_SLACK) * (SCREEN_ENTRY_BYTES + 12) + (size_t)KP * 2 + 64;
 }
 
 /* ---- the job ---- */
@@ -366,13 +386,13 @@ static mieb_status rescore(struct screen_ctx *cx, struct mieb_screen_scratch *sc
         qoff[q] = off;
         off += cx->lists[q].n;
         for (int32_t t = 0; t < cx->lists[q].n; t++)
-            start[cx->lists[q].c[t].idx + 1]++;
+            start[cx->lists[q].idx[t] + 1]++;
     }
     for (int64_t j = 0; j < n; j++)
         start[j + 1] += start[j];
     for (int64_t q = 0; q < m; q++)
         for (int32_t t = 0; t < cx->lists[q].n; t++) {
-            int32_t j = cx->lists[q].c[t].idx;
+            int32_t j = cx->lists[q].idx[t];
             int32_t at = start[j] + fill[j]++;
             pair_q[at] = (int32_t)q;
             pair_dst[at] = (int32_t)(qoff[q] + t);
@@ -402,7 +422,7 @@ static mieb_status rescore(struct screen_ctx *cx, struct mieb_screen_scratch *sc
         mieb_topk_res_init(&r, sc->res_s, sc->res_i, k);
         const struct screen_list *l = &cx->lists[q];
         for (int32_t t = 0; t < l->n; t++)
-            mieb_topk_res_push(&r, exact[qoff[q] + t], base + l->c[t].idx);
+            mieb_topk_res_push(&r, exact[qoff[q] + t], base + l->idx[t]);
         int64_t got = mieb_topk_res_finish(&r);
         memcpy(out_s + q * k, r.score, sizeof(float) * (size_t)got);
         memcpy(out_i + q * k, r.idx, sizeof(int64_t) * (size_t)got);
@@ -457,17 +477,14 @@ mieb_status mieb_screen_topk(struct mieb_screen_scratch **scp, const float *Q, i
     int32_t cap0 = (int32_t)SCREEN_CAP0(k);
     for (int64_t q = 0; q < m; q++) {
         struct screen_list *l = &cx.lists[q];
-        size_t bytes = sizeof(struct screen_cand) * (size_t)cap0;
+        size_t bytes = SCREEN_ENTRY_BYTES * ((size_t)cap0 + SCREEN_SLACK);
         l->n = 0;
         l->cut_at = (int32_t)SCREEN_FIRST_CUT(k);
         if (l->cap != cap0) { /* a list grown by an earlier job starts small again */
-            struct screen_cand *c = cx.used + bytes <= cx.budget ? realloc(l->c, bytes) : NULL;
-            if (!c) {
+            if (cx.used + bytes > cx.budget || !mieb_screen_list_resize(l, cap0)) {
                 overflow_query(&cx, q); /* no room: the exact path scores it */
                 continue;
             }
-            l->c = c;
-            l->cap = cap0;
         } else if (cx.used + bytes > cx.budget) {
             overflow_query(&cx, q);
             continue;

@@ -10,18 +10,21 @@
 
 #include "../core/status.h"
 
-/** One candidate: document row, bounds of its exact score. */
-struct screen_cand {
-    int32_t idx;
-    float lb, ub;
+/**
+ * A query's candidates, in increasing row order: each a document row and the bounds of its
+ * exact score. The three fields are three arrays of one allocation, so that the AMX pass
+ * appends up to 16 documents with three compress-stores and a cut scans 4-byte keys.
+ */
+struct screen_list {
+    int32_t *idx;
+    float *lb, *ub;
+    int32_t n, cap;  /* entries held; room for cap + SCREEN_SLACK (a last 16-wide append) */
+    int32_t cut_at;  /* cut when n reaches it: early for the first cut (tau is -inf until then), then cap */
 };
 
-/** A query's candidates, in increasing row order. */
-struct screen_list {
-    struct screen_cand *c;
-    int32_t n, cap;
-    int32_t cut_at; /* cut when n reaches it: early for the first cut (tau is -inf until then), then cap */
-};
+/** Bytes per entry (idx, lb, ub), and the room past cap that a 16-wide append may fill. */
+#define SCREEN_ENTRY_BYTES 12
+#define SCREEN_SLACK 16
 
 /** A list's first capacity: room for k survivors of a cut and about 3k arrivals before the next. */
 #define SCREEN_CAP0(k) (4 * (k) + 64)
@@ -48,25 +51,17 @@ struct screen_ctx {
 };
 
 /**
- * The list of query q is full: raise tau[q] to the k-th largest lower bound it holds, drop
+ * The list of query q reached cut_at: raise tau[q] to the k-th largest lower bound it holds, drop
  * the entries whose upper bound fell below it, and grow the list when most survive (or
  * hand the query to the exact path when the budget is spent).
  */
 void mieb_screen_cut(struct screen_ctx *cx, int64_t q);
 
-/** The k-th largest lb of c[0..n) (1 <= k <= n); hist: 2048 counters, keys: n, scratch. */
-float mieb_screen_kth_lb(const struct screen_cand *c, int32_t n, int64_t k, uint32_t *hist, uint32_t *keys);
+/** The k-th largest of lb[0..n) (1 <= k <= n); hist: 2048 counters, keys: n, scratch. */
+float mieb_screen_kth_lb(const float *lb, int32_t n, int64_t k, uint32_t *hist, uint32_t *keys);
 
-static inline void mieb_screen_append(struct screen_ctx *cx, int64_t q, int32_t idx, float lb, float ub)
-{
-    struct screen_list *l = &cx->lists[q];
-    struct screen_cand *c = &l->c[l->n++];
-    c->idx = idx;
-    c->lb = lb;
-    c->ub = ub;
-    if (l->n == l->cut_at)
-        mieb_screen_cut(cx, q);
-}
+/** Give list l room for cap entries (plus the slack), keeping its n entries; 0 when out of memory. */
+int mieb_screen_list_resize(struct screen_list *l, int32_t cap);
 
 /**
  * Upper bounds of |x| and |x - bf16(x)| (the bf16 copy the matrix unit sees) for one row
@@ -79,8 +74,9 @@ int mieb_screen_norms(float ss, float rs, int64_t K, float *nrm, float *rnrm);
 /** Set query q's bound coefficients from its norm bounds (screen.c). */
 void mieb_screen_query_bound(struct screen_ctx *cx, int64_t q, float nrm, float rnrm);
 
-/* The AMX pass (screen_amx.c): every approximate score of cx's queries and documents, each
-   offered to mieb_screen_append when its upper bound reaches tau. Sets cx->aborted when a
+/* The AMX pass (screen_amx.c): every approximate score of cx's queries and documents; each
+   document whose upper bound reaches its query's tau is appended to the query's list, which
+   is cut (mieb_screen_cut) when it reaches cut_at. Sets cx->aborted when a
    document's norm is out of range. Buffers live in *buf (created on first use). */
 struct screen_amx_buf;
 extern const int mieb_screen_amx_built; /* 0 where the compiler or target has no AMX kernel */

@@ -131,8 +131,8 @@ static int bound_case(int64_t m, int64_t n, int64_t K, enum kind qk, enum kind d
         cx.tau[q] = q < m ? -INFINITY : INFINITY;
     }
     for (int64_t q = 0; q < m; q++) {
-        cx.lists[q].cap = cx.lists[q].cut_at = (int32_t)n + 1;
-        cx.lists[q].c = malloc(sizeof(struct screen_cand) * (size_t)(n + 1));
+        cx.lists[q].cut_at = (int32_t)n + 1;
+        CHECK(mieb_screen_list_resize(&cx.lists[q], (int32_t)n + 1));
     }
     struct screen_amx_buf *buf = NULL;
     int bad = 0;
@@ -145,21 +145,22 @@ static int bound_case(int64_t m, int64_t n, int64_t K, enum kind qk, enum kind d
             continue;
         }
         for (int32_t t = 0; t < l->n; t++) {
-            const struct screen_cand *c = &l->c[t];
-            float f = ex[q * n + c->idx];
-            if (c->idx != t || !(c->lb <= f && f <= c->ub)) {
+            int32_t idx = l->idx[t];
+            float lb = l->lb[t], ub = l->ub[t];
+            float f = ex[q * n + idx];
+            if (idx != t || !(lb <= f && f <= ub)) {
                 if (bad++ < 3)
                     fprintf(stderr, "bound: kinds %d/%d K %lld q %lld d %d: exact %a not in [%a, %a]\n", qk, dk,
-                            (long long)K, (long long)q, c->idx, f, c->lb, c->ub);
+                            (long long)K, (long long)q, idx, f, lb, ub);
             }
-            double a = 0.5 * ((double)c->lb + c->ub), e = 0.5 * ((double)c->ub - c->lb);
+            double a = 0.5 * ((double)lb + ub), e = 0.5 * ((double)ub - lb);
             double ratio = e > 0 ? fabs((double)f - a) / e : 0;
             if (ratio > g_worst_ratio[dk])
                 g_worst_ratio[dk] = ratio;
         }
     }
     for (int64_t q = 0; q < m; q++)
-        free(cx.lists[q].c);
+        free(cx.lists[q].idx);
     free(cx.lists);
     free(cx.overflow);
     free(cx.alpha);
@@ -203,7 +204,7 @@ static void check_selection(void)
     int bad = 0;
     for (int rep = 0; rep < 400; rep++) {
         int32_t n = 1 + (int32_t)(next_u64() % (rep < 200 ? 40 : 5000));
-        struct screen_cand *c = malloc(sizeof *c * (size_t)n);
+        float *lbs = malloc(sizeof(float) * (size_t)n);
         float *v = malloc(sizeof(float) * (size_t)n);
         int style = rep % 4;
         for (int32_t t = 0; t < n; t++) {
@@ -214,15 +215,13 @@ static void check_selection(void)
                 x = (next_u64() % 3 == 0) ? ((next_u64() & 1) ? -0.0 : 0.0) : ldexp(x, (int)(next_u64() % 300) - 150);
             else if (style == 3) /* values that differ only in their last bits */
                 x = 1.0 + ldexp((double)(next_u64() % 8), -23);
-            c[t].idx = t;
-            c[t].lb = v[t] = (float)x;
-            c[t].ub = c[t].lb;
+            lbs[t] = v[t] = (float)x;
         }
         qsort(v, (size_t)n, sizeof(float), cmp_desc_float);
         int64_t ks[3] = {1, 1 + (int64_t)(next_u64() % (uint64_t)n), n};
         uint32_t *keys = malloc(sizeof(uint32_t) * (size_t)n);
         for (int j = 0; j < 3; j++) {
-            float got = mieb_screen_kth_lb(c, n, ks[j], hist, keys);
+            float got = mieb_screen_kth_lb(lbs, n, ks[j], hist, keys);
             if (!(got == v[ks[j] - 1])) { /* -0 == +0: either is the k-th then */
                 if (bad++ < 3)
                     fprintf(stderr, "selection n %d k %lld style %d: %a, want %a\n", n, (long long)ks[j], style,
@@ -230,7 +229,7 @@ static void check_selection(void)
             }
         }
         free(keys);
-        free(c);
+        free(lbs);
         free(v);
     }
     CHECK_MSG(bad == 0, "%d k-th largest selections wrong", bad);
@@ -330,7 +329,7 @@ static void check_topk(void)
         bad += topk_case(cases[c].m, cases[c].n, cases[c].K, cases[c].k, cases[c].qk, cases[c].dk, big, 0, 0);
     CHECK_MSG(bad == 0, "%d screened lists differ from the full sort", bad);
     /* a budget for the initial lists of only some queries: the rest are handed back */
-    size_t per = sizeof(struct screen_cand) * (size_t)(2 * 50 + 64);
+    size_t per = SCREEN_ENTRY_BYTES * (size_t)(2 * 50 + 64);
     CHECK(topk_case(40, 3000, 64, 50, K_UNIT, K_UNIT, per * 10, 30, 0) == 0);
     /* near-ties in one window: lists must grow; a budget that stops the growth hands them back */
     CHECK(topk_case(12, 6000, 64, 20, K_NEAR, K_NEAR, per * 12 + per, 1, 0) == 0);
