@@ -7,6 +7,7 @@
 
 #include "../backend/cpu_kernels.h"
 #include "../backend/topk_heap.h"
+#include "../core/parallel.h"
 #include "mteb_heap.h"
 
 #define CHUNK_K (MIEB_MTEB_TOP_K + 1) /* torch.topk(k = top_k + 1) per chunk */
@@ -101,6 +102,56 @@ static void block_vecs(const struct mieb_run_ctx *rc, const struct mieb_emb_bloc
     v->dim = dim;
 }
 
+/* The fold of one corpus block into each query's chunk accumulator and, when the block ends
+   an mteb chunk, the chunk's offers to the query's heap: independent per query, so the
+   queries are split over threads (each part with its own merge scratch). */
+#define FOLD_MAX_THREADS 64
+#define FOLD_MIN_QUERIES 64 /* per thread: fewer are not worth a thread */
+
+struct fold_job {
+    int64_t nq, kb, start;
+    bool chunk_end;
+    const float *blk_s;
+    int64_t *blk_i;
+    float *acc_s, *tmp_s;
+    int64_t *acc_i, *acc_n, *tmp_i;
+    struct mieb_pyheap *heaps;
+    struct mieb_search_out *out;
+    mieb_status st[FOLD_MAX_THREADS];
+};
+
+static void fold_part(void *arg, int part, int n_parts)
+{
+    struct fold_job *j = arg;
+    int64_t lo, hi;
+    mieb_par_range(j->nq, part, n_parts, &lo, &hi);
+    float *tmp_s = j->tmp_s + (size_t)part * CHUNK_K;
+    int64_t *tmp_i = j->tmp_i + (size_t)part * CHUNK_K;
+    mieb_status st = MIEB_OK;
+    for (int64_t t = lo; t < hi; t++) {
+        const float *bs = j->blk_s + (size_t)t * j->kb;
+        int64_t *bi = j->blk_i + (size_t)t * j->kb;
+        for (int64_t x = 0; x < j->kb; x++)
+            bi[x] += j->start;
+        float *as = j->acc_s + (size_t)t * CHUNK_K;
+        int64_t *ai = j->acc_i + (size_t)t * CHUNK_K;
+        int64_t n = mieb_topk_merge(as, ai, j->acc_n[t], bs, bi, j->kb, CHUNK_K, tmp_s, tmp_i);
+        memcpy(as, tmp_s, sizeof(float) * (size_t)n);
+        memcpy(ai, tmp_i, sizeof(int64_t) * (size_t)n);
+        j->acc_n[t] = n;
+        if (!j->chunk_end || st != MIEB_OK)
+            continue;
+        /* mteb's chunk is complete: push its top-k, best first, into the heap (and log the
+           offers it accepts when recording a corpus part) */
+        for (int64_t x = 0; x < n; x++)
+            if (mieb_pyheap_offer(&j->heaps[t], MIEB_MTEB_TOP_K, as[x], ai[x]) && j->out->log &&
+                (st = mieb_offer_log_push(&j->out->log[t], as[x], ai[x])) != MIEB_OK)
+                break;
+        j->acc_n[t] = 0;
+    }
+    j->st[part] = st;
+}
+
 /* Full-corpus search: chunked top-1001, then the emulated heap (PROTOCOLS.md §8.2). */
 static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t nq,
                                struct mieb_emb_role *corpus, const struct mieb_retrieval_data *rd,
@@ -112,8 +163,13 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
     float *acc_s = malloc(sizeof(float) * per), *blk_s = malloc(sizeof(float) * per);
     int64_t *acc_i = malloc(sizeof(int64_t) * per), *blk_i = malloc(sizeof(int64_t) * per);
     int64_t *acc_n = calloc((size_t)nq + 1, sizeof(int64_t));
-    float *tmp_s = malloc(sizeof(float) * CHUNK_K);
-    int64_t *tmp_i = malloc(sizeof(int64_t) * CHUNK_K);
+    int n_fold = rc->n_threads > 0 ? rc->n_threads : mieb_par_cpus();
+    if (n_fold > FOLD_MAX_THREADS)
+        n_fold = FOLD_MAX_THREADS;
+    if (n_fold > nq / FOLD_MIN_QUERIES)
+        n_fold = nq / FOLD_MIN_QUERIES > 0 ? (int)(nq / FOLD_MIN_QUERIES) : 1;
+    float *tmp_s = malloc(sizeof(float) * CHUNK_K * (size_t)n_fold);
+    int64_t *tmp_i = malloc(sizeof(int64_t) * CHUNK_K * (size_t)n_fold);
     struct mieb_pyheap *heaps = calloc((size_t)nq + 1, sizeof *heaps);
     struct mieb_emb_stream *stream = NULL;
     mieb_status st = MIEB_OK;
@@ -150,34 +206,16 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
         if (st != MIEB_OK)
             break;
         /* fold the block's lists (block-local rows) into each query's chunk accumulator */
-        for (int64_t t = 0; t < nq; t++) {
-            float *bs = blk_s + (size_t)t * kb;
-            int64_t *bi = blk_i + (size_t)t * kb;
-            for (int64_t j = 0; j < kb; j++)
-                bi[j] += blk.start;
-            float *as = acc_s + (size_t)t * CHUNK_K;
-            int64_t *ai = acc_i + (size_t)t * CHUNK_K;
-            int64_t n = mieb_topk_merge(as, ai, acc_n[t], bs, bi, kb, CHUNK_K, tmp_s, tmp_i);
-            memcpy(as, tmp_s, sizeof(float) * (size_t)n);
-            memcpy(ai, tmp_i, sizeof(int64_t) * (size_t)n);
-            acc_n[t] = n;
-        }
         int64_t end = blk.start + blk.count;
-        if (end % MIEB_MTEB_CORPUS_CHUNK == 0 || end == range_end) {
-            /* mteb's chunk is complete: push its top-k, best first, into the heap (and log
-               the offers it accepts when recording a corpus part) */
-            for (int64_t t = 0; t < nq && st == MIEB_OK; t++) {
-                const float *as = acc_s + (size_t)t * CHUNK_K;
-                const int64_t *ai = acc_i + (size_t)t * CHUNK_K;
-                for (int64_t j = 0; j < acc_n[t]; j++)
-                    if (mieb_pyheap_offer(&heaps[t], MIEB_MTEB_TOP_K, as[j], ai[j]) && out->log &&
-                        (st = mieb_offer_log_push(&out->log[t], as[j], ai[j])) != MIEB_OK)
-                        break;
-                acc_n[t] = 0;
-            }
-            if (st != MIEB_OK)
-                break;
-        }
+        struct fold_job fj = {.nq = nq, .kb = kb, .start = blk.start,
+                              .chunk_end = end % MIEB_MTEB_CORPUS_CHUNK == 0 || end == range_end,
+                              .blk_s = blk_s, .blk_i = blk_i, .acc_s = acc_s, .tmp_s = tmp_s, .acc_i = acc_i,
+                              .acc_n = acc_n, .tmp_i = tmp_i, .heaps = heaps, .out = out};
+        mieb_par_run(n_fold, fold_part, &fj);
+        for (int p = 0; p < n_fold && st == MIEB_OK; p++)
+            st = fj.st[p];
+        if (st != MIEB_OK)
+            break;
         if (rc->times)
             add_time(&rc->times->merge, t2, mieb_now());
     }

@@ -93,10 +93,10 @@ mieb_status mieb_logreg_fit_batch(const struct mieb_lr_evaluator *ev, int64_t n_
         int nt = n_threads < 1 ? 1 : n_threads;
         if (nt > n_act)
             nt = (int)n_act;
-        mieb_logreg_par_run(nt, pack_fn, &r);
+        mieb_par_run(nt, pack_fn, &r);
         if ((st = ev->eval(ev->ctx, n_act, act, wt, lossv, grad)) != MIEB_OK)
             goto done;
-        mieb_logreg_par_run(nt, tell_fn, &r);
+        mieb_par_run(nt, tell_fn, &r);
     }
     for (int64_t p = 0; p < n_problems; p++)
         mieb_logreg_store(&s[p], K, D, &out[p]);

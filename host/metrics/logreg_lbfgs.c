@@ -139,7 +139,7 @@ mieb_status mieb_logreg_predict_par(const struct mieb_logreg *m, const float *X,
         return mieb_fail(MIEB_ERR_OOM, "logistic regression predict: %d x %d x %lld scores", nt, PRED_ROWS,
                          (long long)K);
     struct pred_arg a = {m, X, n, scratch, out};
-    mieb_logreg_par_run(nt, pred_fn, &a);
+    mieb_par_run(nt, pred_fn, &a);
     free(scratch);
     return MIEB_OK;
 }

@@ -18,7 +18,6 @@
 #include "logreg_loss.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,44 +40,6 @@ void mieb_logreg_part(int64_t n, int t, int nt, int64_t *lo, int64_t *hi)
     int64_t per = (blocks + nt - 1) / nt * MIEB_LOGREG_ROW_ALIGN;
     *lo = (int64_t)t * per < n ? (int64_t)t * per : n;
     *hi = *lo + per < n ? *lo + per : n;
-}
-
-struct par_call {
-    void (*fn)(void *, int, int);
-    void *arg;
-    int t, nt;
-};
-
-static void *par_entry(void *a)
-{
-    struct par_call *c = a;
-    c->fn(c->arg, c->t, c->nt);
-    return NULL;
-}
-
-void mieb_logreg_par_run(int nt, void (*fn)(void *arg, int t, int nt), void *arg)
-{
-    enum { MAXT = 256 };
-    if (nt > MAXT)
-        nt = MAXT;
-    if (nt <= 1) {
-        fn(arg, 0, 1);
-        return;
-    }
-    pthread_t th[MAXT];
-    struct par_call calls[MAXT];
-    int started[MAXT];
-    for (int t = 1; t < nt; t++) {
-        calls[t] = (struct par_call){fn, arg, t, nt};
-        started[t] = pthread_create(&th[t], NULL, par_entry, &calls[t]) == 0;
-    }
-    fn(arg, 0, nt);
-    for (int t = 1; t < nt; t++) {
-        if (started[t])
-            pthread_join(th[t], NULL);
-        else
-            fn(arg, t, nt); /* no thread: the same part, here */
-    }
 }
 
 mieb_status mieb_logreg_loss_init(struct mieb_logreg_loss *p, const float *X, const int64_t *y, int64_t n, int64_t D,
@@ -196,8 +157,8 @@ void mieb_logreg_loss_data(struct mieb_logreg_loss *p, int n_threads)
         return;
     }
     struct rows_arg ra = {p, zero_w};
-    mieb_logreg_par_run(mieb_logreg_threads_for(n, D, KK, n_threads), rows_fn, &ra);
-    mieb_logreg_par_run(mieb_logreg_threads_for(KK, n, D, n_threads), classes_fn, p);
+    mieb_par_run(mieb_logreg_threads_for(n, D, KK, n_threads), rows_fn, &ra);
+    mieb_par_run(mieb_logreg_threads_for(KK, n, D, n_threads), classes_fn, p);
 }
 
 double mieb_logreg_loss_finish(const float *lossv, int64_t n, const float *wt, const float *graw, int64_t D,

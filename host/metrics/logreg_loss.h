@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "../core/parallel.h"
 #include "../core/status.h"
 
 /** Row blocks handed to threads start at multiples of this (a multiple of 8, 12, 16, 24, 32). */
@@ -73,10 +74,5 @@ int mieb_logreg_threads_for(int64_t n, int64_t k, int64_t m, int n_threads);
 /** Rows [*lo, *hi) of part t of nt over n rows, block starts at multiples of MIEB_LOGREG_ROW_ALIGN. */
 void mieb_logreg_part(int64_t n, int t, int nt, int64_t *lo, int64_t *hi);
 
-/**
- * Run fn(arg, t, nt) for t = 0..nt-1, t = 0 on the calling thread, the others on new
- * threads; a part whose thread cannot start runs on the caller, so the result is the same.
- */
-void mieb_logreg_par_run(int nt, void (*fn)(void *arg, int t, int nt), void *arg);
 
 #endif

@@ -1,0 +1,30 @@
+/**
+ * parallel.h - fork-join over our own threads, for work split into nt parts that need no
+ * coordination (query ranges, row blocks). Part t always does the same work whichever
+ * thread runs it, so results do not depend on whether threads could be started.
+ */
+#ifndef MIEB_CORE_PARALLEL_H
+#define MIEB_CORE_PARALLEL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Run fn(arg, t, nt) for t = 0..nt-1, t = 0 on the calling thread, the others on new
+ * threads; a part whose thread cannot start runs on the caller, so the result is the same.
+ */
+void mieb_par_run(int nt, void (*fn)(void *arg, int t, int nt), void *arg);
+
+/** [*lo, *hi): part t of nt of the range [0, n), in contiguous, nearly equal pieces. */
+void mieb_par_range(int64_t n, int t, int nt, int64_t *lo, int64_t *hi);
+
+/** The number of online CPUs (at least 1): what --threads 0 means. */
+int mieb_par_cpus(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
