@@ -1,6 +1,8 @@
 /* backend.c - backend selection from --device and the NULL-checked operation wrappers. */
 #include "backend.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +67,24 @@ mieb_status mieb_backend_topk_block(struct mieb_backend *be, struct mieb_qset *q
     if (!be->iface.topk_block)
         return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: topk_block", be->iface.name);
     return be->iface.topk_block(be, qs, docs, k, out_scores, out_idx);
+}
+
+void mieb_topk_count_floor(const float *scores, int64_t k, int64_t n_queries, int64_t keep, const float *floor,
+                           int64_t *out_n)
+{
+    for (int64_t q = 0; q < n_queries; q++)
+        out_n[q] = mieb_topk_floor_head(scores + q * k, keep, floor ? floor[q] : -INFINITY);
+}
+
+mieb_status mieb_backend_topk_block_floor(struct mieb_backend *be, struct mieb_qset *qs, int64_t n_queries,
+                                          const struct mieb_vecs *docs, int64_t k, const float *floor,
+                                          float *out_scores, int64_t *out_idx, int64_t *out_n)
+{
+    if (be->iface.topk_block_floor)
+        return be->iface.topk_block_floor(be, qs, docs, k, floor, out_scores, out_idx, out_n);
+    MIEB_TRY(mieb_backend_topk_block(be, qs, docs, k, out_scores, out_idx));
+    mieb_topk_count_floor(out_scores, k, n_queries, k < docs->n ? k : docs->n, floor, out_n);
+    return MIEB_OK;
 }
 
 mieb_status mieb_backend_score_pairs(struct mieb_backend *be, struct mieb_qset *qs,

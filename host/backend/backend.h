@@ -19,6 +19,7 @@
 #ifndef MIEB_BACKEND_H
 #define MIEB_BACKEND_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -192,6 +193,20 @@ struct mieb_backend_i {
      */
     mieb_status (*lr_predict)(struct mieb_backend *be, const float *coef, const float *intercept, int64_t n_problems,
                               int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out);
+
+    /**
+     * topk_block for queries that need only their documents scoring at least floor[q]
+     * (-inf or NaN: every document; floor NULL: -inf for all): out_n[q] gets the number of
+     * leading entries of topk_block's list for q that are not below floor[q]
+     * (mieb_topk_floor_head), and they are the first out_n[q] entries of out_scores/out_idx
+     * + q*k, bit for bit as topk_block writes them. A search
+     * whose running top-k already holds k scores passes its k-th so that the backend may skip
+     * what cannot enter. May be NULL: mieb_backend_topk_block_floor then runs topk_block and
+     * counts.
+     */
+    mieb_status (*topk_block_floor)(struct mieb_backend *be, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                    int64_t k, const float *floor, float *out_scores, int64_t *out_idx,
+                                    int64_t *out_n);
 };
 
 /** Options shared by all backends. */
@@ -229,6 +244,30 @@ void mieb_backend_release_queries(struct mieb_backend *be, struct mieb_qset *qs)
 mieb_status mieb_backend_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
                                     const struct mieb_vecs *docs, int64_t k,
                                     float *out_scores, int64_t *out_idx);
+/**
+ * How many leading entries of a list sorted best first are not below floor: the whole list
+ * (n) when floor is -inf or NaN, since then nothing may be dropped.
+ */
+static inline int64_t mieb_topk_floor_head(const float *s, int64_t n, float floor)
+{
+    if (!(floor > -INFINITY))
+        return n;
+    int64_t h = 0;
+    while (h < n && !(s[h] < floor))
+        h++;
+    return h;
+}
+
+/**
+ * out_n[q] = how many of the first `keep` entries of scores + q*k (sorted best first) score
+ * >= floor[q] (all `keep` when floor is NULL): topk_block_floor's count, for any backend.
+ */
+void mieb_topk_count_floor(const float *scores, int64_t k, int64_t n_queries, int64_t keep, const float *floor,
+                           int64_t *out_n);
+/** topk_block_floor through the table (n_queries: the query set's size); topk_block and a count where the slot is NULL. */
+mieb_status mieb_backend_topk_block_floor(struct mieb_backend *be, struct mieb_qset *qs, int64_t n_queries,
+                                          const struct mieb_vecs *docs, int64_t k, const float *floor,
+                                          float *out_scores, int64_t *out_idx, int64_t *out_n);
 mieb_status mieb_backend_score_pairs(struct mieb_backend *be, struct mieb_qset *qs,
                                      const struct mieb_vecs *docs, int64_t n_pairs,
                                      const int64_t *qi, const int64_t *di, float *out);

@@ -112,6 +112,7 @@ struct topk_job {
     struct cpu_scratch *sc; /* the running thread's scratch */
     int screen;       /* take the screened way (screen.h) */
     size_t screen_budget;
+    const float *floor; /* [nq] or NULL: what a query needs at least (topk_block_floor) */
     struct mieb_screen_stats stats;
     mieb_status st;
 };
@@ -161,8 +162,8 @@ static mieb_status run_screen_job(struct topk_job *j)
     if (!ovf)
         return mieb_fail(MIEB_ERR_OOM, "cpu backend: screen overflow list");
     mieb_status st = mieb_screen_topk(&j->sc->screen, q->data + j->q0 * dim, m, d->data + j->d0 * dim,
-                                      j->d1 - j->d0, dim, k, j->d0, j->screen_budget, os, oi, on, ovf, &n_ovf,
-                                      &aborted, &j->stats);
+                                      j->d1 - j->d0, dim, k, j->d0, j->floor ? j->floor + j->q0 : NULL,
+                                      j->screen_budget, os, oi, on, ovf, &n_ovf, &aborted, &j->stats);
     if (st == MIEB_OK && aborted)
         st = exact_topk(j->sc, q->data + j->q0 * dim, m, d->data, j->d0, j->d1, dim, k, os, oi, on);
     else if (st == MIEB_OK && n_ovf > 0) {
@@ -233,9 +234,9 @@ static void *topk_thread(void *arg)
     return NULL;
 }
 
-static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
-                                  const struct mieb_vecs *docs, int64_t k,
-                                  float *out_scores, int64_t *out_idx)
+/* topk_block and topk_block_floor (floor, out_n: NULL for topk_block). */
+static mieb_status cpu_topk(struct mieb_backend *be, struct mieb_qset *qs, const struct mieb_vecs *docs, int64_t k,
+                            const float *floor, float *out_scores, int64_t *out_idx, int64_t *out_n)
 {
     struct cpu_ctx *cx = be->ctx;
     const struct mieb_vecs *q = &qs->q;
@@ -246,10 +247,9 @@ static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
     if (q->dim != docs->dim)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "cpu backend: query dim %lld != doc dim %lld",
                          (long long)q->dim, (long long)docs->dim);
-    if (k <= 0 || nq == 0)
-        return MIEB_OK;
-    int64_t keep = k < nd ? k : nd;
-    if (nd == 0)
+    if (out_n)
+        memset(out_n, 0, sizeof(int64_t) * (size_t)nq);
+    if (k <= 0 || nq == 0 || nd == 0)
         return MIEB_OK;
 
     /* The screened way (screen.h) where it pays: single vectors, a block far larger than
@@ -315,6 +315,7 @@ static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
                 jb->q1 = jb->q0 + tile_q < nq ? jb->q0 + tile_q : nq;
                 jb->screen = screen;
                 jb->screen_budget = screen_budget;
+                jb->floor = floor;
                 jb->d0 = p * dchunk < nd ? p * dchunk : nd;
                 jb->d1 = (p + 1) * dchunk < nd ? (p + 1) * dchunk : nd;
                 jb->out_s = ps + (int64_t)p * nq * k;
@@ -374,11 +375,14 @@ static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs,
             }
             memcpy(out_scores + r * k, ms, sizeof(float) * (size_t)n);
             memcpy(out_idx + r * k, mi, sizeof(int64_t) * (size_t)n);
+            pn[r] = n;
         }
         free(ms);
         free(mi);
     }
-    (void)keep;
+    /* A screened list with a floor may go on below it (screen.h): keep the head at or above it. */
+    for (int64_t r = 0; out_n && r < nq; r++)
+        out_n[r] = mieb_topk_floor_head(out_scores + r * k, pn[r], floor ? floor[r] : -INFINITY);
 done:
     if (parts > 1) {
         free(ps);
@@ -387,6 +391,19 @@ done:
     free(pn);
     free(jobs);
     return st;
+}
+
+static mieb_status cpu_topk_block(struct mieb_backend *be, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                  int64_t k, float *out_scores, int64_t *out_idx)
+{
+    return cpu_topk(be, qs, docs, k, NULL, out_scores, out_idx, NULL);
+}
+
+static mieb_status cpu_topk_block_floor(struct mieb_backend *be, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                        int64_t k, const float *floor, float *out_scores, int64_t *out_idx,
+                                        int64_t *out_n)
+{
+    return cpu_topk(be, qs, docs, k, floor, out_scores, out_idx, out_n);
 }
 
 static mieb_status cpu_score_pairs(struct mieb_backend *be, struct mieb_qset *qs,
@@ -446,6 +463,7 @@ static const struct mieb_backend_i cpu_iface = {
     /* .lr_eval         = */ NULL,
     /* .lr_close        = */ NULL,
     /* .lr_predict      = */ NULL,
+    /* .topk_block_floor = */ cpu_topk_block_floor,
 };
 
 mieb_status mieb_backend_cpu_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

@@ -434,7 +434,8 @@ static mieb_status rescore(struct screen_ctx *cx, struct mieb_screen_scratch *sc
 }
 
 mieb_status mieb_screen_topk(struct mieb_screen_scratch **scp, const float *Q, int64_t m, const float *D,
-                             int64_t n, int64_t K, int64_t k, int64_t base, size_t budget, float *out_s,
+                             int64_t n, int64_t K, int64_t k, int64_t base, const float *floor, size_t budget,
+                             float *out_s,
                              int64_t *out_i, int64_t *out_n, int64_t *overflow, int64_t *n_overflow, int *aborted,
                              struct mieb_screen_stats *stats)
 {
@@ -472,7 +473,8 @@ mieb_status mieb_screen_topk(struct mieb_screen_scratch **scp, const float *Q, i
     memset(cx.overflow, 0, (size_t)m);
     for (int64_t q = 0; q < cx.m_pad; q++) {
         cx.alpha[q] = cx.beta[q] = 1.0f;
-        cx.tau[q] = q < m ? -INFINITY : INFINITY; /* padding queries admit nothing */
+        /* padding queries admit nothing; a floor refuses what is below it (screen.h) */
+        cx.tau[q] = q >= m ? INFINITY : floor && !isnan(floor[q]) ? floor[q] : -INFINITY;
     }
     int32_t cap0 = (int32_t)SCREEN_CAP0(k);
     for (int64_t q = 0; q < m; q++) {

@@ -64,12 +64,19 @@ void mieb_screen_scratch_free(struct mieb_screen_scratch *s);
  * floats apart), as the exact path gives them: out_s/out_i + q*k hold min(k, n) entries,
  * score descending then index ascending, indices base + row; out_n[q] the count.
  *
+ * floor (NULL: none) [m]: query q needs only the documents scoring >= floor[q]. Its list
+ * then equals the exact path's in every entry scoring >= floor[q]; entries below it may
+ * follow (the caller drops them). The floor starts the query's tau: documents whose upper
+ * bound is below it are refused from the start, which makes later corpus blocks of a
+ * search cheap once its running top-k is full.
+ *
  * Queries whose candidates would outgrow `budget` bytes are not scored: they are listed in
  * overflow[0 .. *n_overflow) for the caller's exact path. *aborted = 1 (nothing scored)
  * when a row's norm is beyond what the bound covers (2^60). *sc is created on first use.
  */
 mieb_status mieb_screen_topk(struct mieb_screen_scratch **sc, const float *Q, int64_t m, const float *D,
-                             int64_t n, int64_t K, int64_t k, int64_t base, size_t budget, float *out_s,
+                             int64_t n, int64_t K, int64_t k, int64_t base, const float *floor, size_t budget,
+                             float *out_s,
                              int64_t *out_i, int64_t *out_n, int64_t *overflow, int64_t *n_overflow, int *aborted,
                              struct mieb_screen_stats *stats);
 

@@ -1,6 +1,7 @@
 /* retrieval_search.c - mteb's full-corpus search and candidate scoring, reproduced. */
 #include "retrieval_search.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
@@ -111,6 +112,7 @@ static void block_vecs(const struct mieb_run_ctx *rc, const struct mieb_emb_bloc
 struct fold_job {
     int64_t nq, kb, start;
     bool chunk_end;
+    const int64_t *blk_n; /* entries of each query's block list */
     const float *blk_s;
     int64_t *blk_i;
     float *acc_s, *tmp_s;
@@ -131,11 +133,12 @@ static void fold_part(void *arg, int part, int n_parts)
     for (int64_t t = lo; t < hi; t++) {
         const float *bs = j->blk_s + (size_t)t * j->kb;
         int64_t *bi = j->blk_i + (size_t)t * j->kb;
-        for (int64_t x = 0; x < j->kb; x++)
-            bi[x] += j->start;
         float *as = j->acc_s + (size_t)t * CHUNK_K;
         int64_t *ai = j->acc_i + (size_t)t * CHUNK_K;
-        int64_t n = mieb_topk_merge(as, ai, j->acc_n[t], bs, bi, j->kb, CHUNK_K, tmp_s, tmp_i);
+        int64_t nb = j->blk_n[t];
+        for (int64_t x = 0; x < nb; x++)
+            bi[x] += j->start;
+        int64_t n = mieb_topk_merge(as, ai, j->acc_n[t], bs, bi, nb, CHUNK_K, tmp_s, tmp_i);
         memcpy(as, tmp_s, sizeof(float) * (size_t)n);
         memcpy(ai, tmp_i, sizeof(int64_t) * (size_t)n);
         j->acc_n[t] = n;
@@ -162,7 +165,8 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
     size_t per = (size_t)nq * CHUNK_K;
     float *acc_s = malloc(sizeof(float) * per), *blk_s = malloc(sizeof(float) * per);
     int64_t *acc_i = malloc(sizeof(int64_t) * per), *blk_i = malloc(sizeof(int64_t) * per);
-    int64_t *acc_n = calloc((size_t)nq + 1, sizeof(int64_t));
+    int64_t *acc_n = calloc((size_t)nq + 1, sizeof(int64_t)), *blk_n = malloc(sizeof(int64_t) * ((size_t)nq + 1));
+    float *floor = malloc(sizeof(float) * ((size_t)nq + 1));
     int n_fold = rc->n_threads > 0 ? rc->n_threads : mieb_par_cpus();
     if (n_fold > FOLD_MAX_THREADS)
         n_fold = FOLD_MAX_THREADS;
@@ -174,7 +178,7 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
     struct mieb_emb_stream *stream = NULL;
     mieb_status st = MIEB_OK;
 
-    if (!acc_s || !blk_s || !acc_i || !blk_i || !acc_n || !tmp_s || !tmp_i || !heaps) {
+    if (!acc_s || !blk_s || !acc_i || !blk_i || !acc_n || !blk_n || !floor || !tmp_s || !tmp_i || !heaps) {
         st = mieb_fail(MIEB_ERR_OOM, "search state for %lld queries", (long long)nq);
         goto done;
     }
@@ -197,7 +201,19 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
         block_vecs(rc, &blk, info->dim, &docs);
         double t1 = mieb_now();
         int64_t kb = blk.count < CHUNK_K ? blk.count : CHUNK_K;
-        st = mieb_backend_topk_block(rc->be, qs, &docs, kb, blk_s, blk_i);
+        /* What a query's block list needs: once its chunk's best CHUNK_K are in, a later
+           block's document must beat the last of them (its larger row loses ties); once its
+           heap holds top_k, an offer below the heap's minimum is refused and changes nothing
+           (heappushpop returns it): so neither needs the documents below (PROTOCOLS.md §8.2). */
+        for (int64_t t = 0; t < nq; t++) {
+            float f = -INFINITY;
+            if (acc_n[t] == CHUNK_K)
+                f = acc_s[(size_t)t * CHUNK_K + CHUNK_K - 1];
+            if (heaps[t].n == MIEB_MTEB_TOP_K && heaps[t].score[0] > f)
+                f = heaps[t].score[0];
+            floor[t] = f == f ? f : -INFINITY;
+        }
+        st = mieb_backend_topk_block_floor(rc->be, qs, nq, &docs, kb, floor, blk_s, blk_i, blk_n);
         double t2 = mieb_now();
         if (rc->times) {
             add_time(&rc->times->read_wait, t0, t1);
@@ -209,7 +225,7 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
         int64_t end = blk.start + blk.count;
         struct fold_job fj = {.nq = nq, .kb = kb, .start = blk.start,
                               .chunk_end = end % MIEB_MTEB_CORPUS_CHUNK == 0 || end == range_end,
-                              .blk_s = blk_s, .blk_i = blk_i, .acc_s = acc_s, .tmp_s = tmp_s, .acc_i = acc_i,
+                              .blk_n = blk_n, .blk_s = blk_s, .blk_i = blk_i, .acc_s = acc_s, .tmp_s = tmp_s, .acc_i = acc_i,
                               .acc_n = acc_n, .tmp_i = tmp_i, .heaps = heaps, .out = out};
         mieb_par_run(n_fold, fold_part, &fj);
         for (int p = 0; p < n_fold && st == MIEB_OK; p++)
@@ -229,6 +245,8 @@ done:
     free(acc_i);
     free(blk_i);
     free(acc_n);
+    free(blk_n);
+    free(floor);
     free(tmp_s);
     free(tmp_i);
     free(heaps);

@@ -211,13 +211,78 @@ def test_chunk_boundary_and_memory_limit(tmp_path):
     td, ed, truth = build_task(str(tmp_path), rng, task, n_q, n_c, dim, sim="dot", shards=3)
     corpus_bytes = n_c * dim * 4
     out1, out2 = str(tmp_path / "o1"), str(tmp_path / "o2")
-    run_mieb(td, ed, out1, [task])
-    run_mieb(td, ed, out2, [task], "--mem-limit", str(corpus_bytes // 4))
+    run_mieb(td, ed, out1, [task], "--per-query", out1 + "/pq")
+    run_mieb(td, ed, out2, [task], "--mem-limit", str(corpus_bytes // 4), "--per-query", out2 + "/pq")
     a = json.load(open(result_path(out1, task)))["scores"]
     b = json.load(open(result_path(out2, task)))["scores"]
     assert a == b
     r = reference_subset(truth["default"], "dot", False)
     assert_same(a["test"][0], r, "ndcg_at_10", "default", ["eng-Latn"])
+    # Every query's whole top 1000, not only what the metrics see: later blocks and chunks are
+    # scored only above what the running top-k and heap already hold (backend.h,
+    # topk_block_floor), and the heap's boundary, ties included, must come out as mteb's.
+    t = truth["default"]
+    kept = [i for i, ql in enumerate(t["qrels"]) if ql]
+    full = ref.search_full(t["q"][kept], t["c"], [t["query_ids"][i] for i in kept], t["corpus_ids"])
+    for out in (out1, out2):
+        ours = {}
+        for line in open(os.path.join(out, "pq", task, "test", "default", "run.trec"), encoding="utf-8"):
+            qid, _, did, _, score, _ = line.split()
+            ours.setdefault(qid, {})[did] = float(score)
+        for qid, docs in full.items():
+            assert set(ours[qid]) == set(docs), f"{out}: {qid}: the top 1000 differs from mteb's"
+            for did, sc in docs.items():
+                assert abs(ours[qid][did] - sc) <= 1e-6 * max(1.0, abs(sc)), (qid, did)
+
+
+def test_search_floors(tmp_path):
+    """Later blocks and chunks are scored only above what a query's running top-k and heap
+    already hold (backend.h, topk_block_floor). Here the first chunk fills every heap, the
+    second scores lower but holds exact copies of first-chunk documents, among them each
+    query's documents around its rank 1000 (ties at the heap's minimum, resolved by corpus
+    id), and a memory limit cuts each chunk into blocks, so the
+    floors of both kinds decide. Integer entries keep every score exact in any summation
+    order, with many distinct values and many ties. Every query's whole top 1000 must be
+    mteb's."""
+    rng = np.random.default_rng(12)
+    task, n_q, n_c, dim = "CIRRIT2IRetrieval", 4, 70_000, 8
+    q = np.zeros((n_q, dim), np.float32)  # query i lives on dimensions 2i and 2i + 1
+    for i in range(n_q):
+        q[i, 2 * i:2 * i + 2] = rng.choice([-1, 1], 2) * rng.integers(1, 65, 2)
+    c = rng.integers(-64, 65, (n_c, dim)).astype(np.float32)
+    c[rng.choice(50_000, 2000)] = c[rng.choice(50_000, 2000)]  # duplicates inside the first chunk
+    c[50_000:] *= np.float32(0.125)
+    # the second chunk's best for query i: copies (on its dimensions only) of its first-chunk
+    # documents of rank 1000-1011, so they tie with its heap's minimum
+    s1 = q @ c[:50_000].T
+    for i in range(n_q):
+        src = np.lexsort((np.arange(50_000), -s1[i]))[999:1011]
+        dst = 50_000 + rng.choice(n_c - 50_000, len(src), replace=False)
+        c[dst] = 0
+        c[dst, 2 * i:2 * i + 2] = c[src, 2 * i:2 * i + 2]
+    query_ids = [f"q{i}" for i in range(n_q)]
+    # id order is not row order, and the second chunk's ids are the larger: its ties enter
+    corpus_ids = [f"{'d' if j < 50_000 else 'e'}{(j * 7919) % n_c:05d}" for j in range(n_c)]
+    td, ed = str(tmp_path / "task-data"), str(tmp_path / "emb")
+    fw.write_model_meta(ed, sim="dot")
+    f = fw.open_task_file(td, task)
+    fw.write_retrieval_group(f, "test", "default", query_ids, corpus_ids, [[(i, 1)] for i in range(n_q)])
+    f.close()
+    fw.write_role(ed, task, "test", "default", "queries", q)
+    fw.write_role(ed, task, "test", "default", "corpus", c, shards=2)
+    full = ref.search_full(q, c, query_ids, corpus_ids)
+    for limit in (None, n_c * dim * 4 // 4):
+        out = str(tmp_path / f"o{limit}")
+        p = run_mieb(td, ed, out, [task], "--per-query", out + "/pq", "-v",
+                     *(["--mem-limit", str(limit)] if limit else []))
+        if limit:
+            assert "blocks of 2500 docs" in p.stderr  # each chunk in 20 blocks
+        ours = {}
+        for line in open(os.path.join(out, "pq", task, "test", "default", "run.trec"), encoding="utf-8"):
+            qid, _, did, _, score, _ = line.split()
+            ours.setdefault(qid, {})[did] = float(score)
+        for qid, docs in full.items():
+            assert ours[qid] == docs, f"limit {limit}: {qid}: the top 1000 differs from mteb's"
 
 
 def test_multilingual_subsets(tmp_path):

@@ -237,8 +237,26 @@ static void check_selection(void)
 
 /* ---- 2. the screened top-k against a full sort ---- */
 
-static int topk_case(int64_t m, int64_t n, int64_t K, int64_t k, enum kind qk, enum kind dk, size_t budget,
-                     int64_t want_overflow_min, int expect_abort)
+/* A query's floor for the floor cases: the exact score at a random rank of its sorted list
+   (ties at the floor included), or -inf, or above every score. */
+static float pick_floor(const struct pair *ref, int64_t n, int64_t k)
+{
+    switch (next_u64() % 5) {
+    case 0:
+        return -INFINITY;
+    case 1:
+        return ref[0].s + 1.0f;
+    default: {
+        int64_t lim = k < n ? k : n;
+        return ref[(int64_t)(next_u64() % (uint64_t)lim)].s;
+    }
+    }
+}
+
+/* with_floor: each query gets pick_floor's floor; its list must then equal the full sort in
+   every entry scoring at or above the floor (the rest may differ). */
+static int topk_case_f(int64_t m, int64_t n, int64_t K, int64_t k, enum kind qk, enum kind dk, size_t budget,
+                       int64_t want_overflow_min, int expect_abort, int with_floor)
 {
     float *Q = malloc(sizeof(float) * (size_t)(m * K)), *D = malloc(sizeof(float) * (size_t)(n * K));
     float *ex = malloc(sizeof(float) * (size_t)(m * n));
@@ -251,11 +269,23 @@ static int topk_case(int64_t m, int64_t n, int64_t K, int64_t k, enum kind qk, e
     if (expect_abort)
         D[(n / 2) * K] = 3e19f; /* one norm beyond 2^60 */
     mieb_canon_gemm(Q, K, m, D, K, n, K, ex, n);
+    float *floor = NULL;
+    if (with_floor) {
+        floor = malloc(sizeof(float) * (size_t)m);
+        for (int64_t q = 0; q < m; q++) {
+            for (int64_t j = 0; j < n; j++) {
+                ref[j].s = ex[q * n + j];
+                ref[j].i = j;
+            }
+            qsort(ref, (size_t)n, sizeof *ref, cmp_pair);
+            floor[q] = pick_floor(ref, n, k);
+        }
+    }
     struct mieb_screen_scratch *sc = NULL;
     struct mieb_screen_stats stats = {0};
     int aborted = -1, bad = 0;
     const int64_t base = 1000;
-    CHECK(mieb_screen_topk(&sc, Q, m, D, n, K, k, base, budget, os, oi, on, ovf, &n_ovf, &aborted, &stats) ==
+    CHECK(mieb_screen_topk(&sc, Q, m, D, n, K, k, base, floor, budget, os, oi, on, ovf, &n_ovf, &aborted, &stats) ==
           MIEB_OK);
     if (expect_abort) {
         CHECK_MSG(aborted == 1, "a norm of 3e19 was not handed back (aborted %d)", aborted);
@@ -276,13 +306,27 @@ static int topk_case(int64_t m, int64_t n, int64_t K, int64_t k, enum kind qk, e
             ref[j].i = j;
         }
         qsort(ref, (size_t)n, sizeof *ref, cmp_pair);
-        if (on[q] != keep) {
+        int64_t want = keep;
+        if (floor) { /* the reference's head at or above the floor, and the list's */
+            int64_t got = on[q];
+            while (want > 0 && !(ref[want - 1].s >= floor[q]))
+                want--;
+            while (got > 0 && !(os[q * k + got - 1] >= floor[q]))
+                got--;
+            if (got != want) {
+                fprintf(stderr, "screen floor %a m %lld n %lld k %lld: query %lld has %lld at or above it, want %lld\n",
+                        floor[q], (long long)m, (long long)n, (long long)k, (long long)q, (long long)got,
+                        (long long)want);
+                bad++;
+                continue;
+            }
+        } else if (on[q] != keep) {
             fprintf(stderr, "screen m %lld n %lld K %lld k %lld: query %lld kept %lld, want %lld\n", (long long)m,
                     (long long)n, (long long)K, (long long)k, (long long)q, (long long)on[q], (long long)keep);
             bad++;
             continue;
         }
-        for (int64_t r = 0; r < keep; r++)
+        for (int64_t r = 0; r < want; r++)
             if (memcmp(&ref[r].s, &os[q * k + r], sizeof(float)) || ref[r].i + base != oi[q * k + r]) {
                 fprintf(stderr,
                         "screen kinds %d/%d m %lld n %lld K %lld k %lld: query %lld rank %lld: (%a, %lld), want "
@@ -295,6 +339,7 @@ static int topk_case(int64_t m, int64_t n, int64_t K, int64_t k, enum kind qk, e
     }
     free(handed);
 out:
+    free(floor);
     mieb_screen_scratch_free(sc);
     free(Q);
     free(D);
@@ -305,6 +350,12 @@ out:
     free(ovf);
     free(ref);
     return bad;
+}
+
+static int topk_case(int64_t m, int64_t n, int64_t K, int64_t k, enum kind qk, enum kind dk, size_t budget,
+                     int64_t want_overflow_min, int expect_abort)
+{
+    return topk_case_f(m, n, K, k, qk, dk, budget, want_overflow_min, expect_abort, 0);
 }
 
 static void check_topk(void)
@@ -328,6 +379,10 @@ static void check_topk(void)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         bad += topk_case(cases[c].m, cases[c].n, cases[c].K, cases[c].k, cases[c].qk, cases[c].dk, big, 0, 0);
     CHECK_MSG(bad == 0, "%d screened lists differ from the full sort", bad);
+    bad = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        bad += topk_case_f(cases[c].m, cases[c].n, cases[c].K, cases[c].k, cases[c].qk, cases[c].dk, big, 0, 0, 1);
+    CHECK_MSG(bad == 0, "%d screened lists with floors differ from the full sort above their floor", bad);
     /* a budget for the initial lists of only some queries: the rest are handed back */
     size_t per = SCREEN_ENTRY_BYTES * (size_t)(2 * 50 + 64);
     CHECK(topk_case(40, 3000, 64, 50, K_UNIT, K_UNIT, per * 10, 30, 0) == 0);
@@ -365,6 +420,32 @@ static void check_backend(void)
                       !memcmp(i_on, i_off, sizeof(int64_t) * (size_t)(nq * k)),
                   "threads %d: screened topk_block differs from the exact one", threads);
     }
+    /* topk_block_floor: the head at or above each floor equals topk_block's (s_off, i_off
+       from the exact way above), screened or not; floors at some rank, -inf, above all */
+    float *fl = malloc(sizeof(float) * (size_t)nq);
+    int64_t *n_fl = malloc(sizeof(int64_t) * (size_t)nq), *want = malloc(sizeof(int64_t) * (size_t)nq);
+    for (int64_t r = 0; r < nq; r++)
+        fl[r] = r % 7 == 0 ? -INFINITY : r % 7 == 1 ? s_off[r * k] + 1.0f : s_off[r * k + (int64_t)(next_u64() % 1001)];
+    mieb_topk_count_floor(s_off, k, nq, k, fl, want);
+    for (int on = 0; on <= 1; on++) {
+        struct mieb_backend *be = NULL;
+        struct mieb_backend_opts opts = {.n_threads = 2, .mem_limit = (size_t)1 << 30};
+        struct mieb_qset *qs = NULL;
+        mieb_screen_set_enabled(on);
+        CHECK(mieb_backend_cpu_init(&opts, &be) == MIEB_OK);
+        CHECK(mieb_backend_prepare_queries(be, &qv, MIEB_SIM_COSINE, &qs) == MIEB_OK);
+        CHECK(mieb_backend_topk_block_floor(be, qs, nq, &dv, k, fl, s_on, i_on, n_fl) == MIEB_OK);
+        int bad = 0;
+        for (int64_t r = 0; r < nq; r++)
+            bad += n_fl[r] != want[r] || memcmp(s_on + r * k, s_off + r * k, sizeof(float) * (size_t)want[r]) ||
+                   memcmp(i_on + r * k, i_off + r * k, sizeof(int64_t) * (size_t)want[r]);
+        CHECK_MSG(bad == 0, "screen %d: %d floored lists differ from topk_block's head", on, bad);
+        mieb_backend_release_queries(be, qs);
+        mieb_backend_free(be);
+    }
+    free(fl);
+    free(n_fl);
+    free(want);
     mieb_screen_set_enabled(1);
     free(q);
     free(d);
