@@ -348,6 +348,9 @@ static const struct mieb_backend_i cuda_iface = {
     /* .lr_eval         = */ cuda_lr_eval,
     /* .lr_close        = */ cuda_lr_close,
     /* .lr_predict      = */ cuda_lr_predict,
+    /* the GPU scores whole blocks at its GEMM rate: a floor would save only the download of
+       entries below it, so the wrapper's topk_block + count serves (backend.c) */
+    /* .topk_block_floor = */ NULL,
 };
 
 mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

@@ -34,6 +34,39 @@ static enum mieb_log_level log_level = MIEB_LOG_INFO;
 static const struct gt_tol TOL_EXACT = {1, 0, 0, 0};
 static const struct gt_tol TOL_FP32 = {0, 2e-5, 1e-4, 5e-5};
 
+/* topk_block_floor on both backends, floors taken from the CPU list `cs` (at some rank, -inf,
+   above the best): the same count and the same head, bit for bit. */
+static int floor_case(struct mieb_backend *gpu, const char *name, struct mieb_qset *qg, struct mieb_qset *qc,
+                      int64_t nq, const struct mieb_vecs *d, int64_t k, const float *cs)
+{
+    int64_t keep = k < d->n ? k : d->n;
+    size_t n = (size_t)(nq * k);
+    float *fl = malloc(sizeof(float) * (size_t)nq + 1), *gs = malloc(sizeof(float) * n + 1),
+          *cs2 = malloc(sizeof(float) * n + 1);
+    int64_t *gi = malloc(sizeof(int64_t) * n + 1), *ci = malloc(sizeof(int64_t) * n + 1);
+    int64_t *gn = malloc(sizeof(int64_t) * (size_t)nq + 1), *cn = malloc(sizeof(int64_t) * (size_t)nq + 1);
+    int ok = fl && gs && cs2 && gi && ci && gn && cn && keep > 0;
+    for (int64_t r = 0; ok && r < nq; r++)
+        fl[r] = r % 5 == 0 ? -INFINITY : r % 5 == 1 ? cs[r * k] + 1.0f : cs[r * k + gt_rand() % (uint32_t)keep];
+    ok = ok && mieb_backend_topk_block_floor(gpu, qg, nq, d, k, fl, gs, gi, gn) == MIEB_OK &&
+         mieb_backend_topk_block_floor(cpu_be, qc, nq, d, k, fl, cs2, ci, cn) == MIEB_OK;
+    for (int64_t r = 0; ok && r < nq; r++)
+        if (gn[r] != cn[r] || memcmp(gs + r * k, cs2 + r * k, sizeof(float) * (size_t)cn[r]) ||
+            memcmp(gi + r * k, ci + r * k, sizeof(int64_t) * (size_t)cn[r])) {
+            fprintf(stderr, "  %s: floor %a, query %lld: cuda keeps %lld, cpu %lld, or their heads differ\n", name,
+                    fl[r], (long long)r, (long long)gn[r], (long long)cn[r]);
+            ok = 0;
+        }
+    free(fl);
+    free(gs);
+    free(cs2);
+    free(gi);
+    free(ci);
+    free(gn);
+    free(cn);
+    return ok;
+}
+
 /* Run top-k on both backends and compare; `expect` is the status the CUDA call must give. */
 static int topk_case(struct mieb_backend *gpu, const char *name, const struct mieb_vecs *q, const struct mieb_vecs *d,
                      enum mieb_sim sim, int64_t k, const struct gt_tol *tol, mieb_status expect)
@@ -62,6 +95,8 @@ static int topk_case(struct mieb_backend *gpu, const char *name, const struct mi
         else
             ok = gt_compare_topk(name, q, d, sim, k, cs, ci, gs, gi, tol);
     }
+    if (ok && st == MIEB_OK && tol->exact)
+        ok = floor_case(gpu, name, qg, qc, q->n, d, k, cs);
     mieb_backend_release_queries(gpu, qg);
     mieb_backend_release_queries(cpu_be, qc);
     free(gs);
