@@ -12,6 +12,7 @@
  * Work is split over our own threads by query tiles and, when there are fewer query tiles
  * than threads, by doc ranges whose partial top-k lists are merged afterwards.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,9 +122,11 @@ struct topk_job {
  * The exact way for m contiguous query rows Q against docs [d0, d1) of D (rows of D are
  * indexed from D's start): one canon_dot GEMM per tile, each tile's rows offered to a
  * reservoir per query at once. Query r's best k go to out_s/out_i + r*k, its count to out_n[r].
+ * floor (NULL: none) [m]: query r's reservoir refuses scores below floor[r] from the start.
  */
 static mieb_status exact_topk(struct cpu_scratch *sc, const float *Q, int64_t m, const float *D, int64_t d0,
-                              int64_t d1, int64_t dim, int64_t k, float *out_s, int64_t *out_i, int64_t *out_n)
+                              int64_t d1, int64_t dim, int64_t k, const float *floor, float *out_s, int64_t *out_i,
+                              int64_t *out_n)
 {
     /* each query row gets a reservoir of 2k slots (topk_reservoir.h) */
     MIEB_TRY(scratch_reserve(sc, k));
@@ -132,7 +135,8 @@ static mieb_status exact_topk(struct cpu_scratch *sc, const float *Q, int64_t m,
         int64_t tq = m - qt < CPU_TILE_Q ? m - qt : CPU_TILE_Q;
         struct mieb_topk_res res[CPU_TILE_Q];
         for (int64_t r = 0; r < tq; r++)
-            mieb_topk_res_init(&res[r], sc->res_s + (size_t)r * 2 * k, sc->res_i + (size_t)r * 2 * k, k);
+            mieb_topk_res_init_floor(&res[r], sc->res_s + (size_t)r * 2 * k, sc->res_i + (size_t)r * 2 * k, k,
+                                     floor ? floor[qt + r] : -INFINITY);
         for (int64_t dt = d0; dt < d1; dt += CPU_TILE_D) {
             int64_t td = d1 - dt < CPU_TILE_D ? d1 - dt : CPU_TILE_D;
             /* tile[tq, td] = Q[qt:qt+tq] . D[dt:dt+td]^T, row-major, in canon_dot's order */
@@ -165,24 +169,30 @@ static mieb_status run_screen_job(struct topk_job *j)
                                       j->d1 - j->d0, dim, k, j->d0, j->floor ? j->floor + j->q0 : NULL,
                                       j->screen_budget, os, oi, on, ovf, &n_ovf, &aborted, &j->stats);
     if (st == MIEB_OK && aborted)
-        st = exact_topk(j->sc, q->data + j->q0 * dim, m, d->data, j->d0, j->d1, dim, k, os, oi, on);
+        st = exact_topk(j->sc, q->data + j->q0 * dim, m, d->data, j->d0, j->d1, dim, k,
+                        j->floor ? j->floor + j->q0 : NULL, os, oi, on);
     else if (st == MIEB_OK && n_ovf > 0) {
         /* gather the handed-back queries, score them exactly, put their lists in place */
         float *g = malloc(sizeof(float) * (size_t)(n_ovf * dim));
         float *gs = malloc(sizeof(float) * (size_t)(n_ovf * k));
         int64_t *gi = malloc(sizeof(int64_t) * (size_t)(n_ovf * k)), *gn = malloc(sizeof(int64_t) * (size_t)n_ovf);
-        if (!g || !gs || !gi || !gn)
+        float *gf = j->floor ? malloc(sizeof(float) * (size_t)n_ovf) : NULL;
+        if (!g || !gs || !gi || !gn || (j->floor && !gf))
             st = mieb_fail(MIEB_ERR_OOM, "cpu backend: %lld queries for the exact way", (long long)n_ovf);
-        for (int64_t x = 0; x < n_ovf && st == MIEB_OK; x++)
+        for (int64_t x = 0; x < n_ovf && st == MIEB_OK; x++) {
             memcpy(g + x * dim, q->data + (j->q0 + ovf[x]) * dim, sizeof(float) * (size_t)dim);
+            if (gf)
+                gf[x] = j->floor[j->q0 + ovf[x]];
+        }
         if (st == MIEB_OK)
-            st = exact_topk(j->sc, g, n_ovf, d->data, j->d0, j->d1, dim, k, gs, gi, gn);
+            st = exact_topk(j->sc, g, n_ovf, d->data, j->d0, j->d1, dim, k, gf, gs, gi, gn);
         for (int64_t x = 0; x < n_ovf && st == MIEB_OK; x++) {
             memcpy(os + ovf[x] * k, gs + x * k, sizeof(float) * (size_t)gn[x]);
             memcpy(oi + ovf[x] * k, gi + x * k, sizeof(int64_t) * (size_t)gn[x]);
             on[ovf[x]] = gn[x];
         }
         free(g);
+        free(gf);
         free(gs);
         free(gi);
         free(gn);
@@ -222,7 +232,8 @@ static mieb_status run_topk_job(struct topk_job *j)
         return MIEB_OK;
     }
     return exact_topk(j->sc, q->data + j->q0 * q->dim, j->q1 - j->q0, d->data, j->d0, j->d1, q->dim, k,
-                      j->out_s + j->q0 * k, j->out_i + j->q0 * k, j->out_n + j->q0);
+                      j->floor ? j->floor + j->q0 : NULL, j->out_s + j->q0 * k, j->out_i + j->q0 * k,
+                      j->out_n + j->q0);
 }
 
 static void *topk_thread(void *arg)

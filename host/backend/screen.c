@@ -3,12 +3,16 @@
  * approximate scores come from screen_amx.c. The argument for exactness is in screen.h.
  *
  * Per query, candidates arrive in increasing document order with their bounds [lb, ub].
- * tau is the k-th largest lower bound seen so far (-inf before k documents were seen):
- * a document with ub < tau is out of reach, because k documents already score at least
- * tau. A full list is cut: tau rises to the k-th largest lb in it and the entries whose
- * ub fell below tau leave. Documents refused earlier had ub < the tau of their time, so
- * they can never be among the k largest lower bounds either: the final tau is exactly the
- * k-th largest lower bound of the whole range, and the survivors are the candidates.
+ * tau is the larger of the query's floor (-inf without one) and the k-th largest lower
+ * bound seen so far (-inf before k documents were seen): a document with ub < tau is out
+ * of reach, because k documents already score at least tau, or because the caller needs
+ * nothing below the floor. A list that reaches its cut point is cut: tau rises to the k-th
+ * largest lb in it and the entries whose ub fell below tau leave. Documents refused earlier
+ * had ub < the tau of their time, so they can never be among the k largest lower bounds
+ * either: the final tau is the floor or exactly the k-th largest lower bound of the whole
+ * range, and the survivors are the candidates. With a floor, the k-th largest lower bound
+ * is taken over the listed documents only: it is still at most the k-th best score, so
+ * every document of the best k that scores at or above the floor survives (screen.h).
  *
  * Their exact scores are computed document by document (each document row streams once;
  * the job's queries stay in cache), then each query's best k is selected from its

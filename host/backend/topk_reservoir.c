@@ -18,6 +18,15 @@ void mieb_topk_res_init(struct mieb_topk_res *r, float *score, int64_t *idx, int
     r->cut = 0;
 }
 
+void mieb_topk_res_init_floor(struct mieb_topk_res *r, float *score, int64_t *idx, int64_t k, float floor)
+{
+    mieb_topk_res_init(r, score, idx, k);
+    if (floor > -INFINITY) { /* admit s > the float below the floor: s >= floor */
+        r->thr = nextafterf(floor, -INFINITY);
+        r->cut = 1;
+    }
+}
+
 static inline void swap_at(struct mieb_topk_res *r, int64_t a, int64_t b)
 {
     float s = r->score[a];

@@ -21,6 +21,11 @@ struct mieb_topk_res {
 
 /** storage must hold 2*k entries. */
 void mieb_topk_res_init(struct mieb_topk_res *r, float *score, int64_t *idx, int64_t k);
+/**
+ * The same for a caller that needs only the candidates scoring at least `floor`
+ * (topk_block_floor): those below it are refused from the start. -inf or NaN: no floor.
+ */
+void mieb_topk_res_init_floor(struct mieb_topk_res *r, float *score, int64_t *idx, int64_t k, float floor);
 /** Offer scores s[0..n) with indices base+j (increasing across calls). */
 void mieb_topk_res_push_row(struct mieb_topk_res *r, const float *s, int64_t n, int64_t base);
 /** Offer one score with index i (larger than every index offered before). */
