@@ -77,6 +77,27 @@ struct rows_arg {
 };
 
 /* Row block of the multiclass forward pass: logits, per-sample loss, grad_pointwise / n. */
+/* max of r[0..K) as the sequential `if (m < r[k]) m = r[k]` finds it, in 8 lanes: each lane
+   keeps its value unless a strictly greater one comes, so NaN (other than r[0], which every
+   lane starts from) never enters, as in the loop; only which of +0 and -0 a tie keeps may
+   differ, and r - mx, exp and log(se) + mx do not see the sign of a zero max. */
+static double row_max(const float *r, int64_t K)
+{
+    float lane[8];
+    for (int l = 0; l < 8; l++)
+        lane[l] = r[0];
+    int64_t k = 1;
+    for (; k + 8 <= K; k += 8)
+        for (int l = 0; l < 8; l++)
+            lane[l] = r[k + l] > lane[l] ? r[k + l] : lane[l];
+    float m = lane[0];
+    for (int l = 1; l < 8; l++)
+        m = lane[l] > m ? lane[l] : m;
+    for (; k < K; k++)
+        m = r[k] > m ? r[k] : m;
+    return m;
+}
+
 static void rows_fn(void *arg, int t, int nt)
 {
     struct rows_arg *a = arg;
@@ -92,26 +113,44 @@ static void rows_fn(void *arg, int t, int nt)
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(hi - lo), (int)K, (int)D, 1.0f, p->X + lo * D,
                     (int)D, p->wt, (int)K, 0.0f, raw, (int)K);
-    for (int64_t i = lo; i < hi; i++) {
-        float *r = p->raw + i * K;
-        for (int64_t k = 0; k < K; k++)
-            r[k] += b[k];
-        /* sum_exp_minus_max: max and sum of the float32 exps in double */
-        double mx = r[0], se = 0.0;
-        for (int64_t k = 1; k < K; k++)
-            if (mx < r[k])
-                mx = r[k];
-        int64_t yi = p->y[i];
-        float ryi = r[yi];
-        for (int64_t k = 0; k < K; k++) {
-            float e = mieb_lr_exp_shifted(r[k], mx);
-            se += e;
-            r[k] = e;
+    /* Rows go in groups of ROWS: each row's double sum of its exps is one chain of dependent
+       additions in class order (sklearn's), so the group's chains are interleaved, class by
+       class, to keep the adder busy; every row still adds in its own order. */
+    enum { ROWS = 8 };
+    for (int64_t i0 = lo; i0 < hi; i0 += ROWS) {
+        int nb = hi - i0 < ROWS ? (int)(hi - i0) : ROWS;
+        double mx[ROWS], se[ROWS] = {0};
+        float ryi[ROWS];
+        for (int j = 0; j < nb; j++) {
+            float *r = p->raw + (i0 + j) * K;
+            for (int64_t k = 0; k < K; k++)
+                r[k] += b[k];
+            /* sum_exp_minus_max: max and sum of the float32 exps in double */
+            mx[j] = row_max(r, K);
+            ryi[j] = r[p->y[i0 + j]];
+            for (int64_t k = 0; k < K; k++)
+                r[k] = mieb_lr_exp_shifted(r[k], mx[j]);
         }
-        p->lossv[i] = mieb_lr_row_loss(se, mx, ryi);
-        float sum_exps = (float)se;
-        for (int64_t k = 0; k < K; k++)
-            r[k] = mieb_lr_grad_elem(r[k], sum_exps, yi == k, fn);
+        const float *e0 = p->raw + i0 * K;
+        if (nb == ROWS)
+            for (int64_t k = 0; k < K; k++)
+                for (int j = 0; j < ROWS; j++)
+                    se[j] += e0[j * K + k];
+        else
+            for (int j = 0; j < nb; j++)
+                for (int64_t k = 0; k < K; k++)
+                    se[j] += e0[j * K + k];
+        for (int j = 0; j < nb; j++) {
+            float *r = p->raw + (i0 + j) * K;
+            int64_t yi = p->y[i0 + j];
+            p->lossv[i0 + j] = mieb_lr_row_loss(se[j], mx[j], ryi[j]);
+            float sum_exps = (float)se[j], e_y = r[yi];
+            /* mieb_lr_grad_elem for k != y: x - 0.0f is x (x >= 0 here), so the loop is
+               plain divisions the compiler vectorises; then y on its own */
+            for (int64_t k = 0; k < K; k++)
+                r[k] = r[k] / sum_exps / fn;
+            r[yi] = mieb_lr_grad_elem(e_y, sum_exps, 1, fn);
+        }
     }
 }
 
