@@ -69,21 +69,17 @@ mieb_status mieb_backend_topk_block(struct mieb_backend *be, struct mieb_qset *q
     return be->iface.topk_block(be, qs, docs, k, out_scores, out_idx);
 }
 
-void mieb_topk_count_floor(const float *scores, int64_t k, int64_t n_queries, int64_t keep, const float *floor,
-                           int64_t *out_n)
-{
-    for (int64_t q = 0; q < n_queries; q++)
-        out_n[q] = mieb_topk_floor_head(scores + q * k, keep, floor ? floor[q] : -INFINITY);
-}
-
 mieb_status mieb_backend_topk_block_floor(struct mieb_backend *be, struct mieb_qset *qs, int64_t n_queries,
                                           const struct mieb_vecs *docs, int64_t k, const float *floor,
                                           float *out_scores, int64_t *out_idx, int64_t *out_n)
 {
     if (be->iface.topk_block_floor)
         return be->iface.topk_block_floor(be, qs, docs, k, floor, out_scores, out_idx, out_n);
+    /* the backend has no floor of its own: its whole lists, each counted down to its floor */
     MIEB_TRY(mieb_backend_topk_block(be, qs, docs, k, out_scores, out_idx));
-    mieb_topk_count_floor(out_scores, k, n_queries, k < docs->n ? k : docs->n, floor, out_n);
+    int64_t keep = k <= 0 ? 0 : k < docs->n ? k : docs->n;
+    for (int64_t q = 0; q < n_queries; q++)
+        out_n[q] = mieb_topk_floor_head(out_scores + q * k, keep, floor ? floor[q] : -INFINITY);
     return MIEB_OK;
 }
 

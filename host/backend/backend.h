@@ -258,12 +258,6 @@ static inline int64_t mieb_topk_floor_head(const float *s, int64_t n, float floo
     return h;
 }
 
-/**
- * out_n[q] = how many of the first `keep` entries of scores + q*k (sorted best first) score
- * >= floor[q] (all `keep` when floor is NULL): topk_block_floor's count, for any backend.
- */
-void mieb_topk_count_floor(const float *scores, int64_t k, int64_t n_queries, int64_t keep, const float *floor,
-                           int64_t *out_n);
 /** topk_block_floor through the table (n_queries: the query set's size); topk_block and a count where the slot is NULL. */
 mieb_status mieb_backend_topk_block_floor(struct mieb_backend *be, struct mieb_qset *qs, int64_t n_queries,
                                           const struct mieb_vecs *docs, int64_t k, const float *floor,

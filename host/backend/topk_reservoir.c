@@ -121,7 +121,7 @@ static int radix_best_first(float *score, int64_t *idx, int64_t n)
         return 0;
     }
     for (int64_t j = 0; j < n; j++) {
-        keys[j] = ((uint64_t)~mieb_float_key(score[j]) << 32) | (uint64_t)idx[j];
+        keys[j] = mieb_best_first_key(score[j], (uint32_t)idx[j]);
         memcpy(&vals[j], &score[j], sizeof vals[j]);
     }
     mieb_radix_sort_u64(keys, vals, keys + n, vals + n, n, 0, 8);

@@ -32,6 +32,15 @@ static inline float mieb_key_float(uint32_t key)
 }
 
 /**
+ * The 64-bit key that ranks best first when sorted ascending: score descending (by
+ * mieb_float_key), then the 32-bit index ascending.
+ */
+static inline uint64_t mieb_best_first_key(float score, uint32_t index)
+{
+    return ((uint64_t)~mieb_float_key(score) << 32) | index;
+}
+
+/**
  * Sort keys[0..n) ascending, stably, by their bytes byte_lo .. byte_hi - 1 (0 = least
  * significant), carrying vals[j] (NULL: no values) with keys[j]. A byte that is the same in
  * every key costs one counting pass and no move. tmp_keys and tmp_vals (when vals is not

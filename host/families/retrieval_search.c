@@ -204,14 +204,12 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
         /* What a query's block list needs: once its chunk's best CHUNK_K are in, a later
            block's document must beat the last of them (its larger row loses ties); once its
            heap holds top_k, an offer below the heap's minimum is refused and changes nothing
-           (heappushpop returns it): so neither needs the documents below (PROTOCOLS.md §8.2). */
+           (heappushpop returns it): so neither needs the documents below (PROTOCOLS.md §8.2).
+           A NaN floor means none (backend.h). */
         for (int64_t t = 0; t < nq; t++) {
-            float f = -INFINITY;
-            if (acc_n[t] == CHUNK_K)
-                f = acc_s[(size_t)t * CHUNK_K + CHUNK_K - 1];
-            if (heaps[t].n == MIEB_MTEB_TOP_K && heaps[t].score[0] > f)
-                f = heaps[t].score[0];
-            floor[t] = f == f ? f : -INFINITY;
+            floor[t] = acc_n[t] == CHUNK_K ? acc_s[(size_t)t * CHUNK_K + CHUNK_K - 1] : -INFINITY;
+            if (heaps[t].n == MIEB_MTEB_TOP_K && heaps[t].score[0] > floor[t])
+                floor[t] = heaps[t].score[0];
         }
         st = mieb_backend_topk_block_floor(rc->be, qs, nq, &docs, kb, floor, blk_s, blk_i, blk_n);
         double t2 = mieb_now();

@@ -103,7 +103,7 @@ static void rank_order(const struct mieb_ret_query_result *q, size_t *order, uin
 {
     int64_t n = q->n;
     for (int64_t i = 0; i < n; i++) /* ascending key = score descending; the index keeps it stable */
-        keys[i] = ((uint64_t)~mieb_float_key(q->scores[i]) << 32) | (uint64_t)i;
+        keys[i] = mieb_best_first_key(q->scores[i], (uint32_t)i);
     mieb_radix_sort_u64(keys, NULL, keys + n, NULL, n, 4, 8);
     for (int64_t i = 0; i < n; i++)
         order[i] = (size_t)(keys[i] & 0xFFFFFFFFu);

@@ -426,7 +426,11 @@ static void check_backend(void)
     int64_t *n_fl = malloc(sizeof(int64_t) * (size_t)nq), *want = malloc(sizeof(int64_t) * (size_t)nq);
     for (int64_t r = 0; r < nq; r++)
         fl[r] = r % 7 == 0 ? -INFINITY : r % 7 == 1 ? s_off[r * k] + 1.0f : s_off[r * k + (int64_t)(next_u64() % 1001)];
-    mieb_topk_count_floor(s_off, k, nq, k, fl, want);
+    for (int64_t r = 0; r < nq; r++) { /* the exact list's entries at or above the floor */
+        want[r] = 0;
+        while (want[r] < k && s_off[r * k + want[r]] >= fl[r])
+            want[r]++;
+    }
     for (int on = 0; on <= 1; on++) {
         struct mieb_backend *be = NULL;
         struct mieb_backend_opts opts = {.n_threads = 2, .mem_limit = (size_t)1 << 30};
