@@ -15,6 +15,21 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   # emulator, and the backend's host code (and mieb-eval --device cuda) on a mock runtime.
   "$here/tests/gpu/emu/run_emu.sh" "$here/build-emu"
   "$here/tests/gpu/mock/run_mock.sh" "$here/build-cuda"
+  # The bundle that tests/gpu/run.sh runs from on a GPU machine without build dependencies
+  # (tests/gpu/README.md), run in a bare Debian chroot: the mock bundle through every step,
+  # the real one as far as finding no GPU. 77: no chroot could be made on this machine.
+  echo "test.sh: GPU bundles in a bare chroot (tests/gpu/test_bundle.sh)"
+  for kind in mock cuda; do
+    flag=(); expect=77
+    [ $kind = mock ] && { flag=(--mock); expect=0; }
+    "$here/tests/gpu/bundle.sh" "${flag[@]}" --out "$here/build-cuda/bundle-$kind.tar.xz" "$here/build-cuda" >/dev/null
+    rc=0; "$here/tests/gpu/test_bundle.sh" "$here/build-cuda/bundle-$kind.tar.xz" $expect || rc=$?
+    case $rc in
+      0) ;;
+      77) echo "test.sh: bundle check skipped: no bare chroot on this machine" ;;
+      *) echo "test.sh: the $kind bundle FAILED in the bare chroot" >&2; exit 1 ;;
+    esac
+  done
 fi
 # Sanitizers and fuzzing (clang): one ASan+UBSan build serves both. The whole ctest suite
 # runs against it (scripts/sanitize.sh), then each libFuzzer target runs for a fixed number

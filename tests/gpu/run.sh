@@ -10,9 +10,19 @@
 #
 #   tests/gpu/run.sh [BUILD_DIR]          (default: build-gpu in the repository)
 #
-# Works from any directory on a machine with the CUDA toolkit, cmake and the HDF5,
-# cJSON and OpenBLAS dev packages; when one of those is missing it first runs
-# scripts/install-deps.sh (MIEB_SKIP_PY=1). Environment knobs:
+# Step 1 has two forms. With a bundle (.gpu-carry/mieb-gpu-bundle.tar.xz, made here by
+# tests/gpu/bundle.sh) it unpacks the binaries built elsewhere into BUILD_DIR, after checking
+# that they were built from this tree's sources (source_hash.sh), and finds cuBLAS on the
+# machine: the way to run on the device machine lent to sessions, which has no HDF5, cJSON
+# or OpenBLAS headers and reaches no package registry. Without one it builds, on a machine
+# with the CUDA toolkit, cmake and the HDF5, cJSON and OpenBLAS dev packages; when one of
+# those is missing it first runs scripts/install-deps.sh (MIEB_SKIP_PY=1).
+# Wheels in .gpu-carry/whl (bundle.sh --faiss) are installed for the benchmarks' Python.
+# Environment knobs:
+#   MIEB_GPU_BUNDLE=FILE     the bundle to use (default .gpu-carry/mieb-gpu-bundle.tar.xz when
+#                            it exists); "none" builds here even when there is one
+#   MIEB_GPU_OUT=DIR         also leave gpu-logs.tar.gz (every log and the summary) in DIR
+#                            (the device tool's $OUT)
 #   MIEB_CUDA_ARCH=90        CMAKE_CUDA_ARCHITECTURES
 #   MIEB_GPU_E2E_SCALE=0.1   synth --scale for the end-to-end suite
 #   MIEB_GPU_BENCH_ARGS=...  extra bench_cuda_topk arguments (e.g. "--docs 2000000")
@@ -46,45 +56,111 @@ summary() {
   done
   [ $rc -eq 0 ] && [ "$no_gpu" = 1 ] && rc=77 # a benchmark skipped for want of a peer or of time is not this
   printf '  logs: %s\n' "$log_dir"
+  if [ -n "${MIEB_GPU_OUT:-}" ]; then
+    mkdir -p "$MIEB_GPU_OUT"
+    for i in "${!names[@]}"; do printf '%s\t%s\t%s\n' "${names[$i]}" "${states[$i]}" "${notes[$i]}"; done \
+      >"$log_dir/summary.tsv"
+    tar -C "$log_dir" -czf "$MIEB_GPU_OUT/gpu-logs.tar.gz" . && printf '  logs also in %s\n' "$MIEB_GPU_OUT/gpu-logs.tar.gz"
+  fi
   exit $rc
 }
 
-# ---- 0. tools and dependencies ----
-if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
-  export PATH="/usr/local/cuda/bin:$PATH"
+# ---- 0. bundle or build tools ----
+# xz is not in every minimal image; Python's lzma module is in every CPython that has one
+unxz_stdout() {
+  if command -v xz >/dev/null 2>&1; then xz -dc "$1"
+  else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; fi
+}
+bundle="${MIEB_GPU_BUNDLE:-$root/.gpu-carry/mieb-gpu-bundle.tar.xz}"
+[ "$bundle" = none ] || [ -f "$bundle" ] || bundle=none
+if [ "$bundle" = none ]; then
+  if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+  fi
+  missing=""
+  command -v cmake >/dev/null 2>&1 || missing+=" cmake"
+  command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcjson 2>/dev/null || missing+=" cjson"
+  { [ -e /usr/include/hdf5/serial/hdf5.h ] || [ -e /usr/include/hdf5.h ]; } || missing+=" hdf5"
+  find /usr/include -name cblas.h -path '*openblas*' 2>/dev/null | grep -q . || missing+=" openblas"
+  if [ -n "$missing" ]; then
+    echo "run.sh: missing:$missing; running scripts/install-deps.sh"
+    MIEB_SKIP_PY=1 "$root/scripts/install-deps.sh" || echo "run.sh: install-deps failed; trying the build anyway (a machine without registries wants a bundle: tests/gpu/bundle.sh)"
+  fi
+  command -v nvcc >/dev/null 2>&1 || { echo "run.sh: nvcc not found (install the CUDA toolkit, or bring a bundle: tests/gpu/bundle.sh)"; exit 1; }
 fi
-missing=""
-command -v cmake >/dev/null 2>&1 || missing+=" cmake"
-command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcjson 2>/dev/null || missing+=" cjson"
-{ [ -e /usr/include/hdf5/serial/hdf5.h ] || [ -e /usr/include/hdf5.h ]; } || missing+=" hdf5"
-find /usr/include -name cblas.h -path '*openblas*' 2>/dev/null | grep -q . || missing+=" openblas"
-if [ -n "$missing" ]; then
-  echo "run.sh: missing:$missing; running scripts/install-deps.sh"
-  MIEB_SKIP_PY=1 "$root/scripts/install-deps.sh" || echo "run.sh: install-deps failed; trying the build anyway"
-fi
-command -v nvcc >/dev/null 2>&1 || { echo "run.sh: nvcc not found (install the CUDA toolkit)"; exit 1; }
 mkdir -p "$log_dir"
 if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
 fi
 
-# ---- 1. build ----
-say "build (CUDA arch $arch, $jobs jobs)"
+# ---- 1. build, or unpack a bundle built from the same sources ----
 t0=$(date +%s)
-if cmake -S "$root" -B "$build" -DMIEB_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-         -DCMAKE_BUILD_TYPE=Release >"$log_dir/configure.log" 2>&1 &&
-   cmake --build "$build" -j "$jobs" --target mieb-eval >"$log_dir/build.log" 2>&1 &&
-   cmake -S "$root/tests/gpu" -B "$build/gpu-tests" -DMIEB_BUILD_DIR="$build" \
-         -DCMAKE_CUDA_ARCHITECTURES="$arch" >"$log_dir/configure-tests.log" 2>&1 &&
-   cmake --build "$build/gpu-tests" -j "$jobs" >"$log_dir/build-tests.log" 2>&1; then
-  record build PASS "$(( $(date +%s) - t0 )) s"
+if [ "$bundle" != none ]; then
+  say "bundle $bundle"
+  # unpacked beside the logs, then the old programs replaced: a half-unpacked bundle never runs
+  rm -rf "$build/.unpack" && mkdir -p "$build/.unpack" &&
+    unxz_stdout "$bundle" | tar -x -C "$build/.unpack" ||
+    { record build FAIL "could not unpack $bundle"; summary; }
+  rm -rf "${build:?}/bin" "${build:?}/lib" "$build/gpu-tests" "$build/mieb-eval" "$build/BUNDLE"
+  mv "$build/.unpack"/* "$build/" && rmdir "$build/.unpack"
+  sed 's/^/  /' "$build/BUNDLE"
+  have="$(awk '$1 == "source_hash" { print $2 }' "$build/BUNDLE")"
+  want="$("$root/tests/gpu/source_hash.sh" "$root")"
+  if [ "$have" != "$want" ]; then
+    echo "run.sh: the bundle was built from other sources (hash $have; this tree's is $want)."
+    echo "run.sh: rebuild it where the tree is (tests/gpu/bundle.sh) and send both together."
+    record build FAIL "stale bundle: built from other sources"
+    summary
+  fi
+  # cuBLAS is not bundled: the machine's own is found through ldconfig or looked for where
+  # CUDA images and the PyPI wheels (nvidia-cublas) put it
+  for so in $(awk '$1 == "needs" { $1 = ""; print }' "$build/BUNDLE"); do
+    ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so " && continue
+    d="$(find /usr/local/cuda/lib64 /usr/local/cuda/targets /usr/local /opt /usr/lib \
+               -name "$so" -exec dirname {} \; -quit 2>/dev/null)"
+    case ":${MIEB_CUBLAS_DIR:-}:" in *":$d:"*) continue ;; esac
+    [ -n "$d" ] && export MIEB_CUBLAS_DIR="$d${MIEB_CUBLAS_DIR:+:$MIEB_CUBLAS_DIR}"
+  done
+  [ -n "${MIEB_CUBLAS_DIR:-}" ] && echo "  cuBLAS from $MIEB_CUBLAS_DIR"
+  unresolved="$(LD_LIBRARY_PATH="$build/lib${MIEB_CUBLAS_DIR:+:$MIEB_CUBLAS_DIR}" ldd "$build"/bin/* 2>&1 |
+                grep 'not found' | sort -u | tr -s ' \t' ' ')"
+  if [ -n "$unresolved" ]; then
+    echo "run.sh: libraries the bundle's programs need and this machine lacks:$unresolved"
+    record build FAIL "unresolved libraries:$unresolved"
+    summary
+  fi
+  # built elsewhere, the program would look for the registry in that build's source tree
+  export MIEB_REGISTRY="${MIEB_REGISTRY:-$root/configs/tasks.json}"
+  record build PASS "bundle ($(awk '$1 == "built" { print $2 }' "$build/BUNDLE"), $(awk '$1 == "git" { print $2 }' "$build/BUNDLE")), $(( $(date +%s) - t0 )) s"
 else
-  tail -30 "$log_dir"/*.log
-  record build FAIL "see $log_dir"
-  summary
+  say "build (CUDA arch $arch, $jobs jobs)"
+  if cmake -S "$root" -B "$build" -DMIEB_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+           -DCMAKE_BUILD_TYPE=Release >"$log_dir/configure.log" 2>&1 &&
+     cmake --build "$build" -j "$jobs" --target mieb-eval >"$log_dir/build.log" 2>&1 &&
+     cmake -S "$root/tests/gpu" -B "$build/gpu-tests" -DMIEB_BUILD_DIR="$build" \
+           -DCMAKE_CUDA_ARCHITECTURES="$arch" >"$log_dir/configure-tests.log" 2>&1 &&
+     cmake --build "$build/gpu-tests" -j "$jobs" >"$log_dir/build-tests.log" 2>&1; then
+    record build PASS "$(( $(date +%s) - t0 )) s"
+  else
+    tail -30 "$log_dir"/*.log
+    record build FAIL "see $log_dir"
+    summary
+  fi
 fi
 bin="$build/mieb-eval"
 gt="$build/gpu-tests"
+
+# wheels carried for the benchmarks (bundle.sh --faiss): installed apart from the image's own
+whls=("$root"/.gpu-carry/whl/*.whl)
+if [ -e "${whls[0]}" ]; then
+  site="$build/site"
+  if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+       --target "$site" "${whls[@]}" >"$log_dir/wheels.log" 2>&1; then
+    export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+  else
+    echo "run.sh: the carried wheels did not install (see $log_dir/wheels.log)"
+  fi
+fi
 
 # ---- 2. CUDA vs CPU, operation by operation ----
 say "test_cuda_backend"
@@ -151,7 +227,9 @@ py="$(command -v python3)"
 if [ "${MIEB_GPU_SKIP_BENCH:-0}" = 1 ]; then
   record benchmark SKIP "MIEB_GPU_SKIP_BENCH=1"
 else
-  if want topk 180; then
+  if [ ! -x "$gt/bench_cuda_topk" ]; then
+    record "topk benchmark" SKIP "no bench_cuda_topk in $gt"
+  elif want topk 180; then
     say "bench_cuda_topk"
     # shellcheck disable=SC2086
     timeout 180 "$gt/bench_cuda_topk" --queries 10000 --docs 1000000 --dim 512 --k 1000 --cpu-docs 20000 \

@@ -1,13 +1,13 @@
 /**
  * mock_cuda.c - a CPU stand-in for the CUDA runtime, cuBLAS, the kernel launchers and the
- * Thrust shim, so that the CUDA backend's host code (cuda/*.c: planning, tiling, staging,
+ * Thrust shim, so that the CUDA backend's host code (the cuda/ sources: planning, tiling, staging,
  * OOM recovery, result decoding) runs and is tested on machines without a GPU.
  *
  * Everything is synchronous; "device" memory is host memory with a fixed capacity
  * (MOCK_DEVICE_BYTES) so that allocation failures happen as on a real device.
  * cublasGemmEx follows cuBLAS' column-major definition literally, which checks the
  * row-major operand swap in cuda/gemm.c. The launchers implement each kernel's contract
- * (kernels/*.cuh) with plain loops and check their preconditions; the kernels' own code
+ * (the kernels/ headers) with plain loops and check their preconditions; the kernels' own code
  * is checked by tests/gpu/emu/ instead.
  */
 #include <stdio.h>

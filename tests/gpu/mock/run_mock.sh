@@ -35,6 +35,8 @@ libs=("$build/libmieb_host.a" -lopenblas $(pkg-config --libs libcjson) $hdf5_lib
 gcc "${san[@]}" "$out/test_cuda_backend.o" "$out/gpu_test_util.o" "$out/gpu_pairwise_cases.o" "$out/gpu_logreg_cases.o" -Wl,--start-group "${backend[@]}" "${libs[@]}" \
     -Wl,--end-group -o "$out/test_cuda_backend_mock"
 gcc "${san[@]}" "$main_o" -Wl,--start-group "${backend[@]}" "${libs[@]}" -Wl,--end-group -o "$out/mieb-eval-mock"
+# MIEB_MOCK_BUILD_ONLY=1: link and stop (tests/gpu/bundle.sh --mock packs these two programs)
+[ "${MIEB_MOCK_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 echo "=== test_cuda_backend on the mock device ==="
 ASAN_OPTIONS=detect_leaks=1 "$out/test_cuda_backend_mock" "$@"
