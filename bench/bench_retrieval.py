@@ -3,7 +3,9 @@
 
   mieb-eval  (`mieb-eval run`, CPU backend or --device cuda; stage times from the result's
              evaluation_phases); on the CPU twice: with the AMX screen (MIEB_CPU_SCREEN=auto,
-             host/backend/screen.h) and with the exact way only (MIEB_CPU_SCREEN=off)
+             host/backend/screen.h) and with the exact way only (MIEB_CPU_SCREEN=off); with
+             --floors-ab also without search floors (MIEB_SEARCH_FLOORS=off: every block's
+             whole top-k list, as before the floors), the saving as a ratio
   faiss-cpu  IndexFlatIP.search(k=1000)
   numpy      blocked matmul + argpartition + sort of the top 1000
 
@@ -13,7 +15,7 @@ the share of scoring time spent in metric reduction.
 
   .venv/bin/python bench/bench_retrieval.py [--nq 1000] [--nd 100000] [--dim 768] [--threads 2]
                                             [--device cpu|cuda] [--binary build/mieb-eval] [--reps 3]
-                                            [--no-numpy]
+                                            [--no-numpy] [--floors-ab]
 
 On a GPU machine (tests/gpu/run.sh runs it when faiss is importable there) the ratio vs
 faiss-cpu is the GPU backend's against faiss on that machine's cores.
@@ -59,11 +61,11 @@ def make_data(tmp, nq, nd, dim, seed=0):
     return td, ed, q, d
 
 
-def run_mieb(binary, td, ed, out, threads, device="cpu", screen="auto"):
+def run_mieb(binary, td, ed, out, threads, device="cpu", screen="auto", floors="on"):
     t0 = time.perf_counter()
     subprocess.run([binary, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
                     "--device", device, "--threads", str(threads), "--overwrite-strategy", "always"], check=True,
-                   capture_output=True, env=dict(os.environ, MIEB_CPU_SCREEN=screen))
+                   capture_output=True, env=dict(os.environ, MIEB_CPU_SCREEN=screen, MIEB_SEARCH_FLOORS=floors))
     wall = time.perf_counter() - t0
     path = os.path.join(out, "results", "test-org__test-model", "rev0", f"{TASK}.json")
     res = json.load(open(path))
@@ -127,6 +129,8 @@ def main():
     ap.add_argument("--device", default="cpu", help="mieb-eval --device")
     ap.add_argument("--reps", type=int, default=3, help="runs of each peer, interleaved; the best is reported")
     ap.add_argument("--no-numpy", action="store_true", help="skip the numpy peer (slow at large sizes)")
+    ap.add_argument("--floors-ab", action="store_true",
+                    help="also run mieb-eval without search floors (MIEB_SEARCH_FLOORS=off) to show what they save")
     a = ap.parse_args()
     k = 1000
     tmp = tempfile.mkdtemp(prefix="mieb-bench-")
@@ -136,13 +140,17 @@ def main():
         flop = 2.0 * qdd
         # On the CPU, mieb-eval runs twice: with the AMX screen (host/backend/screen.h; the
         # default where the CPU has AMX-BF16) and with the exact way only (MIEB_CPU_SCREEN=off).
+        # A mode is MIEB_CPU_SCREEN, or "nofloor": the default screen with MIEB_SEARCH_FLOORS=off.
         modes = ["auto", "off"] if a.device == "cpu" else ["auto"]
+        if a.floors_ab:
+            modes.append("nofloor")
         best = {m: None for m in modes}
         scores = {}
         tf = tn = None
         for _ in range(a.reps):  # interleaved, so that a noisy moment hurts every peer alike
             for m in modes:
-                wall, st, res = run_mieb(a.binary, td, ed, os.path.join(tmp, "out-" + m), a.threads, a.device, m)
+                wall, st, res = run_mieb(a.binary, td, ed, os.path.join(tmp, "out-" + m), a.threads, a.device,
+                                         "auto" if m == "nofloor" else m, "off" if m == "nofloor" else "on")
                 scores[m] = json.dumps(res["scores"], sort_keys=True)
                 if best[m] is None or st["Stage: similarity and top-k"] < best[m][1]["Stage: similarity and top-k"]:
                     best[m] = (wall, st)
@@ -153,11 +161,12 @@ def main():
                 tn = t if tn is None else min(tn, t)
         print(f"retrieval top-{k}: {a.nq} queries x {a.nd} documents x dim {a.dim}, {a.threads} threads, "
               f"mieb-eval --device {a.device}, best of {a.reps}")
-        print(f"  {'peer':<46}{'seconds':>9}{'qdd/s':>12}{'ratio vs faiss':>16}")
+        print(f"  {'peer':<52}{'seconds':>9}{'qdd/s':>12}{'ratio vs faiss':>16}")
         rows = []
         for m in modes:
             wall, st = best[m]
-            label = "" if a.device != "cpu" else (" [screen]" if m == "auto" else " [exact]")
+            label = (" [no floors]" if m == "nofloor" else "" if a.device != "cpu"
+                     else " [screen]" if m == "auto" else " [exact]")
             sim = st["Stage: similarity and top-k"]
             search = sim + st["Stage: merge and heap"] + st["Stage: waiting for reads"]
             rows += [(f"mieb-eval search (read+sim+top-k+heap){label}", search),
@@ -166,18 +175,23 @@ def main():
         for name, t in rows:
             if t is None:
                 continue
-            print(f"  {name:<46}{t:>9.3f}{qdd / t:>12.3e}{tf / t:>16.2f}")
+            print(f"  {name:<52}{t:>9.3f}{qdd / t:>12.3e}{tf / t:>16.2f}")
         for m in modes:
             wall, st = best[m]
             sim, ev, metrics = st["Stage: similarity and top-k"], st["Evaluation"], st["Stage: metrics"]
-            print(f"  MIEB_CPU_SCREEN={m}: similarity stage {flop / sim / 1e9:.1f} GFLOP/s-equivalent "
+            print(f"  {'MIEB_SEARCH_FLOORS=off' if m == 'nofloor' else 'MIEB_CPU_SCREEN=' + m}: similarity stage {flop / sim / 1e9:.1f} GFLOP/s-equivalent "
                   f"(incl. top-k selection); metric reduction {metrics:.3f} s = {100 * metrics / ev:.1f}% of "
                   f"scoring time; process wall time {wall:.3f} s")
-        if len(modes) == 2:
-            same = scores["auto"] == scores["off"]
-            print(f"  screen on and off give identical scores: {'yes' if same else 'NO'}")
-            if not same:
-                sys.exit(1)
+        for m, what in (("off", "screen on and off"), ("nofloor", "floors on and off")):
+            if m in modes:
+                same = scores["auto"] == scores[m]
+                print(f"  {what} give identical scores: {'yes' if same else 'NO'}")
+                if not same:
+                    sys.exit(1)
+        if "nofloor" in modes:
+            sim_on = best["auto"][1]["Stage: similarity and top-k"]
+            sim_off = best["nofloor"][1]["Stage: similarity and top-k"]
+            print(f"  search floors: similarity + top-k stage {sim_off / sim_on:.2f}x faster with them")
         peak = sgemm_peak(a.threads) if a.device == "cpu" else None
         if peak:
             print("  best SGEMM on this machine (bench/sgemm_rate):")

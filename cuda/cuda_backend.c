@@ -235,6 +235,16 @@ static mieb_status cuda_topk_block(struct mieb_backend *be, struct mieb_qset *qs
     return settle(ctx, mieb_cuda_topk_block(ctx, qs, docs, k, out_scores, out_idx));
 }
 
+static mieb_status cuda_topk_block_floor(struct mieb_backend *be, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                         int64_t k, const float *floor, float *out_scores, int64_t *out_idx,
+                                         int64_t *out_n)
+{
+    struct mieb_cuda_ctx *ctx = ctx_of(be);
+    MIEB_TRY(usable(ctx));
+    MIEB_TRY(check_qset(qs));
+    return settle(ctx, mieb_cuda_topk_block_floor(ctx, qs, docs, k, floor, out_scores, out_idx, out_n));
+}
+
 static mieb_status cuda_score_pairs(struct mieb_backend *be, struct mieb_qset *qs, const struct mieb_vecs *docs,
                                     int64_t n_pairs, const int64_t *qi, const int64_t *di, float *out)
 {
@@ -348,9 +358,9 @@ static const struct mieb_backend_i cuda_iface = {
     /* .lr_eval         = */ cuda_lr_eval,
     /* .lr_close        = */ cuda_lr_close,
     /* .lr_predict      = */ cuda_lr_predict,
-    /* the GPU scores whole blocks at its GEMM rate: a floor would save only the download of
-       entries below it, so the wrapper's topk_block + count serves (backend.c) */
-    /* .topk_block_floor = */ NULL,
+    /* the GEMM is the same; the floor lets the top-k kernel compact the few scores that can
+       still enter from the first tile on, instead of selecting over whole tiles */
+    /* .topk_block_floor = */ cuda_topk_block_floor,
 };
 
 mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

@@ -57,6 +57,10 @@ mieb_status mieb_cuda_plan_reserve(struct mieb_cuda_ctx *ctx, const struct mieb_
 /* The operations with their own files (cuda_topk_block.c, cuda_score_pairs.c). */
 mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
                                  int64_t k, float *out_scores, int64_t *out_idx);
+/* topk_block_floor (backend.h): each query's threshold starts at its floor (cuda_topk_block.c). */
+mieb_status mieb_cuda_topk_block_floor(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                       int64_t k, const float *floor, float *out_scores, int64_t *out_idx,
+                                       int64_t *out_n);
 mieb_status mieb_cuda_score_pairs(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
                                   int64_t n_pairs, const int64_t *qi, const int64_t *di, float *out);
 

@@ -12,6 +12,9 @@
  *             (kernels/topk.cu); record ev_done[b]
  *   sort each query's kept keys (Thrust), download them through a pinned buffer and
  *   decode them into (score, index) rows on the host.
+ * With floors (topk_block_floor) each query's threshold starts at its floor's key instead
+ * of 0, so from the first tile on only documents scoring at least the floor are kept and
+ * the kernel compacts the few that pass instead of selecting over whole tiles.
  * The kept keys encode the tie rule (kernels/topk_key.h), so the result is the CPU
  * reference's for equal scores, whatever the tiling.
  */
@@ -129,10 +132,11 @@ static mieb_status score_chunk(struct mieb_cuda_ctx *ctx, const struct mieb_qset
     return mieb_cuda_maxsim(ctx, v->tok, nr, qs->d_offsets + qa, qr0, qb - qa, v->d_off[b], nd, v->scores, nd);
 }
 
-/* Sorted keys of group rows [0, g) -> out rows g0.., columns [0, ke) decoded, [ke, k) padded. */
+/* Sorted keys of group rows [0, g) -> out rows g0.., columns [0, ke) decoded, [ke, k) padded;
+ * with floors, out_n[row] = the decoded row's entries not below its floor. */
 static mieb_status download(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan *p, const uint64_t *keys,
-                            int64_t g0, int64_t g, int64_t ke, int64_t k, struct topk_views *v, float *out_s,
-                            int64_t *out_i)
+                            int64_t g0, int64_t g, int64_t ke, int64_t k, struct topk_views *v, const float *floor,
+                            float *out_s, int64_t *out_i, int64_t *out_n)
 {
     for (int64_t r0 = 0; r0 < g; r0 += p->result_rows) {
         int64_t rr = g - r0 < p->result_rows ? g - r0 : p->result_rows;
@@ -151,19 +155,41 @@ static mieb_status download(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_pl
                 os[j] = -INFINITY;
                 oi[j] = -1;
             }
+            if (out_n)
+                out_n[g0 + r0 + r] = mieb_topk_floor_head(os, ke, floor ? floor[g0 + r0 + r] : -INFINITY);
         }
     }
     return MIEB_OK;
 }
 
+/* The group's starting thresholds: 0, or each query's floor key. */
+static mieb_status init_thresholds(struct mieb_cuda_ctx *ctx, struct topk_views *v, const float *floor, int64_t g0,
+                                   int64_t g)
+{
+    if (!floor) {
+        MIEB_CUDA_CHECK(cudaMemsetAsync(v->thr, 0, sizeof(uint64_t) * (size_t)g, ctx->stream));
+        return MIEB_OK;
+    }
+    uint64_t *h = malloc(sizeof(uint64_t) * (size_t)g);
+    if (!h)
+        return mieb_fail(MIEB_ERR_OOM, "cuda topk: %lld floor keys", (long long)g);
+    for (int64_t r = 0; r < g; r++)
+        h[r] = mieb_topk_floor_thr(floor[g0 + r]);
+    /* from pageable memory the call returns once h is staged, so h may go at once */
+    cudaError_t e = cudaMemcpyAsync(v->thr, h, sizeof(uint64_t) * (size_t)g, cudaMemcpyHostToDevice, ctx->stream);
+    free(h);
+    MIEB_CUDA_CHECK(e);
+    return MIEB_OK;
+}
+
 static mieb_status run_group(struct mieb_cuda_ctx *ctx, const struct mieb_qset *qs, const struct mieb_vecs *docs,
                              const struct mieb_cuda_plan *p, struct topk_views *v, int64_t g0, int64_t g, int64_t ke,
-                             int64_t k, float *out_s, int64_t *out_i)
+                             int64_t k, const float *floor, float *out_s, int64_t *out_i, int64_t *out_n)
 {
     const int maxsim = qs->sim == MIEB_SIM_MAXSIM;
     int cur = 0;
     MIEB_CUDA_CHECK(cudaMemsetAsync(v->state[cur], 0, sizeof(uint64_t) * (size_t)(g * ke), ctx->stream));
-    MIEB_CUDA_CHECK(cudaMemsetAsync(v->thr, 0, sizeof(uint64_t) * (size_t)g, ctx->stream));
+    MIEB_TRY(init_thresholds(ctx, v, floor, g0, g));
     struct mieb_cuda_tile t;
     int64_t n_tiles = 0;
     for (int64_t i0 = 0; i0 < docs->n; i0 = t.i1, n_tiles++) {
@@ -181,11 +207,11 @@ static mieb_status run_group(struct mieb_cuda_ctx *ctx, const struct mieb_qset *
         cur = 1 - cur;
     }
     MIEB_TRY(mieb_cuda_segsort_u64_desc(ctx, v->state[cur], g, ke, v->sort_scratch, v->sort_bytes));
-    return download(ctx, p, v->state[cur], g0, g, ke, k, v, out_s, out_i);
+    return download(ctx, p, v->state[cur], g0, g, ke, k, v, floor, out_s, out_i, out_n);
 }
 
-mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
-                                 int64_t k, float *out_scores, int64_t *out_idx)
+static mieb_status topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                              int64_t k, const float *floor, float *out_scores, int64_t *out_idx, int64_t *out_n)
 {
     const int maxsim = qs->sim == MIEB_SIM_MAXSIM;
     int64_t d_max = 0;
@@ -198,6 +224,9 @@ mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs
     if (docs->n > (int64_t)MIEB_TOPK_MAX_INDEX + 1)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: a corpus block holds at most %lld items, got %lld",
                          (long long)MIEB_TOPK_MAX_INDEX + 1, (long long)docs->n);
+    if (out_n && (k <= 0 || docs->n == 0)) /* nothing to keep: as the wrapper counts it */
+        for (int64_t q = 0; q < qs->n; q++)
+            out_n[q] = 0;
     if (k <= 0 || qs->n == 0)
         return MIEB_OK;
     if (!out_scores || !out_idx)
@@ -233,7 +262,7 @@ mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs
 
     for (int64_t g0 = 0; g0 < qs->n && st == MIEB_OK; g0 += p.group) {
         int64_t g = qs->n - g0 < p.group ? qs->n - g0 : p.group;
-        st = run_group(ctx, qs, docs, &p, &v, g0, g, ke, k, out_scores, out_idx);
+        st = run_group(ctx, qs, docs, &p, &v, g0, g, ke, k, floor, out_scores, out_idx, out_n);
     }
     if (st != MIEB_OK) {
         /* leave no queued work reading the pools or the caller's memory */
@@ -241,4 +270,19 @@ mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs
             (void)cudaGetLastError();
     }
     return st;
+}
+
+mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                 int64_t k, float *out_scores, int64_t *out_idx)
+{
+    return topk_block(ctx, qs, docs, k, NULL, out_scores, out_idx, NULL);
+}
+
+mieb_status mieb_cuda_topk_block_floor(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                       int64_t k, const float *floor, float *out_scores, int64_t *out_idx,
+                                       int64_t *out_n)
+{
+    if (!out_n)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: topk_block_floor without out_n");
+    return topk_block(ctx, qs, docs, k, floor, out_scores, out_idx, out_n);
 }

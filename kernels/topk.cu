@@ -3,14 +3,15 @@
  *
  * One thread block per query row. Candidates are the row's kept keys plus the tile's
  * keys above the row's threshold `thr` (no key at or below it can enter: the row already
- * holds ke keys above it). The kernel
+ * holds ke keys above it, or the caller's floor excludes it). The kernel
  *   1. counts the real kept keys and the tile candidates, compacting the candidates
  *      into shared memory when they fit (the usual case after the first tiles);
  *   2. if there are more than ke, finds the ke-th largest key T by an MSB-first radix
  *      select over 8-bit digits, stopping as soon as a digit bin holds exactly the
  *      number still wanted (keys are unique, so it always stops by the last digit);
  *   3. writes every candidate >= T (exactly ke of them) to state_out, pads with the 0
- *      sentinel, and stores T as the row's new threshold.
+ *      sentinel, and stores T as the row's new threshold (when there were more than ke;
+ *      otherwise the threshold stays).
  * Because keys encode (score, index) uniquely, the kept set is exactly the CPU
  * reference's, whatever order the threads run in.
  */
@@ -173,8 +174,11 @@ static __global__ void __launch_bounds__(TOPK_THREADS)
     const int n_out = sm.n_out < (unsigned int)ke ? (int)sm.n_out : ke;
     for (int i = n_out + tid; i < ke; i += TOPK_THREADS)
         sout[i] = 0;
+    /* Without an overflow the old bound still holds: either nothing was kept before
+     * (t_old is 0 or the caller's floor) or the tile brought no candidate at all, and
+     * resetting to 0 then would send the whole next tile down the uncompacted path. */
     if (tid == 0)
-        thr[row] = total > ke ? T : 0;
+        thr[row] = total > ke ? T : t_old;
 }
 
 extern "C" mieb_status mieb_cuda_topk_update(struct mieb_cuda_ctx *ctx, const float *scores, int64_t ld,

@@ -19,12 +19,16 @@ extern "C" {
 
 /**
  * On ctx->stream, for each row r < n_rows:
- *   state_out[r] = the ke largest keys of state_in[r] U { key(scores[r, j], col_base + j) : j < n_cols },
+ *   state_out[r] = the ke largest keys of state_in[r] U { key(scores[r, j], col_base + j) > thr[r] : j < n_cols },
  * with unused slots 0 (a row holds fewer than ke real keys until ke candidates were seen).
  *   scores    [n_rows, ld] row-major fp32 (device), ld >= n_cols
  *   state_in  [n_rows, ke] keys, state_out [n_rows, ke] keys (device, distinct buffers)
- *   thr       [n_rows] per-row lower bound of the kept keys, read and updated in place;
- *             all zero before the first tile of a row.
+ *   thr       [n_rows] per-row bound, read and updated in place: keys at or below it are
+ *             not candidates. Before a row's first tile: 0 (every key), or the caller's floor
+ *             (mieb_topk_floor_thr: only scores >= the floor are kept). After a tile with
+ *             more than ke candidates it is the ke-th largest kept key; otherwise unchanged.
+ * So with a floor the state holds the ke largest keys above the initial bound, fewer (and
+ * zero slots) where fewer exist.
  * Any k works (k = 1, 1001, k >= the block size): the kernel selects by radix, not by a
  * fixed-size heap. Requires col_base + n_cols - 1 <= MIEB_TOPK_MAX_INDEX.
  */

@@ -15,6 +15,7 @@
 #ifndef MIEB_KERNELS_TOPK_KEY_H
 #define MIEB_KERNELS_TOPK_KEY_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -63,6 +64,19 @@ static MIEB_HD uint32_t mieb_topk_ord(float s)
 static MIEB_HD uint64_t mieb_topk_key(float score, uint32_t index)
 {
     return ((uint64_t)mieb_topk_ord(score) << 32) | (uint64_t)(uint32_t)~index;
+}
+
+/**
+ * The threshold key of a score floor: the keys of scores >= floor (any index, both zeros
+ * for a zero floor) are above it, those of lower scores and of NaN at or below it. 0, no
+ * bound, for a -inf or NaN floor, which drops nothing.
+ */
+static MIEB_HD uint64_t mieb_topk_floor_thr(float floor)
+{
+    if (!(floor > -INFINITY))
+        return 0;
+    /* one below the smallest key of score `floor`: that of the largest index */
+    return (((uint64_t)mieb_topk_ord(floor) << 32) | (uint64_t)(uint32_t)~(uint32_t)MIEB_TOPK_MAX_INDEX) - 1u;
 }
 
 /** The score a key was made from (a NaN for NaN; +0 for either zero). */

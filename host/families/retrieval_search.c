@@ -156,6 +156,14 @@ static void fold_part(void *arg, int part, int n_parts)
 }
 
 /* Full-corpus search: chunked top-1001, then the emulated heap (PROTOCOLS.md §8.2). */
+/* MIEB_SEARCH_FLOORS=off passes no floors, so bench/bench_retrieval.py --floors-ab can set
+   a backend's floored search beside its whole-list one; the results are the same. */
+static bool floors_wanted(void)
+{
+    const char *e = getenv("MIEB_SEARCH_FLOORS");
+    return !(e && !strcmp(e, "off"));
+}
+
 static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t nq,
                                struct mieb_emb_role *corpus, const struct mieb_retrieval_data *rd,
                                int64_t block_items, int64_t range_start, int64_t range_end,
@@ -167,6 +175,7 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
     int64_t *acc_i = malloc(sizeof(int64_t) * per), *blk_i = malloc(sizeof(int64_t) * per);
     int64_t *acc_n = calloc((size_t)nq + 1, sizeof(int64_t)), *blk_n = malloc(sizeof(int64_t) * ((size_t)nq + 1));
     float *floor = malloc(sizeof(float) * ((size_t)nq + 1));
+    const bool use_floors = floors_wanted();
     int n_fold = rc->n_threads > 0 ? rc->n_threads : mieb_par_cpus();
     if (n_fold > FOLD_MAX_THREADS)
         n_fold = FOLD_MAX_THREADS;
@@ -211,7 +220,8 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
             if (heaps[t].n == MIEB_MTEB_TOP_K && heaps[t].score[0] > floor[t])
                 floor[t] = heaps[t].score[0];
         }
-        st = mieb_backend_topk_block_floor(rc->be, qs, nq, &docs, kb, floor, blk_s, blk_i, blk_n);
+        st = mieb_backend_topk_block_floor(rc->be, qs, nq, &docs, kb, use_floors ? floor : NULL, blk_s, blk_i,
+                                           blk_n);
         double t2 = mieb_now();
         if (rc->times) {
             add_time(&rc->times->read_wait, t0, t1);

@@ -4,7 +4,8 @@
 #      and the GPU test programs (tests/gpu/CMakeLists.txt, against that build);
 #   2. test_cuda_backend: every CUDA operation against the CPU backend on seeded inputs;
 #   3. end to end: `mieb-eval synth`, then `mieb-eval run --device cuda` and
-#      `--device cpu` on the same suite (cosine and MaxSim), results compared;
+#      `--device cpu` on the same suite (cosine and MaxSim), results compared; then
+#      tests/py/test_retrieval_e2e.py::test_search_floors on --device cuda;
 #   4. bench_cuda_topk: search throughput at top-1000; bench/bench_probe.py --device cuda: the
 #      ImageNet-shaped linear probe against sklearn.
 #
@@ -214,6 +215,21 @@ else
   record "end to end (synth, run)" FAIL "see $log_dir/e2e.log"
 fi
 
+# ---- 3b. search floors on the GPU: every query's top 1000 against mteb's search loop ----
+# (data with exact integer scores, a corpus in many blocks: topk_block_floor decides)
+say "search floors: tests/py/test_retrieval_e2e.py on --device cuda"
+if python3 -c 'import numpy, h5py, pytest' 2>/dev/null; then
+  MIEB_TEST_BIN="$bin" MIEB_TEST_DEVICE=cuda timeout 300 python3 -m pytest -q -p no:cacheprovider \
+      "$root/tests/py/test_retrieval_e2e.py" -k search_floors 2>&1 | tee "$log_dir/search_floors.log" | tail -15
+  if [ "${PIPESTATUS[0]}" = 0 ]; then
+    record "search floors (pytest)" PASS "$(grep -E 'passed|failed' "$log_dir/search_floors.log" | tail -1)"
+  else
+    record "search floors (pytest)" FAIL "see $log_dir/search_floors.log"
+  fi
+else
+  record "search floors (pytest)" SKIP "python3 lacks numpy/h5py/pytest"
+fi
+
 # ---- 4. throughput ----
 benches=" ${MIEB_GPU_BENCHES:-topk probe retrieval} "
 deadline="${MIEB_GPU_DEADLINE:-540}"
@@ -254,14 +270,15 @@ else
   fi
   # retrieval side by side with faiss-cpu on this machine's cores (issue 2's ratio); faiss is not
   # in every image: carry its wheel (tests/gpu/README.md) or the step is skipped
-  if ! want retrieval 120; then
+  if ! want retrieval 180; then
     :
   elif "$py" -c 'import numpy, h5py, faiss' 2>/dev/null; then
     say "bench_retrieval (--device cuda vs faiss-cpu)"
-    timeout 120 "$py" "$root/bench/bench_retrieval.py" --nq 2000 --nd 200000 --dim 768 --device cuda \
-        --no-numpy --binary "$bin" 2>&1 | tee "$log_dir/bench_retrieval.log"
+    # 4 of mteb's chunks; --floors-ab: the GPU search with and without floors (kernels/topk.cu)
+    timeout 180 "$py" "$root/bench/bench_retrieval.py" --nq 2000 --nd 200000 --dim 768 --device cuda \
+        --no-numpy --floors-ab --reps 2 --binary "$bin" 2>&1 | tee "$log_dir/bench_retrieval.log"
     rc=${PIPESTATUS[0]}
-    res="$(grep -E 'mieb-eval search|faiss-cpu' "$log_dir/bench_retrieval.log" | tr -s ' ' | tr '\n' ';')"
+    res="$(grep -E 'mieb-eval search|faiss-cpu|search floors:' "$log_dir/bench_retrieval.log" | tr -s ' ' | tr '\n' ';')"
     if [ $rc -eq 0 ]; then record "retrieval vs faiss" PASS "$res"; else record "retrieval vs faiss" FAIL "exit $rc"; fi
   else
     record "retrieval vs faiss" SKIP "python3 lacks numpy/h5py/faiss"

@@ -35,7 +35,7 @@ static const struct gt_tol TOL_EXACT = {1, 0, 0, 0};
 static const struct gt_tol TOL_FP32 = {0, 2e-5, 1e-4, 5e-5};
 
 /* topk_block_floor on both backends, floors taken from the CPU list `cs` (at some rank, -inf,
-   above the best): the same count and the same head, bit for bit. */
+   NaN, above the best): the same count and the same head, bit for bit. */
 static int floor_case(struct mieb_backend *gpu, const char *name, struct mieb_qset *qg, struct mieb_qset *qc,
                       int64_t nq, const struct mieb_vecs *d, int64_t k, const float *cs)
 {
@@ -47,7 +47,10 @@ static int floor_case(struct mieb_backend *gpu, const char *name, struct mieb_qs
     int64_t *gn = malloc(sizeof(int64_t) * (size_t)nq + 1), *cn = malloc(sizeof(int64_t) * (size_t)nq + 1);
     int ok = fl && gs && cs2 && gi && ci && gn && cn && keep > 0;
     for (int64_t r = 0; ok && r < nq; r++)
-        fl[r] = r % 5 == 0 ? -INFINITY : r % 5 == 1 ? cs[r * k] + 1.0f : cs[r * k + gt_rand() % (uint32_t)keep];
+        fl[r] = r % 6 == 0   ? -INFINITY
+                : r % 6 == 1 ? cs[r * k] + 1.0f
+                : r % 6 == 2 ? NAN
+                             : cs[r * k + gt_rand() % (uint32_t)keep];
     ok = ok && mieb_backend_topk_block_floor(gpu, qg, nq, d, k, fl, gs, gi, gn) == MIEB_OK &&
          mieb_backend_topk_block_floor(cpu_be, qc, nq, d, k, fl, cs2, ci, cn) == MIEB_OK;
     for (int64_t r = 0; ok && r < nq; r++)

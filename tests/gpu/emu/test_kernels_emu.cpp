@@ -51,10 +51,14 @@ static uint32_t rnd()
 
 /* The top-k of one call, as cuda_topk_block.c drives the kernel: tiles of `tile`
  * columns, chunks of `chunk` rows, ping-pong state, then a per-row descending sort. */
-static std::vector<uint64_t> emu_topk(const std::vector<float> &S, int nq, int n, int ke, int tile, int chunk)
+static std::vector<uint64_t> emu_topk(const std::vector<float> &S, int nq, int n, int ke, int tile, int chunk,
+                                      const std::vector<float> *floor = nullptr)
 {
     std::vector<uint64_t> st[2] = {std::vector<uint64_t>((size_t)nq * ke, 0), std::vector<uint64_t>((size_t)nq * ke, 0)};
     std::vector<uint64_t> thr(nq, 0);
+    if (floor) /* as cuda_topk_block.c starts topk_block_floor */
+        for (int q = 0; q < nq; q++)
+            thr[q] = mieb_topk_floor_thr((*floor)[q]);
     int cur = 0;
     for (int i0 = 0; i0 < n; i0 += tile) {
         int nc = std::min(tile, n - i0);
@@ -121,6 +125,65 @@ static void check_topk(const char *name, int kind, int nq, int n, int ke, int ti
     }
     EXPECT(bad == 0, "%s: %d mismatches (nq %d n %d ke %d tile %d chunk %d)", name, bad, nq, n, ke, tile, chunk);
     printf("topk %-28s nq %2d n %5d ke %5d tile %5d: %s\n", name, nq, n, ke, tile, bad ? "MISMATCH" : "ok");
+}
+
+/* topk_block_floor's kernel side: each row's threshold starts at its floor's key. Floors
+ * per row: none (-inf, NaN), the score at a random rank (ties with it included), and
+ * above every score (nothing kept). The kept keys must be exactly the reference list's
+ * entries not below the floor, the other slots empty. */
+static void check_topk_floor(const char *name, int kind, int nq, int n, int ke, int tile, int chunk)
+{
+    std::vector<float> S((size_t)nq * n), fl(nq);
+    for (auto &s : S)
+        s = kind == 0 ? (rnd() % 9) * 0.25f - 1.0f : (float)((int)(rnd() % 2000001) - 1000000) / 1048576.0f;
+    for (int q = 0; q < nq; q++) {
+        auto all = ref_topk(&S[(size_t)q * n], n, n);
+        switch (q % 5) {
+        case 0: fl[q] = -INFINITY; break;
+        case 1: fl[q] = NAN; break;
+        case 2: fl[q] = all[rnd() % (unsigned)n].first; break;          /* anywhere, often past ke */
+        case 3: fl[q] = all[rnd() % (unsigned)std::min(n, ke)].first; break; /* inside the top ke */
+        default: fl[q] = all[0].first + 1.0f; break;
+        }
+    }
+    auto got = emu_topk(S, nq, n, ke, tile, chunk, &fl);
+    int bad = 0;
+    for (int q = 0; q < nq; q++) {
+        auto ref = ref_topk(&S[(size_t)q * n], n, ke);
+        int head = 0;
+        while (head < ke && (!(fl[q] > -INFINITY) || !(ref[head].first < fl[q])))
+            head++;
+        for (int j = 0; j < ke; j++) {
+            uint64_t key = got[(size_t)q * ke + j];
+            bool ok = j < head ? key && mieb_topk_key_score(key) == ref[j].first && mieb_topk_key_index(key) == ref[j].second
+                               : key == 0;
+            if (!ok && bad++ < 3)
+                fprintf(stderr, "  %s q%d (floor %g, head %d) rank %d: got key %llx\n", name, q, fl[q], head, j,
+                        (unsigned long long)key);
+        }
+    }
+    EXPECT(bad == 0, "%s: %d mismatches (nq %d n %d ke %d tile %d)", name, bad, nq, n, ke, tile);
+    printf("topk floor %-22s nq %2d n %5d ke %5d tile %5d: %s\n", name, nq, n, ke, tile, bad ? "MISMATCH" : "ok");
+}
+
+/* A tile with no key above the threshold leaves the threshold (and the kept set) as it was:
+ * reset to 0, the next tile would take the uncompacted path over all its columns. */
+static void check_topk_threshold_kept()
+{
+    const int ke = 5, nc = 100;
+    std::vector<float> a(nc), b(nc, -1.0f);
+    for (int j = 0; j < nc; j++)
+        a[j] = (float)(rnd() % 1000) / 1000.0f;
+    std::vector<uint64_t> s0(ke, 0), s1(ke, 0), s2(ke, 0);
+    uint64_t th = 0;
+    emu_launch({1, 1, 1}, TOPK_THREADS, [&] { topk_update_kernel(a.data(), nc, nc, 0, s0.data(), s1.data(), &th, ke); });
+    const uint64_t th1 = th;
+    emu_launch({1, 1, 1}, TOPK_THREADS, [&] { topk_update_kernel(b.data(), nc, nc, nc, s1.data(), s2.data(), &th, ke); });
+    std::sort(s1.begin(), s1.end());
+    std::sort(s2.begin(), s2.end());
+    EXPECT(th1 != 0 && th == th1 && s1 == s2, "threshold after a tile without candidates: %llx, was %llx",
+           (unsigned long long)th, (unsigned long long)th1);
+    printf("topk threshold kept over a tile without candidates: %s\n", th1 != 0 && th == th1 && s1 == s2 ? "ok" : "MISMATCH");
 }
 
 static void check_maxsim()
@@ -639,6 +702,13 @@ int main()
     /* every score equal: only the index decides */
     check_topk("all equal, k=1001", 2, 2, 4000, 1001, 900, 2);
     check_topk("all equal, k=1", 2, 2, 4000, 1, 4000, 2);
+    /* floors (topk_block_floor): compact and uncompacted first tiles, k = 1, 10, 1001, n */
+    check_topk_floor("ties, k=1001", 0, 10, 3000, 1001, 700, 3);
+    check_topk_floor("ties, k=1", 0, 10, 3000, 1, 700, 4);
+    check_topk_floor("random, k=10", 1, 10, 5000, 10, 1200, 5);
+    check_topk_floor("random, k=1001, big tile", 1, 10, 5000, 1001, 5000, 3);
+    check_topk_floor("ties, k=n", 0, 5, 2000, 2000, 600, 5);
+    check_topk_threshold_kept();
     check_maxsim();
     check_pairs();
     check_kmeans_argmin("ties, k=1", 0, 13, 1, 3);

@@ -242,7 +242,7 @@ mieb_status mieb_cuda_topk_update(struct mieb_cuda_ctx *ctx, const float *scores
             }
         for (int64_t i = 0; i < ke; i++)
             state_out[r * ke + i] = i < n ? cand[i] : 0;
-        thr[r] = n > ke ? cand[ke - 1] : 0;
+        thr[r] = n > ke ? cand[ke - 1] : thr[r]; /* kernels/topk.cuh: unchanged without an overflow */
     }
     free(cand);
     return MIEB_OK;

@@ -82,4 +82,18 @@ else
   grep 'probe:' "$e2e/probe-small.log"; echo "  --mem-limit 64K: expected one experiment at a time FAIL"; rc=1
 fi
 python3 "$root/tests/gpu/compare_results.py" "$e2e/probe-cpu" "$e2e/probe-small" || rc=1
+
+echo "=== search floors on --device cuda: tests/py/test_retrieval_e2e.py (every query's top 1000 against mteb's) ==="
+# after a block fills a query's running top-k, later blocks and chunks go through
+# topk_block_floor (kernels/topk.cu with the floor as the starting threshold)
+py="$root/.venv/bin/python"
+[ -x "$py" ] || py="$(command -v python3)"
+if "$py" -c 'import numpy, h5py, pytest' 2>/dev/null; then
+  MIEB_TEST_BIN="$out/mieb-eval-mock" MIEB_TEST_DEVICE=cuda ASAN_OPTIONS=detect_leaks=1 \
+    "$py" -m pytest -q -p no:cacheprovider "$root/tests/py/test_retrieval_e2e.py" \
+      -k "search_floors or chunk_boundary" 2>&1 | tail -3
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+else
+  echo "  SKIP: no python with numpy, h5py and pytest (scripts/install-deps.sh makes .venv)"
+fi
 exit $rc
