@@ -140,7 +140,8 @@ def main():
         flop = 2.0 * qdd
         # On the CPU, mieb-eval runs twice: with the AMX screen (host/backend/screen.h; the
         # default where the CPU has AMX-BF16) and with the exact way only (MIEB_CPU_SCREEN=off).
-        # A mode is MIEB_CPU_SCREEN, or "nofloor": the default screen with MIEB_SEARCH_FLOORS=off.
+        # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS); "nofloor" is the default screen without floors
+        env_of = {"auto": ("auto", "on"), "off": ("off", "on"), "nofloor": ("auto", "off")}
         modes = ["auto", "off"] if a.device == "cpu" else ["auto"]
         if a.floors_ab:
             modes.append("nofloor")
@@ -150,7 +151,7 @@ def main():
         for _ in range(a.reps):  # interleaved, so that a noisy moment hurts every peer alike
             for m in modes:
                 wall, st, res = run_mieb(a.binary, td, ed, os.path.join(tmp, "out-" + m), a.threads, a.device,
-                                         "auto" if m == "nofloor" else m, "off" if m == "nofloor" else "on")
+                                         *env_of[m])
                 scores[m] = json.dumps(res["scores"], sort_keys=True)
                 if best[m] is None or st["Stage: similarity and top-k"] < best[m][1]["Stage: similarity and top-k"]:
                     best[m] = (wall, st)

@@ -155,7 +155,6 @@ static void fold_part(void *arg, int part, int n_parts)
     j->st[part] = st;
 }
 
-/* Full-corpus search: chunked top-1001, then the emulated heap (PROTOCOLS.md §8.2). */
 /* MIEB_SEARCH_FLOORS=off passes no floors, so bench/bench_retrieval.py --floors-ab can set
    a backend's floored search beside its whole-list one; the results are the same. */
 static bool floors_wanted(void)
@@ -164,6 +163,7 @@ static bool floors_wanted(void)
     return !(e && !strcmp(e, "off"));
 }
 
+/* Full-corpus search: chunked top-1001, then the emulated heap (PROTOCOLS.md §8.2). */
 static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *qs, int64_t nq,
                                struct mieb_emb_role *corpus, const struct mieb_retrieval_data *rd,
                                int64_t block_items, int64_t range_start, int64_t range_end,
@@ -215,7 +215,7 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
            heap holds top_k, an offer below the heap's minimum is refused and changes nothing
            (heappushpop returns it): so neither needs the documents below (PROTOCOLS.md §8.2).
            A NaN floor means none (backend.h). */
-        for (int64_t t = 0; t < nq; t++) {
+        for (int64_t t = 0; use_floors && t < nq; t++) {
             floor[t] = acc_n[t] == CHUNK_K ? acc_s[(size_t)t * CHUNK_K + CHUNK_K - 1] : -INFINITY;
             if (heaps[t].n == MIEB_MTEB_TOP_K && heaps[t].score[0] > floor[t])
                 floor[t] = heaps[t].score[0];

@@ -72,14 +72,13 @@ fi
 # least as new as Debian 12's: its image is Ubuntu 24.04's Python 3.12) and the CUDA
 # driver and cuBLAS, which the device provides for its own driver.
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec|libpthread|libdl\.so|librt\.so|libresolv|libutil|libcuda\.so|libcublas|libcublasLt|libcudart)'
-for b in "$stage"/bin/*; do
-  ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
-done | sort -u | while read -r soname path; do
+deps="$(ldd "$stage"/bin/*)"
+missing="$(grep 'not found' <<<"$deps" || true)"
+[ -z "$missing" ] || { echo "bundle.sh: unresolved here: $missing" >&2; exit 1; }
+awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' <<<"$deps" | sort -u | while read -r soname path; do
   [[ "$soname" =~ $skip ]] && continue
   cp -L "$path" "$stage/lib/$soname"
 done
-missing="$(ldd "$stage"/bin/* | grep 'not found' || true)"
-[ -z "$missing" ] || { echo "bundle.sh: unresolved here: $missing" >&2; exit 1; }
 # Wrappers where run.sh looks for the programs of a build (BUILD/mieb-eval, BUILD/gpu-tests/*).
 # They put lib/ on the library path of that one process only: exported for the whole of
 # run.sh, Debian 12's libstdc++ would shadow the device's newer one under its Python.
@@ -106,7 +105,7 @@ strip --strip-unneeded "$stage"/lib/*.so* 2>/dev/null || true
   echo "cuda_arch $arch"
   echo "nvcc $(nvcc --version | tail -1)"
   echo "git $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none)$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo '+changes')"
-  echo "needs $(ldd "$stage"/bin/* | awk '$1 ~ /^libcublas/ { print $1 }' | sort -u | tr '\n' ' ')"
+  echo "needs $(awk '$1 ~ /^libcublas/ { print $1 }' <<<"$deps" | sort -u | tr '\n' ' ')"
 } >"$stage/BUNDLE"
 
 out="${out:-$carry/mieb-gpu-bundle.tar.xz}"

@@ -105,7 +105,8 @@ if [ "$bundle" != none ]; then
   rm -rf "${build:?}/bin" "${build:?}/lib" "$build/gpu-tests" "$build/mieb-eval" "$build/BUNDLE"
   mv "$build/.unpack"/* "$build/" && rmdir "$build/.unpack"
   sed 's/^/  /' "$build/BUNDLE"
-  have="$(awk '$1 == "source_hash" { print $2 }' "$build/BUNDLE")"
+  field() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ +/, ""); print }' "$build/BUNDLE"; } # BUNDLE's line k
+  have="$(field source_hash)"
   want="$("$root/tests/gpu/source_hash.sh" "$root")"
   if [ "$have" != "$want" ]; then
     echo "run.sh: the bundle was built from other sources (hash $have; this tree's is $want)."
@@ -115,7 +116,7 @@ if [ "$bundle" != none ]; then
   fi
   # cuBLAS is not bundled: the machine's own is found through ldconfig or looked for where
   # CUDA images and the PyPI wheels (nvidia-cublas) put it
-  for so in $(awk '$1 == "needs" { $1 = ""; print }' "$build/BUNDLE"); do
+  for so in $(field needs); do
     ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so " && continue
     d="$(find /usr/local/cuda/lib64 /usr/local/cuda/targets /usr/local /opt /usr/lib \
                -name "$so" -exec dirname {} \; -quit 2>/dev/null)"
@@ -132,7 +133,7 @@ if [ "$bundle" != none ]; then
   fi
   # built elsewhere, the program would look for the registry in that build's source tree
   export MIEB_REGISTRY="${MIEB_REGISTRY:-$root/configs/tasks.json}"
-  record build PASS "bundle ($(awk '$1 == "built" { print $2 }' "$build/BUNDLE"), $(awk '$1 == "git" { print $2 }' "$build/BUNDLE")), $(( $(date +%s) - t0 )) s"
+  record build PASS "bundle ($(field built | cut -d' ' -f1), $(field git)), $(( $(date +%s) - t0 )) s"
 else
   say "build (CUDA arch $arch, $jobs jobs)"
   if cmake -S "$root" -B "$build" -DMIEB_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
