@@ -22,8 +22,10 @@
 # Environment knobs:
 #   MIEB_GPU_BUNDLE=FILE     the bundle to use (default .gpu-carry/mieb-gpu-bundle.tar.xz when
 #                            it exists); "none" builds here even when there is one
-#   MIEB_GPU_OUT=DIR         also leave gpu-logs.tar.gz (every log and the summary) in DIR
-#                            (the device tool's $OUT)
+#   MIEB_GPU_OUT=DIR         write the logs into DIR/gpu-logs as they are made, the summary so far
+#                            to DIR/gpu-logs/summary.tsv after every step, and gpu-logs.tar.gz at
+#                            the end (the device tool's $OUT: what is there comes back even when
+#                            the call is stopped at its limit)
 #   MIEB_CUDA_ARCH=90        CMAKE_CUDA_ARCHITECTURES
 #   MIEB_GPU_E2E_SCALE=0.1   synth --scale for the end-to-end suite
 #   MIEB_GPU_BENCH_ARGS=...  extra bench_cuda_topk arguments (e.g. "--docs 2000000")
@@ -31,6 +33,8 @@
 #   MIEB_GPU_BENCHES="topk probe retrieval"   which benchmarks, in this order
 #   MIEB_GPU_DEADLINE=540    seconds from the start: a benchmark whose time limit would end
 #                            after it is skipped (the device tool's calls stop at 600 s)
+#   MIEB_GPU_HARD_DEADLINE=585  seconds from the start after which no step runs: every step's
+#                            timeout is cut to what is left, so the summary is always written
 # Exit status: 0 every step passed, 1 a step failed, 77 no usable GPU (the build was
 # still checked).
 set -uo pipefail
@@ -40,13 +44,36 @@ arch="${MIEB_CUDA_ARCH:-90}"
 jobs="$(nproc 2>/dev/null || echo 4)"
 t_start=$(date +%s)
 no_gpu=0
-log_dir="$build/gpu-logs"
+log_dir="${MIEB_GPU_OUT:+$MIEB_GPU_OUT/gpu-logs}"
+log_dir="${log_dir:-$build/gpu-logs}"
+hard="${MIEB_GPU_HARD_DEADLINE:-585}"
 names=()
 states=()
 notes=()
 
 say() { printf '\n=== %s ===\n' "$*"; }
-record() { names+=("$1"); states+=("$2"); notes+=("${3:-}"); }
+summary_tsv() { local i; for i in "${!names[@]}"; do printf '%s\t%s\t%s\n' "${names[$i]}" "${states[$i]}" "${notes[$i]}"; done; }
+# every result is on disk at once: a call stopped at its limit still returns the steps so far
+record() {
+  names+=("$1"); states+=("$2"); notes+=("${3:-}")
+  [ -d "$log_dir" ] && summary_tsv >"$log_dir/summary.tsv"
+  return 0
+}
+# cap N: N seconds, or what is left before the hard deadline when that is less (at least 1)
+cap() {
+  local left=$(( hard - ($(date +%s) - t_start) ))
+  [ "$left" -lt "$1" ] || left=$1
+  [ "$left" -ge 1 ] || left=1
+  echo "$left"
+}
+# in_time NAME: true while at least 10 s are left before the hard deadline; else NAME fails
+# as not run (a check cut short is not a pass)
+in_time() {
+  local left=$(( hard - ($(date +%s) - t_start) ))
+  [ "$left" -ge 10 ] && return 0
+  record "$1" FAIL "not run: ${left} s left before the ${hard} s hard deadline"
+  return 1
+}
 
 summary() {
   local t=$(( $(date +%s) - t_start )) i rc=0
@@ -58,13 +85,15 @@ summary() {
   [ $rc -eq 0 ] && [ "$no_gpu" = 1 ] && rc=77 # a benchmark skipped for want of a peer or of time is not this
   printf '  logs: %s\n' "$log_dir"
   if [ -n "${MIEB_GPU_OUT:-}" ]; then
-    mkdir -p "$MIEB_GPU_OUT"
-    for i in "${!names[@]}"; do printf '%s\t%s\t%s\n' "${names[$i]}" "${states[$i]}" "${notes[$i]}"; done \
-      >"$log_dir/summary.tsv"
+    mkdir -p "$log_dir"
+    summary_tsv >"$log_dir/summary.tsv"
     tar -C "$log_dir" -czf "$MIEB_GPU_OUT/gpu-logs.tar.gz" . && printf '  logs also in %s\n' "$MIEB_GPU_OUT/gpu-logs.tar.gz"
   fi
   exit $rc
 }
+
+# stopped from outside (the device tool at its limit, Ctrl-C): the steps so far are summarised
+trap 'trap - TERM INT; record "run.sh" FAIL "stopped by a signal after $(( $(date +%s) - t_start )) s"; summary' TERM INT
 
 # ---- 0. bundle or build tools ----
 # xz is not in every minimal image; Python's lzma module is in every CPython that has one
@@ -165,8 +194,9 @@ if [ -e "${whls[0]}" ]; then
 fi
 
 # ---- 2. CUDA vs CPU, operation by operation ----
+in_time "CUDA vs CPU operations" || summary
 say "test_cuda_backend"
-timeout 420 "$gt/test_cuda_backend" 2>&1 | tee "$log_dir/test_cuda_backend.log"
+timeout "$(cap 420)" "$gt/test_cuda_backend" 2>&1 | tee "$log_dir/test_cuda_backend.log"
 rc=${PIPESTATUS[0]}
 line="$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/test_cuda_backend.log" | tail -1)"
 case $rc in
@@ -193,11 +223,11 @@ rm -rf "$e2e"
 run_suite() { # name sim tasks...
   local name=$1 sim=$2; shift 2
   local suite="$e2e/$name" dev
-  "$bin" synth --out "$suite" --seed 11 --scale "$scale" --model-sim "$sim" \
+  timeout "$(cap 120)" "$bin" synth --out "$suite" --seed 11 --scale "$scale" --model-sim "$sim" \
          --tasks "$(IFS=,; echo "$*")" >>"$log_dir/e2e.log" 2>&1 || { echo "synth ($name) failed"; return 1; }
   for dev in cuda cpu; do
     local t1; t1=$(date +%s%N)
-    if ! "$bin" run --task-data "$suite/task-data" --embeddings "$suite/embeddings" -t "$@" \
+    if ! timeout "$(cap 240)" "$bin" run --task-data "$suite/task-data" --embeddings "$suite/embeddings" -t "$@" \
            --output-folder "$suite/out-$dev" --device "$dev" >>"$log_dir/e2e.log" 2>&1; then
       echo "mieb-eval run --device $dev ($name) failed; see $log_dir/e2e.log"
       return 1
@@ -205,22 +235,26 @@ run_suite() { # name sim tasks...
     printf '  %-7s --device %-4s %6d ms\n' "$name" "$dev" $(( ($(date +%s%N) - t1) / 1000000 ))
   done
   echo "  $name: cpu vs cuda"
-  python3 "$root/tests/gpu/compare_results.py" "$suite/out-cpu" "$suite/out-cuda"
+  timeout "$(cap 60)" python3 "$root/tests/gpu/compare_results.py" "$suite/out-cpu" "$suite/out-cuda"
 }
-run_suite cosine cosine "${cos_tasks[@]}" || e2e_ok=0
-run_suite maxsim MaxSim "${mv_tasks[@]}" || e2e_ok=0
-if [ $e2e_ok -eq 1 ]; then
-  record "end to end (synth, run)" PASS "cuda results = cpu results (${#cos_tasks[@]}+${#mv_tasks[@]} tasks)"
-else
-  tail -20 "$log_dir/e2e.log"
-  record "end to end (synth, run)" FAIL "see $log_dir/e2e.log"
+if in_time "end to end (synth, run)"; then
+  run_suite cosine cosine "${cos_tasks[@]}" || e2e_ok=0
+  run_suite maxsim MaxSim "${mv_tasks[@]}" || e2e_ok=0
+  if [ $e2e_ok -eq 1 ]; then
+    record "end to end (synth, run)" PASS "cuda results = cpu results (${#cos_tasks[@]}+${#mv_tasks[@]} tasks)"
+  else
+    tail -20 "$log_dir/e2e.log"
+    record "end to end (synth, run)" FAIL "see $log_dir/e2e.log"
+  fi
 fi
 
 # ---- 3b. search floors on the GPU: every query's top 1000 against mteb's search loop ----
 # (data with exact integer scores, a corpus in many blocks: topk_block_floor decides)
 say "search floors: tests/py/test_retrieval_e2e.py on --device cuda"
-if python3 -c 'import numpy, h5py, pytest' 2>/dev/null; then
-  MIEB_TEST_BIN="$bin" MIEB_TEST_DEVICE=cuda timeout 300 python3 -m pytest -q -p no:cacheprovider \
+if ! in_time "search floors (pytest)"; then
+  :
+elif python3 -c 'import numpy, h5py, pytest' 2>/dev/null; then
+  MIEB_TEST_BIN="$bin" MIEB_TEST_DEVICE=cuda timeout "$(cap 300)" python3 -m pytest -q -p no:cacheprovider \
       "$root/tests/py/test_retrieval_e2e.py" -k search_floors 2>&1 | tee "$log_dir/search_floors.log" | tail -15
   if [ "${PIPESTATUS[0]}" = 0 ]; then
     record "search floors (pytest)" PASS "$(grep -E 'passed|failed' "$log_dir/search_floors.log" | tail -1)"
@@ -239,6 +273,7 @@ want() {
   case "$benches" in *" $1 "*) ;; *) record "$1 benchmark" SKIP "not in MIEB_GPU_BENCHES"; return 1 ;; esac
   local left=$(( deadline - ($(date +%s) - t_start) ))
   if [ "$left" -lt "$2" ]; then record "$1 benchmark" SKIP "${left} s left before the ${deadline} s deadline"; return 1; fi
+  in_time "$1 benchmark"
 }
 py="$(command -v python3)"
 if [ "${MIEB_GPU_SKIP_BENCH:-0}" = 1 ]; then
@@ -249,11 +284,11 @@ else
   elif want topk 180; then
     say "bench_cuda_topk"
     # shellcheck disable=SC2086
-    timeout 180 "$gt/bench_cuda_topk" --queries 10000 --docs 1000000 --dim 512 --k 1000 --cpu-docs 20000 \
+    timeout "$(cap 180)" "$gt/bench_cuda_topk" --queries 10000 --docs 1000000 --dim 512 --k 1000 --cpu-docs 20000 \
         ${MIEB_GPU_BENCH_ARGS:-} 2>&1 | tee "$log_dir/bench.log"
     rc=${PIPESTATUS[0]}
     res="$(grep '^RESULT' "$log_dir/bench.log" | tail -1 | sed 's/^RESULT //')"
-    if [ $rc -eq 0 ]; then record "topk benchmark" PASS "$res"; else record "topk benchmark" FAIL "exit $rc"; fi
+    if [ "$rc" -eq 0 ]; then record "topk benchmark" PASS "$res"; else record "topk benchmark" FAIL "exit $rc"; fi
   fi
   # the linear probe at the ImageNet shape (issue 3: the 5 fits on a GPU in under 2 s), against
   # sklearn on this machine's cores; needs numpy, h5py, scikit-learn and threadpoolctl
@@ -261,11 +296,11 @@ else
     :
   elif "$py" -c 'import numpy, h5py, sklearn, threadpoolctl' 2>/dev/null; then
     say "bench_probe (ImageNet shape, --device cuda)"
-    MIEB_BUILD_DIR="$build" timeout 200 "$py" "$root/bench/bench_probe.py" --classes 1000 --dim 768 \
+    MIEB_BUILD_DIR="$build" timeout "$(cap 200)" "$py" "$root/bench/bench_probe.py" --classes 1000 --dim 768 \
         --n-test 50000 --device cuda --no-pred-diff 2>&1 | tee "$log_dir/bench_probe.log"
     rc=${PIPESTATUS[0]}
     res="$(grep -E '^mieb-eval run|^speed-up|^differing' "$log_dir/bench_probe.log" | tr '\n' ' ')"
-    if [ $rc -eq 0 ]; then record "probe benchmark" PASS "$res"; else record "probe benchmark" FAIL "exit $rc"; fi
+    if [ "$rc" -eq 0 ]; then record "probe benchmark" PASS "$res"; else record "probe benchmark" FAIL "exit $rc"; fi
   else
     record "probe benchmark" SKIP "python3 lacks numpy/h5py/scikit-learn/threadpoolctl"
   fi
@@ -276,11 +311,11 @@ else
   elif "$py" -c 'import numpy, h5py, faiss' 2>/dev/null; then
     say "bench_retrieval (--device cuda vs faiss-cpu)"
     # 4 of mteb's chunks; --floors-ab: the GPU search with and without floors (kernels/topk.cu)
-    timeout 180 "$py" "$root/bench/bench_retrieval.py" --nq 2000 --nd 200000 --dim 768 --device cuda \
+    timeout "$(cap 180)" "$py" "$root/bench/bench_retrieval.py" --nq 2000 --nd 200000 --dim 768 --device cuda \
         --no-numpy --floors-ab --reps 2 --binary "$bin" 2>&1 | tee "$log_dir/bench_retrieval.log"
     rc=${PIPESTATUS[0]}
     res="$(grep -E 'mieb-eval search|faiss-cpu|search floors:' "$log_dir/bench_retrieval.log" | tr -s ' ' | tr '\n' ';')"
-    if [ $rc -eq 0 ]; then record "retrieval vs faiss" PASS "$res"; else record "retrieval vs faiss" FAIL "exit $rc"; fi
+    if [ "$rc" -eq 0 ]; then record "retrieval vs faiss" PASS "$res"; else record "retrieval vs faiss" FAIL "exit $rc"; fi
   else
     record "retrieval vs faiss" SKIP "python3 lacks numpy/h5py/faiss"
   fi

@@ -68,11 +68,13 @@ send() { # bundle-file
   (cd "$root" && git ls-files -co --exclude-standard -z | tar -c --null -T - -f -) | tar -x -C "$chr/work/tree"
   cp "$1" "$chr/work/tree/.gpu-carry/mieb-gpu-bundle.tar.xz"
 }
-run_in() { # log-file
+run_in() { # log-file [VAR=VALUE ...]
+  local log=$1; shift
   chroot "$chr" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root MIEB_GPU_OUT=/work/out \
-      MIEB_GPU_E2E_SCALE="${MIEB_GPU_E2E_SCALE:-0.03}" /bin/bash /work/tree/tests/gpu/run.sh /work/build \
-      >"$1" 2>&1
+      MIEB_GPU_E2E_SCALE="${MIEB_GPU_E2E_SCALE:-0.03}" "$@" /bin/bash /work/tree/tests/gpu/run.sh /work/build \
+      >"$log" 2>&1
 }
+summary_has() { grep -qP -- "$1" "$chr/work/out/gpu-logs/summary.tsv" 2>/dev/null; }
 
 echo "=== run.sh from the bundle in a bare chroot (expect exit $expect) ==="
 send "$bundle"
@@ -84,6 +86,32 @@ check "gpu-logs.tar.gz with summary.tsv in MIEB_GPU_OUT" logs_have_summary
 if [ "$expect" = 0 ]; then
   check "CUDA vs CPU operations passed" has '^  CUDA vs CPU operations  *PASS' "$chr/work/run.log"
   check "end to end passed" has '^  end to end (synth, run)  *PASS' "$chr/work/run.log"
+fi
+
+if [ "$expect" = 0 ]; then
+  echo "=== the hard deadline: no step starts once it has passed, and the summary says so ==="
+  send "$bundle"
+  run_in "$chr/work/deadline.log" MIEB_GPU_HARD_DEADLINE=0; rc=$?
+  check "exit 1 (got $rc)" exits "$rc" 1
+  check "summary.tsv: the operations test not run" summary_has '^CUDA vs CPU operations\tFAIL\tnot run: .* hard deadline'
+  check "nothing ran after the deadline" lacks '=== test_cuda_backend ===' "$chr/work/deadline.log"
+
+  echo "=== stopped by a signal midway: the steps so far are on disk, then summarised ==="
+  send "$bundle"
+  run_in "$chr/work/signal.log" & pid=$!
+  for _ in $(seq 600); do # the first step's log appears in MIEB_GPU_OUT while it runs
+    [ -s "$chr/work/out/gpu-logs/test_cuda_backend.log" ] && break
+    sleep 0.5
+  done
+  check "a step's log is in MIEB_GPU_OUT while it runs" test -s "$chr/work/out/gpu-logs/test_cuda_backend.log"
+  check "summary.tsv is written before the end" summary_has '^build\tPASS'
+  # run.sh's own shell (chroot and env exec into it; its subshells are younger)
+  kill -TERM "$(pgrep -o -f '^/bin/bash /work/tree/tests/gpu/run.sh')" 2>/dev/null
+  wait "$pid"; rc=$?
+  check "exit 1 (got $rc)" exits "$rc" 1
+  check "summary.tsv: stopped by a signal" summary_has '^run\.sh\tFAIL\tstopped by a signal'
+  check "gpu-logs.tar.gz written after the signal" logs_have_summary
+  check "no step after the signal" lacks '=== end to end' "$chr/work/signal.log"
 fi
 
 echo "=== a source file changed after bundling: refused as stale ==="
