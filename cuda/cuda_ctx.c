@@ -9,6 +9,11 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "kernel_image.h"
+
+#ifndef MIEB_CUDA_ARCHS /* set by CMakeLists.txt from CMAKE_CUDA_ARCHITECTURES */
+#define MIEB_CUDA_ARCHS "(not recorded)"
+#endif
 
 /* Headroom left to the CUDA runtime, cuBLAS' own workspace and other processes when the
  * budget comes from the free device memory: the larger of 512 MiB and 1/16 of it. */
@@ -169,6 +174,16 @@ mieb_status mieb_cuda_ctx_init(const struct mieb_backend_opts *opts, struct mieb
         /* the top-k kernel needs __match_any_sync (compute capability 7.0) */
         st = mieb_fail(MIEB_ERR_NO_DEVICE, "CUDA device %d (%s) has compute capability %d.%d; 7.0 or newer is needed",
                        ctx->device, prop.name, prop.major, prop.minor);
+        goto fail;
+    }
+    const cudaError_t img = mieb_cuda_probe_kernel_image();
+    if (img != cudaSuccess) {
+        st = mieb_fail(MIEB_ERR_NO_DEVICE,
+                       "CUDA device %d (%s) has compute capability %d.%d, and this mieb-eval holds no kernels "
+                       "it can run (%s; built for CUDA architectures %s): rebuild with "
+                       "-DCMAKE_CUDA_ARCHITECTURES=%d%d",
+                       ctx->device, prop.name, prop.major, prop.minor, cudaGetErrorString(img), MIEB_CUDA_ARCHS,
+                       prop.major, prop.minor);
         goto fail;
     }
 

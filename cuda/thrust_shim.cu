@@ -15,6 +15,7 @@
 #include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/sort.h>
+#include <thrust/system/cuda/error.h>
 #include <thrust/system/system_error.h>
 #include <thrust/transform.h>
 
@@ -38,8 +39,13 @@ struct scratch_allocator {
             return p;
         }
         void *p = NULL;
-        if (cudaMalloc(&p, (size_t)n) != cudaSuccess) {
+        const cudaError_t e = cudaMalloc(&p, (size_t)n);
+        if (e != cudaSuccess) {
             (void)cudaGetLastError();
+            /* an earlier kernel's fault surfacing here is a CUDA error, not a want of memory:
+             * reported as such, it marks the context broken instead of inviting a retry */
+            if (e != cudaErrorMemoryAllocation)
+                throw thrust::system_error(e, thrust::cuda_category(), "sort scratch allocation");
             MIEB_LOGW("cuda: sort scratch of %.1f MiB beyond the planned %.1f MiB could not be allocated",
                       (double)n / 1048576.0, (double)cap / 1048576.0);
             throw std::bad_alloc();

@@ -81,8 +81,12 @@ static __global__ void __launch_bounds__(LRP_THREADS)
         float *r = raw + (live ? i : 0) * ld;
         const int yi = live ? y[i] : -1;
         const bool y_ok = yi >= 0 && yi < KK;
-        /* r[0] is read before its owner overwrites it (lanes of a warp need not run in step) */
+        /* r[0] is read before its owner overwrites it (lanes of a warp need not run in step).
+         * With G <= 32 only shuffles lie between this read and that write, and a shuffle
+         * orders execution, not memory: __syncwarp does both (with G > 32 the reduction's
+         * __syncthreads does). Every thread of the block is here: the loop is block-uniform. */
         const float r0 = live ? r[0] : 0.0f;
+        __syncwarp();
         float m = NAN, r_y = 0.0f;
         if (live)
             for (int k = t; k < KK; k += G) {

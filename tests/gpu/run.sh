@@ -7,7 +7,8 @@
 #      `--device cpu` on the same suite (cosine and MaxSim), results compared; then
 #      tests/py/test_retrieval_e2e.py::test_search_floors on --device cuda;
 #   4. bench_cuda_topk: search throughput at top-1000; bench/bench_probe.py --device cuda: the
-#      ImageNet-shaped linear probe against sklearn.
+#      ImageNet-shaped linear probe against sklearn; bench_retrieval.py against faiss-cpu;
+#   5. compute-sanitizer memcheck over test_cuda_backend, in the time left.
 #
 #   tests/gpu/run.sh [BUILD_DIR]          (default: build-gpu in the repository)
 #
@@ -33,6 +34,8 @@
 #   MIEB_GPU_BENCHES="topk probe retrieval"   which benchmarks, in this order
 #   MIEB_GPU_DEADLINE=540    seconds from the start: a benchmark whose time limit would end
 #                            after it is skipped (the device tool's calls stop at 600 s)
+#   MIEB_GPU_SANITIZE=0      skip step 5 (compute-sanitizer memcheck over test_cuda_backend, run
+#                            in whatever time is left before the hard deadline, at least 60 s)
 #   MIEB_GPU_HARD_DEADLINE=585  seconds from the start after which no step runs: every step's
 #                            timeout is cut to what is left, so the summary is always written
 # Exit status: 0 every step passed, 1 a step failed, 77 no usable GPU (the build was
@@ -319,5 +322,33 @@ else
   else
     record "retrieval vs faiss" SKIP "python3 lacks numpy/h5py/faiss"
   fi
+fi
+
+# ---- 5. compute-sanitizer memcheck over test_cuda_backend, in the time that is left ----
+# (out-of-bounds and misaligned accesses that need not change a result; the mock and the
+# emulator cannot see them). Cut short by the hard deadline it is a SKIP, not a finding.
+sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)"
+left=$(( hard - ($(date +%s) - t_start) ))
+if [ "${MIEB_GPU_SANITIZE:-1}" = 0 ]; then
+  record "memcheck" SKIP "MIEB_GPU_SANITIZE=0"
+elif [ -z "$sanitizer" ]; then
+  record "memcheck" SKIP "no compute-sanitizer on this machine"
+elif [ "$left" -lt 60 ]; then
+  record "memcheck" SKIP "${left} s left before the ${hard} s hard deadline"
+else
+  say "compute-sanitizer --tool memcheck test_cuda_backend (at most $left s)"
+  timeout "$(cap "$left")" "$sanitizer" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 20 \
+      "$gt/test_cuda_backend" >"$log_dir/memcheck.log" 2>&1
+  rc=$?
+  tail -5 "$log_dir/memcheck.log"
+  case $rc in
+    0) record "memcheck" PASS "$(grep -E 'ERROR SUMMARY' "$log_dir/memcheck.log" | tail -1)" ;;
+    124) record "memcheck" SKIP "cut at the hard deadline; $(grep -c '^=========.*Invalid' "$log_dir/memcheck.log") error(s) before" ;;
+    *) if grep -q 'Device not supported' "$log_dir/memcheck.log"; then
+         record "memcheck" SKIP "compute-sanitizer: device not supported (a sandboxed runtime)"
+       else
+         record "memcheck" FAIL "exit $rc: $(grep -E 'ERROR SUMMARY' "$log_dir/memcheck.log" | tail -1) (see memcheck.log)"
+       fi ;;
+  esac
 fi
 summary

@@ -57,6 +57,7 @@ struct emu_block {
 inline emu_block *emu_cur_block;
 
 inline void __syncthreads() { emu_cur_block->bar->arrive_and_wait(); }
+inline void __syncwarp(unsigned int = 0xffffffffu) { emu_cur_block->warps[threadIdx.x / 32]->bar.arrive_and_wait(); }
 
 /* Every lane deposits v; after the barrier each lane reads what it needs; a second
  * barrier keeps the next intrinsic from overwriting values still being read. */

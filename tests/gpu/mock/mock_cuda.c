@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda_ctx.h"
+#include "kernel_image.h"
 #include "kmeans_argmin.cuh"
 #include "logreg_argmax.cuh"
 #include "logreg_pointwise.cuh"
@@ -131,7 +132,16 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d)
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "mock device %d", d);
     p->major = 9;
+    const char *cc = getenv("MOCK_CUDA_CC"); /* "M.m": another compute capability */
+    if (cc && sscanf(cc, "%d.%d", &p->major, &p->minor) != 2)
+        p->major = 9, p->minor = 0;
     return cudaSuccess;
+}
+/* cuda/kernel_image.cu's probe: MOCK_CUDA_NO_KERNEL_IMAGE=1 plays a GPU this build has no image for */
+cudaError_t mieb_cuda_probe_kernel_image(void)
+{
+    const char *no = getenv("MOCK_CUDA_NO_KERNEL_IMAGE");
+    return no && *no == '1' ? cudaErrorNoKernelImageForDevice : cudaSuccess;
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int f)
 {

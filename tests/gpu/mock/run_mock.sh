@@ -83,6 +83,26 @@ else
 fi
 python3 "$root/tests/gpu/compare_results.py" "$e2e/probe-cpu" "$e2e/probe-small" || rc=1
 
+echo "=== GPUs this build cannot run on: refused at start-up (--device cuda), the CPU instead (auto) ==="
+gpu_case() { # label want-rc want-text env... : `run --device DEV` on the mock device with env
+  local label=$1 want_rc=$2 want=$3 dev=$4; shift 4
+  local log="$e2e/cc-$label.log" got=0
+  rm -rf "$e2e/cc-$label"
+  env "$@" ASAN_OPTIONS=detect_leaks=1 "$out/mieb-eval-mock" run --task-data "$e2e/cosine/task-data" \
+      --embeddings "$e2e/cosine/embeddings" -t CIRRIT2IRetrieval --output-folder "$e2e/cc-$label" \
+      --device "$dev" --progress off >/dev/null 2>"$log" || got=$?
+  if [ "$got" = "$want_rc" ] && grep -q -- "$want" "$log"; then echo "  $label: exit $got ok"; else
+    echo "  $label: exit $got (wanted $want_rc and \"$want\") FAIL"; cat "$log"; rc=1; fi
+  local n=0 # result files: one when scored, none when refused (and then no folder either)
+  [ -d "$e2e/cc-$label" ] && n=$(find "$e2e/cc-$label" -name CIRRIT2IRetrieval.json | wc -l)
+  [ "$n" = "$([ "$want_rc" = 0 ] && echo 1 || echo 0)" ] || { echo "  $label: $n result file(s) FAIL"; rc=1; }
+}
+gpu_case no-image-cuda 3 "compute capability 7.5, and this mieb-eval holds no kernels.*ARCHITECTURES=75" cuda \
+    MOCK_CUDA_CC=7.5 MOCK_CUDA_NO_KERNEL_IMAGE=1
+gpu_case no-image-auto 0 "no usable CUDA device.*scoring on the CPU" auto MOCK_CUDA_CC=7.5 MOCK_CUDA_NO_KERNEL_IMAGE=1
+gpu_case cc-6.1-cuda 3 "compute capability 6.1; 7.0 or newer is needed" cuda MOCK_CUDA_CC=6.1
+gpu_case cc-8.6-cuda 0 "" cuda MOCK_CUDA_CC=8.6
+
 echo "=== search floors on --device cuda: tests/py/test_retrieval_e2e.py (every query's top 1000 against mteb's) ==="
 # after a block fills a query's running top-k, later blocks and chunks go through
 # topk_block_floor (kernels/topk.cu with the floor as the starting threshold)
