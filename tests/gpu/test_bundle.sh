@@ -27,7 +27,10 @@ check() { # name command...: the check passes when the command succeeds
 has() { grep -q -- "$1" "$2"; }
 lacks() { ! grep -q -- "$1" "$2"; }
 exits() { [ "$1" = "$2" ]; }
-logs_have_summary() { tar -tzf "$chr/work/out/gpu-logs.tar.gz" 2>/dev/null | grep -q 'summary.tsv'; }
+logs_have_summary() { # (the listing is read whole: grep -q stopping early would SIGPIPE tar under pipefail)
+  local list
+  list="$(tar -tzf "$chr/work/out/gpu-logs.tar.gz" 2>/dev/null)" && grep -q 'summary.tsv' <<<"$list"
+}
 
 if [ ! -x "$chr/usr/bin/python3" ]; then
   command -v debootstrap >/dev/null 2>&1 || apt-get install -y -q debootstrap >/dev/null 2>&1 ||
@@ -78,7 +81,16 @@ summary_has() { grep -qP -- "$1" "$chr/work/out/gpu-logs/summary.tsv" 2>/dev/nul
 
 echo "=== run.sh from the bundle in a bare chroot (expect exit $expect) ==="
 send "$bundle"
+fake_san="$chr/usr/local/cuda/bin/compute-sanitizer" # where run.sh looks when PATH has none
+if [ "$expect" = 0 ]; then
+  # step 5 on the mock: a stand-in that runs the program (its last argument) and reports no error
+  mkdir -p "$(dirname "$fake_san")"
+  printf '%s\n' '#!/bin/sh' 'for a; do prog=$a; done' '"$prog"; rc=$?' \
+      'echo "========= ERROR SUMMARY: 0 errors"' 'exit $rc' >"$fake_san"
+  chmod +x "$fake_san"
+fi
 run_in "$chr/work/run.log"; rc=$?
+[ "$expect" = 0 ] && rm -rf "$chr/usr/local/cuda/bin"
 tail -15 "$chr/work/run.log"
 check "run.sh exit $rc (expected $expect)" exits "$rc" "$expect"
 check "build step came from the bundle" has '^  build  *PASS  *bundle' "$chr/work/run.log"
@@ -86,6 +98,7 @@ check "gpu-logs.tar.gz with summary.tsv in MIEB_GPU_OUT" logs_have_summary
 if [ "$expect" = 0 ]; then
   check "CUDA vs CPU operations passed" has '^  CUDA vs CPU operations  *PASS' "$chr/work/run.log"
   check "end to end passed" has '^  end to end (synth, run)  *PASS' "$chr/work/run.log"
+  check "memcheck step ran the operations test" has '^  memcheck  *PASS  *========= ERROR SUMMARY: 0 errors' "$chr/work/run.log"
 fi
 
 if [ "$expect" = 0 ]; then
