@@ -4,7 +4,7 @@
  * The build compiles its kernels for CMAKE_CUDA_ARCHITECTURES (80;90 by default: sm_80
  * code and PTX, which runs on every compute capability 8.x and, through the driver's JIT,
  * on newer ones, and sm_90). A 7.x GPU has no image in such a build, and without this
- * check the first kernel launch would fail deep inside a task. mieb_cuda_ctx_create asks
+ * check the first kernel launch would fail deep inside a task. mieb_cuda_ctx_init asks
  * at start-up instead, so --device cuda fails with the rebuild to do and --device auto
  * falls back to the CPU before anything is scored.
  */

@@ -62,9 +62,11 @@ record() {
   [ -d "$log_dir" ] && summary_tsv >"$log_dir/summary.tsv"
   return 0
 }
+# seconds left before the hard deadline (negative once it has passed)
+time_left() { echo $(( hard - ($(date +%s) - t_start) )); }
 # cap N: N seconds, or what is left before the hard deadline when that is less (at least 1)
 cap() {
-  local left=$(( hard - ($(date +%s) - t_start) ))
+  local left; left=$(time_left)
   [ "$left" -lt "$1" ] || left=$1
   [ "$left" -ge 1 ] || left=1
   echo "$left"
@@ -72,7 +74,7 @@ cap() {
 # in_time NAME: true while at least 10 s are left before the hard deadline; else NAME fails
 # as not run (a check cut short is not a pass)
 in_time() {
-  local left=$(( hard - ($(date +%s) - t_start) ))
+  local left; left=$(time_left)
   [ "$left" -ge 10 ] && return 0
   record "$1" FAIL "not run: ${left} s left before the ${hard} s hard deadline"
   return 1
@@ -328,7 +330,7 @@ fi
 # (out-of-bounds and misaligned accesses that need not change a result; the mock and the
 # emulator cannot see them). Cut short by the hard deadline it is a SKIP, not a finding.
 sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)"
-left=$(( hard - ($(date +%s) - t_start) ))
+left=$(time_left)
 if [ "${MIEB_GPU_SANITIZE:-1}" = 0 ]; then
   record "memcheck" SKIP "MIEB_GPU_SANITIZE=0"
 elif [ -z "$sanitizer" ]; then
@@ -337,7 +339,7 @@ elif [ "$left" -lt 60 ]; then
   record "memcheck" SKIP "${left} s left before the ${hard} s hard deadline"
 else
   say "compute-sanitizer --tool memcheck test_cuda_backend (at most $left s)"
-  timeout "$(cap "$left")" "$sanitizer" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 20 \
+  timeout "$left" "$sanitizer" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 20 \
       "$gt/test_cuda_backend" >"$log_dir/memcheck.log" 2>&1
   rc=$?
   tail -5 "$log_dir/memcheck.log"
