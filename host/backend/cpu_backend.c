@@ -42,6 +42,7 @@ struct cpu_scratch {
     int64_t *res_i;
     size_t res_slots; /* capacity of res_s / res_i */
     struct mieb_screen_scratch *screen;
+    struct mieb_maxsim_scratch maxsim; /* MaxSim token scores */
 };
 
 struct cpu_ctx {
@@ -78,6 +79,7 @@ static void cpu_free(struct mieb_backend *be)
         free(cx->scratch[t].tile);
         free(cx->scratch[t].res_s);
         free(cx->scratch[t].res_i);
+        free(cx->scratch[t].maxsim.s);
         mieb_screen_scratch_free(cx->scratch[t].screen);
     }
     free(be->ctx);
@@ -118,14 +120,18 @@ struct topk_job {
     mieb_status st;
 };
 
+/* Scores of rows [r0, r0 + nr) of a job's m queries against docs [dt, dt + td) into
+   tile[nr, td], row-major: how the exact way gets its tiles (tiles_topk). */
+typedef mieb_status (*tile_scores_fn)(void *ctx, int64_t r0, int64_t nr, int64_t dt, int64_t td, float *tile);
+
 /*
- * The exact way for m contiguous query rows Q against docs [d0, d1) of D (rows of D are
- * indexed from D's start): one canon_dot GEMM per tile, each tile's rows offered to a
- * reservoir per query at once. Query r's best k go to out_s/out_i + r*k, its count to out_n[r].
- * floor (NULL: none) [m]: query r's reservoir refuses scores below floor[r] from the start.
+ * The exact way for m queries against docs [d0, d1): the tiles of their scores made by
+ * `scores` (ctx its argument), each tile's rows offered to a reservoir per query at once.
+ * Query r's best k go to out_s/out_i + r*k, its count to out_n[r]. floor (NULL: none) [m]:
+ * query r's reservoir refuses scores below floor[r] from the start.
  */
-static mieb_status exact_topk(struct cpu_scratch *sc, const float *Q, int64_t m, const float *D, int64_t d0,
-                              int64_t d1, int64_t dim, int64_t k, const float *floor, float *out_s, int64_t *out_i,
+static mieb_status tiles_topk(struct cpu_scratch *sc, tile_scores_fn scores, void *ctx, int64_t m, int64_t d0,
+                              int64_t d1, int64_t k, const float *floor, float *out_s, int64_t *out_i,
                               int64_t *out_n)
 {
     /* each query row gets a reservoir of 2k slots (topk_reservoir.h) */
@@ -139,8 +145,7 @@ static mieb_status exact_topk(struct cpu_scratch *sc, const float *Q, int64_t m,
                                      floor ? floor[qt + r] : -INFINITY);
         for (int64_t dt = d0; dt < d1; dt += CPU_TILE_D) {
             int64_t td = d1 - dt < CPU_TILE_D ? d1 - dt : CPU_TILE_D;
-            /* tile[tq, td] = Q[qt:qt+tq] . D[dt:dt+td]^T, row-major, in canon_dot's order */
-            mieb_canon_gemm(Q + qt * dim, dim, tq, D + dt * dim, dim, td, dim, tile, td);
+            MIEB_TRY(scores(ctx, qt, tq, dt, td, tile));
             for (int64_t r = 0; r < tq; r++)
                 mieb_topk_res_push_row(&res[r], tile + r * td, td, dt);
         }
@@ -152,6 +157,41 @@ static mieb_status exact_topk(struct cpu_scratch *sc, const float *Q, int64_t m,
         }
     }
     return MIEB_OK;
+}
+
+struct dot_tiles {
+    const float *Q, *D; /* Q: the job's query rows; D: the doc rows from the block's start */
+    int64_t dim;
+};
+
+/* tile[nr, td] = Q[r0:r0+nr] . D[dt:dt+td]^T in canon_dot's order */
+static mieb_status dot_tile(void *ctx, int64_t r0, int64_t nr, int64_t dt, int64_t td, float *tile)
+{
+    struct dot_tiles *c = ctx;
+    mieb_canon_gemm(c->Q + r0 * c->dim, c->dim, nr, c->D + dt * c->dim, c->dim, td, c->dim, tile, td);
+    return MIEB_OK;
+}
+
+/* The exact way for m contiguous query rows Q against docs [d0, d1) of D (rows of D are
+   indexed from D's start). */
+static mieb_status exact_topk(struct cpu_scratch *sc, const float *Q, int64_t m, const float *D, int64_t d0,
+                              int64_t d1, int64_t dim, int64_t k, const float *floor, float *out_s, int64_t *out_i,
+                              int64_t *out_n)
+{
+    struct dot_tiles c = {Q, D, dim};
+    return tiles_topk(sc, dot_tile, &c, m, d0, d1, k, floor, out_s, out_i, out_n);
+}
+
+struct maxsim_tiles {
+    const struct mieb_vecs *q, *d;
+    int64_t q0; /* the job's first query item */
+    struct mieb_maxsim_scratch *ws;
+};
+
+static mieb_status maxsim_tile(void *ctx, int64_t r0, int64_t nr, int64_t dt, int64_t td, float *tile)
+{
+    struct maxsim_tiles *c = ctx;
+    return mieb_cpu_maxsim_tile(c->q, c->q0 + r0, c->q0 + r0 + nr, c->d, dt, dt + td, tile, td, c->ws);
 }
 
 /* The screened way; queries (or the whole job) it hands back take the exact way. */
@@ -205,31 +245,13 @@ static mieb_status run_topk_job(struct topk_job *j)
 {
     const struct mieb_vecs *q = &j->qs->q, *d = j->docs;
     int64_t k = j->k;
-    struct mieb_topk_heap h;
-
     if (j->screen)
         return run_screen_job(j);
     if (j->qs->sim == MIEB_SIM_MAXSIM) {
-        /* Late interaction: one query at a time against the doc range. */
-        for (int64_t qi = j->q0; qi < j->q1; qi++) {
-            float *row = malloc(sizeof(float) * (size_t)(j->d1 - j->d0 > 0 ? j->d1 - j->d0 : 1));
-            if (!row)
-                return mieb_fail(MIEB_ERR_OOM, "cpu backend: maxsim row");
-            for (int64_t dt = j->d0; dt < j->d1; dt += CPU_TILE_D) {
-                int64_t de = j->d1 - dt < CPU_TILE_D ? j->d1 : dt + CPU_TILE_D;
-                mieb_status st = mieb_cpu_maxsim_row(q, qi, d, dt, de, row + (dt - j->d0));
-                if (st != MIEB_OK) {
-                    free(row);
-                    return st;
-                }
-            }
-            mieb_topk_heap_init(&h, j->out_s + qi * k, j->out_i + qi * k, k);
-            mieb_topk_heap_push_row(&h, row, j->d1 - j->d0, j->d0);
-            j->out_n[qi] = h.n;
-            mieb_topk_heap_drain_sorted(&h, h.score, h.idx);
-            free(row);
-        }
-        return MIEB_OK;
+        /* Late interaction: the exact way with MaxSim tiles */
+        struct maxsim_tiles c = {q, d, j->q0, &j->sc->maxsim};
+        return tiles_topk(j->sc, maxsim_tile, &c, j->q1 - j->q0, j->d0, j->d1, k, j->floor ? j->floor + j->q0 : NULL,
+                          j->out_s + j->q0 * k, j->out_i + j->q0 * k, j->out_n + j->q0);
     }
     return exact_topk(j->sc, q->data + j->q0 * q->dim, j->q1 - j->q0, d->data, j->d0, j->d1, q->dim, k,
                       j->floor ? j->floor + j->q0 : NULL, j->out_s + j->q0 * k, j->out_i + j->q0 * k,
@@ -282,6 +304,11 @@ static mieb_status cpu_topk(struct mieb_backend *be, struct mieb_qset *qs, const
             tile_q = want < fit ? want : fit;
         }
     }
+    /* MaxSim: a doc is hundreds of token products, so the docs of one tile are a lot of work;
+       its queries go to the threads in equal shares instead (each share is still cut into
+       products by token counts, mieb_cpu_maxsim_tile). */
+    if (qs->sim == MIEB_SIM_MAXSIM && nq < (int64_t)nt * CPU_TILE_Q)
+        tile_q = (nq + nt - 1) / nt;
     /* Split docs into `parts` ranges when query tiles alone cannot feed every thread. */
     int64_t n_qtiles = (nq + tile_q - 1) / tile_q;
     int parts = 1;

@@ -1,9 +1,10 @@
-/* cpu_kernels.c - CPU building blocks (torch-style normalisation, MaxSim rows). */
+/* cpu_kernels.c - CPU building blocks (torch-style normalisation, MaxSim scores). */
 #include "cpu_kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+#include "../core/seq_max.h"
 #include "canon_dot.h"
 
 void mieb_cpu_l2_normalize_rows(float *x, int64_t n, int64_t dim)
@@ -22,37 +23,72 @@ void mieb_cpu_l2_normalize_rows(float *x, int64_t n, int64_t dim)
     }
 }
 
+/*
+ * Products are grouped by token counts, not item counts: one canon_gemm of every token of
+ * a run of queries (at most MAXSIM_QTOK, unless one query alone has more) against every
+ * token of a run of docs (at most MAXSIM_DTOK, likewise). canon_gemm packs B on each call,
+ * so a product with a single query's ~20 tokens packed each doc token for 20 rows of work:
+ * one query per product ran at a fifth of the kernel's rate (bench/README.md, MaxSim).
+ * 192 x 2048 token scores are 1.5 MiB, and the packed queries (96 KiB at dim 128) stay in L2.
+ */
+#define MAXSIM_QTOK 192
+#define MAXSIM_DTOK 2048
+
+static mieb_status scratch_floats(struct mieb_maxsim_scratch *ws, size_t n)
+{
+    if (ws->cap >= n)
+        return MIEB_OK;
+    float *p = malloc(sizeof(float) * n);
+    if (!p)
+        return mieb_fail(MIEB_ERR_OOM, "maxsim: %zu token scores", n);
+    free(ws->s);
+    ws->s = p;
+    ws->cap = n;
+    return MIEB_OK;
+}
+
+mieb_status mieb_cpu_maxsim_tile(const struct mieb_vecs *q, int64_t q0, int64_t q1, const struct mieb_vecs *d,
+                                 int64_t d0, int64_t d1, float *out, int64_t ldo, struct mieb_maxsim_scratch *ws)
+{
+    const int64_t dim = q->dim, *qo = q->offsets, *dof = d->offsets;
+    for (int64_t a = q0; a < q1;) {
+        int64_t b = a + 1; /* queries [a, b) in one product */
+        while (b < q1 && qo[b + 1] - qo[a] <= MAXSIM_QTOK)
+            b++;
+        int64_t t0 = qo[a], nt = qo[b] - t0;
+        for (int64_t c = d0; c < d1;) {
+            int64_t e = c + 1; /* docs [c, e) */
+            while (e < d1 && dof[e + 1] - dof[c] <= MAXSIM_DTOK)
+                e++;
+            int64_t u0 = dof[c], nu = dof[e] - u0;
+            if (nt > 0 && nu > 0) {
+                MIEB_TRY(scratch_floats(ws, (size_t)nt * (size_t)nu));
+                /* s[t, u] = <q_t, d_u> for every query token and every doc token of the runs */
+                mieb_canon_gemm(q->data + t0 * dim, dim, nt, d->data + u0 * dim, dim, nu, dim, ws->s, nu);
+            }
+            for (int64_t i = a; i < b; i++) {
+                float *o = out + (i - q0) * ldo;
+                for (int64_t j = c; j < e; j++) {
+                    int64_t v0 = dof[j] - u0, v1 = dof[j + 1] - u0;
+                    float total = 0.0f;
+                    if (v1 > v0)
+                        for (int64_t t = qo[i] - t0; t < qo[i + 1] - t0; t++)
+                            total += mieb_seq_max(ws->s + t * nu + v0, v1 - v0);
+                    o[j - d0] = total;
+                }
+            }
+            c = e;
+        }
+        a = b;
+    }
+    return MIEB_OK;
+}
+
 mieb_status mieb_cpu_maxsim_row(const struct mieb_vecs *q, int64_t qi, const struct mieb_vecs *d,
                                 int64_t d0, int64_t d1, float *out)
 {
-    int64_t t0 = q->offsets[qi], t1 = q->offsets[qi + 1], nt = t1 - t0;
-    int64_t r0 = d->offsets[d0], r1 = d->offsets[d1], nr = r1 - r0;
-    int64_t dim = q->dim;
-    if (nt <= 0 || nr <= 0) {
-        for (int64_t j = d0; j < d1; j++)
-            out[j - d0] = 0.0f;
-        return MIEB_OK;
-    }
-    float *s = malloc(sizeof(float) * (size_t)(nt * nr));
-    if (!s)
-        return mieb_fail(MIEB_ERR_OOM, "maxsim: %lld x %lld token scores", (long long)nt, (long long)nr);
-    /* s[t, u] = <q_t, d_u> for every query token and every doc token of the range */
-    mieb_canon_gemm(q->data + t0 * dim, dim, nt, d->data + r0 * dim, dim, nr, dim, s, nr);
-    for (int64_t j = d0; j < d1; j++) {
-        int64_t u0 = d->offsets[j] - r0, u1 = d->offsets[j + 1] - r0;
-        float total = 0.0f;
-        if (u1 > u0) {
-            for (int64_t t = 0; t < nt; t++) {
-                const float *row = s + t * nr;
-                float m = row[u0];
-                for (int64_t u = u0 + 1; u < u1; u++)
-                    if (row[u] > m)
-                        m = row[u];
-                total += m;
-            }
-        }
-        out[j - d0] = total;
-    }
-    free(s);
-    return MIEB_OK;
+    struct mieb_maxsim_scratch ws = {0};
+    mieb_status st = mieb_cpu_maxsim_tile(q, qi, qi + 1, d, d0, d1, out, 0, &ws);
+    free(ws.s);
+    return st;
 }

@@ -24,6 +24,7 @@
 #include <cblas.h>
 
 #include "../backend/logreg_math.h"
+#include "../core/seq_max.h"
 #include "npmath.h"
 
 int mieb_logreg_threads_for(int64_t n, int64_t k, int64_t m, int n_threads)
@@ -77,27 +78,6 @@ struct rows_arg {
 };
 
 /* Row block of the multiclass forward pass: logits, per-sample loss, grad_pointwise / n. */
-/* max of r[0..K) as the sequential `if (m < r[k]) m = r[k]` finds it, in 8 lanes: each lane
-   keeps its value unless a strictly greater one comes, so NaN (other than r[0], which every
-   lane starts from) never enters, as in the loop; only which of +0 and -0 a tie keeps may
-   differ, and r - mx, exp and log(se) + mx do not see the sign of a zero max. */
-static double row_max(const float *r, int64_t K)
-{
-    float lane[8];
-    for (int l = 0; l < 8; l++)
-        lane[l] = r[0];
-    int64_t k = 1;
-    for (; k + 8 <= K; k += 8)
-        for (int l = 0; l < 8; l++)
-            lane[l] = r[k + l] > lane[l] ? r[k + l] : lane[l];
-    float m = lane[0];
-    for (int l = 1; l < 8; l++)
-        m = lane[l] > m ? lane[l] : m;
-    for (; k < K; k++)
-        m = r[k] > m ? r[k] : m;
-    return m;
-}
-
 static void rows_fn(void *arg, int t, int nt)
 {
     struct rows_arg *a = arg;
@@ -126,7 +106,7 @@ static void rows_fn(void *arg, int t, int nt)
             for (int64_t k = 0; k < K; k++)
                 r[k] += b[k];
             /* sum_exp_minus_max: max and sum of the float32 exps in double */
-            mx[j] = row_max(r, K);
+            mx[j] = mieb_seq_max(r, K); /* r - mx, exp and log(se) + mx do not see a zero's sign */
             ryi[j] = r[p->y[i0 + j]];
             for (int64_t k = 0; k < K; k++)
                 r[k] = mieb_lr_exp_shifted(r[k], mx[j]);

@@ -8,6 +8,7 @@
 #      tests/py/test_retrieval_e2e.py::test_search_floors on --device cuda;
 #   4. bench_cuda_topk: search throughput at top-1000; bench/bench_probe.py --device cuda: the
 #      ImageNet-shaped linear probe against sklearn; bench_retrieval.py against faiss-cpu;
+#      bench_maxsim.py (ColPali-shaped MaxSim) against numpy;
 #   5. compute-sanitizer memcheck over test_cuda_backend, in the time left.
 #
 #   tests/gpu/run.sh [BUILD_DIR]          (default: build-gpu in the repository)
@@ -31,7 +32,7 @@
 #   MIEB_GPU_E2E_SCALE=0.1   synth --scale for the end-to-end suite
 #   MIEB_GPU_BENCH_ARGS=...  extra bench_cuda_topk arguments (e.g. "--docs 2000000")
 #   MIEB_GPU_SKIP_BENCH=1    skip the benchmarks
-#   MIEB_GPU_BENCHES="topk probe retrieval"   which benchmarks, in this order
+#   MIEB_GPU_BENCHES="topk probe retrieval maxsim"   which benchmarks, in this order
 #   MIEB_GPU_DEADLINE=540    seconds from the start: a benchmark whose time limit would end
 #                            after it is skipped (the device tool's calls stop at 600 s)
 #   MIEB_GPU_SANITIZE=0      skip step 5 (compute-sanitizer memcheck over test_cuda_backend, run
@@ -271,7 +272,7 @@ else
 fi
 
 # ---- 4. throughput ----
-benches=" ${MIEB_GPU_BENCHES:-topk probe retrieval} "
+benches=" ${MIEB_GPU_BENCHES:-topk probe retrieval maxsim} "
 deadline="${MIEB_GPU_DEADLINE:-540}"
 # want NAME LIMIT: true when NAME is selected and LIMIT seconds still fit before the deadline
 want() {
@@ -323,6 +324,20 @@ else
     if [ "$rc" -eq 0 ]; then record "retrieval vs faiss" PASS "$res"; else record "retrieval vs faiss" FAIL "exit $rc"; fi
   else
     record "retrieval vs faiss" SKIP "python3 lacks numpy/h5py/faiss"
+  fi
+  # MaxSim (ColPali's shape on a ViDoRe task) against numpy's matmul on this machine's cores,
+  # the scores of the run checked against numpy's
+  if ! want maxsim 60; then
+    :
+  elif "$py" -c 'import numpy, h5py' 2>/dev/null; then
+    say "bench_maxsim (--device cuda vs numpy)"
+    timeout "$(cap 60)" "$py" "$root/bench/bench_maxsim.py" --threads "$jobs" --device cuda --binary "$bin" \
+        2>&1 | tee "$log_dir/bench_maxsim.log"
+    rc=${PIPESTATUS[0]}
+    res="$(grep -E 'mieb-eval|numpy  |ratio|check:' "$log_dir/bench_maxsim.log" | tr -s ' ' | tr '\n' ';')"
+    if [ "$rc" -eq 0 ]; then record "maxsim vs numpy" PASS "$res"; else record "maxsim vs numpy" FAIL "exit $rc"; fi
+  else
+    record "maxsim vs numpy" SKIP "python3 lacks numpy/h5py"
   fi
 fi
 

@@ -239,7 +239,8 @@ def test_chunk_boundary_and_memory_limit(tmp_path):
                 assert abs(ours[qid][did] - sc) <= 1e-6 * max(1.0, abs(sc)), (qid, did)
 
 
-def test_search_floors(tmp_path):
+@pytest.mark.parametrize("sim", ["dot", "MaxSim"])
+def test_search_floors(tmp_path, sim):
     """Later blocks and chunks are scored only above what a query's running top-k and heap
     already hold (backend.h, topk_block_floor). Here the first chunk fills every heap, the
     second scores lower but holds exact copies of first-chunk documents, among them each
@@ -247,7 +248,8 @@ def test_search_floors(tmp_path):
     id), and a memory limit cuts each chunk into blocks, so the
     floors of both kinds decide. Integer entries keep every score exact in any summation
     order, with many distinct values and many ties. Every query's whole top 1000 must be
-    mteb's."""
+    mteb's. MaxSim: the same scores from multi-vector items (one token per query; per
+    document its vector twice, so each maximum is a tie), through the late-interaction path."""
     rng = np.random.default_rng(12)
     task, n_q, n_c, dim = "CIRRIT2IRetrieval", 4, 70_000, 8
     q = np.zeros((n_q, dim), np.float32)  # query i lives on dimensions 2i and 2i + 1
@@ -268,12 +270,17 @@ def test_search_floors(tmp_path):
     # id order is not row order, and the second chunk's ids are the larger: its ties enter
     corpus_ids = [f"{'d' if j < 50_000 else 'e'}{(j * 7919) % n_c:05d}" for j in range(n_c)]
     td, ed = str(tmp_path / "task-data"), str(tmp_path / "emb")
-    fw.write_model_meta(ed, sim="dot")
+    fw.write_model_meta(ed, sim=sim)
     f = fw.open_task_file(td, task)
     fw.write_retrieval_group(f, "test", "default", query_ids, corpus_ids, [[(i, 1)] for i in range(n_q)])
     f.close()
-    fw.write_role(ed, task, "test", "default", "queries", q)
-    fw.write_role(ed, task, "test", "default", "corpus", c, shards=2)
+    if sim == "MaxSim":
+        fw.write_role(ed, task, "test", "default", "queries", q, offsets=np.arange(n_q + 1, dtype=np.int64))
+        fw.write_role(ed, task, "test", "default", "corpus", np.repeat(c, 2, axis=0), shards=2,
+                      offsets=np.arange(0, 2 * n_c + 1, 2, dtype=np.int64))
+    else:
+        fw.write_role(ed, task, "test", "default", "queries", q)
+        fw.write_role(ed, task, "test", "default", "corpus", c, shards=2)
     full = ref.search_full(q, c, query_ids, corpus_ids)
     for limit in (None, n_c * dim * 4 // 4):
         out = str(tmp_path / f"o{limit}")
@@ -282,7 +289,7 @@ def test_search_floors(tmp_path):
         if limit:  # each chunk in many blocks (20 of 2500 on the CPU backend)
             blocks = re.search(r"blocks of (\d+) docs", p.stderr)
             assert blocks and int(blocks.group(1)) <= 5000, p.stderr[-2000:]
-            if DEVICE == "cpu":
+            if DEVICE == "cpu" and sim == "dot":
                 assert blocks.group(1) == "2500"
         ours = {}
         for line in open(os.path.join(out, "pq", task, "test", "default", "run.trec"), encoding="utf-8"):

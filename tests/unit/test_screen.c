@@ -26,6 +26,7 @@
 #include "backend/screen.h"
 #include "backend/screen_internal.h"
 #include "check.h"
+#include "check_ranked.h"
 
 static unsigned long long rng = 0x2545F4914F6CDD1Dull;
 static uint64_t next_u64(void) { return check_rng_u64(&rng); }
@@ -87,17 +88,6 @@ static void fill(float *v, int64_t n, int64_t dim, enum kind kd)
     free(base);
 }
 
-struct pair {
-    float s;
-    int64_t i;
-};
-static int cmp_pair(const void *a, const void *b)
-{
-    const struct pair *x = a, *y = b;
-    if (x->s != y->s)
-        return x->s > y->s ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
 
 /* ---- 1. the bounds ---- */
 
@@ -277,7 +267,7 @@ static int topk_case_f(int64_t m, int64_t n, int64_t K, int64_t k, enum kind qk,
                 ref[j].s = ex[q * n + j];
                 ref[j].i = j;
             }
-            qsort(ref, (size_t)n, sizeof *ref, cmp_pair);
+            check_rank_pairs(ref, n);
             floor[q] = pick_floor(ref, n, k);
         }
     }
@@ -305,7 +295,7 @@ static int topk_case_f(int64_t m, int64_t n, int64_t K, int64_t k, enum kind qk,
             ref[j].s = ex[q * n + j];
             ref[j].i = j;
         }
-        qsort(ref, (size_t)n, sizeof *ref, cmp_pair);
+        check_rank_pairs(ref, n);
         int64_t want = keep;
         if (floor) { /* the reference's head at or above the floor, and the list's */
             int64_t got = on[q];

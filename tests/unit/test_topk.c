@@ -11,18 +11,11 @@
 #include "backend/backend.h"
 #include "backend/topk_heap.h"
 #include "check.h"
+#include "check_ranked.h"
 
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
 static uint64_t next_u64(void) { return check_rng_u64(&rng_state); }
 
-struct pair { float s; int64_t i; };
-static int cmp_pair(const void *a, const void *b)
-{
-    const struct pair *x = a, *y = b;
-    if (x->s != y->s)
-        return x->s > y->s ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
 
 static void fill_exact(float *v, int64_t n, int64_t dim)
 {
@@ -56,7 +49,7 @@ static void check_case(int threads, int64_t nq, int64_t nd, int64_t dim, int64_t
             ref[j].s = s;
             ref[j].i = j;
         }
-        qsort(ref, nd, sizeof *ref, cmp_pair);
+        check_rank_pairs(ref, nd);
         for (int64_t j = 0; j < keep; j++)
             if (ref[j].s != os[r * k + j] || ref[j].i != oi[r * k + j]) {
                 CHECK_MSG(0, "threads=%d nq=%lld nd=%lld k=%lld: query %lld rank %lld: got (%g,%lld) want (%g,%lld)",
