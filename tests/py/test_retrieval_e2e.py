@@ -312,3 +312,60 @@ def test_multilingual_subsets(tmp_path):
     for s in subs:
         r = reference_subset(truth[s["hf_subset"]], "cosine", False)
         assert_same(s, r, "ndcg_at_10", s["hf_subset"], reg["eval_langs"][s["hf_subset"]])
+
+
+def mteb_max_sim_padded(qp, dp):
+    """mteb's max_sim on 3D arrays, as its multi-vector wrappers (ColPali, ColQwen, ...) return
+    them: every item padded with zero rows to the longest of its encode call. One einsum
+    ('ash,bth->abst'), the maximum over the document's rows, the sum over the query's. With
+    integer entries every product and sum is exact, so float64 here is torch's float32."""
+    s = np.einsum("ash,bth->abst", qp.astype(np.float64), dp.astype(np.float64))
+    return s.max(axis=-1).sum(axis=-1)
+
+
+def test_maxsim_zero_padding_as_mteb(tmp_path):
+    """mteb scores MaxSim on zero-padded arrays, so a padding row is a document token whose
+    product with every query token is 0: a query token whose products with a document's real
+    tokens are all negative adds 0, not the largest of them, against a padded document. Shards
+    holding the rows as the model returned them, padding included, score exactly as mteb;
+    shards without the padding give the formula over the real tokens, which differs from
+    mteb's exactly at such pairs (docs/PARITY.md, "MaxSim and zero padding")."""
+    rng = np.random.default_rng(31)
+    task, nq, nd, dim = "VidoreArxivQARetrieval", 6, 40, 4
+    qn, dn = rng.integers(1, 6, nq), rng.integers(1, 7, nd)
+    qp = np.zeros((nq, qn.max(), dim), np.float32)
+    dp = np.zeros((nd, dn.max(), dim), np.float32)
+    for i in range(nq):
+        qp[i, :qn[i]] = rng.integers(-3, 4, (qn[i], dim))
+    for j in range(nd):
+        dp[j, :dn[j]] = rng.integers(-3, 4, (dn[j], dim))
+    mteb_scores = mteb_max_sim_padded(qp, dp)
+    formula = np.array([[sum(max(float(qp[i, t] @ dp[j, u]) for u in range(dn[j])) for t in range(qn[i]))
+                         for j in range(nd)] for i in range(nq)])
+    differ = mteb_scores != formula
+    assert differ.any() and not differ.all()  # the data has both kinds of pair
+    query_ids, corpus_ids = [f"q{i}" for i in range(nq)], [f"d{j}" for j in range(nd)]
+    for padded in (True, False):
+        td, ed = str(tmp_path / f"td{padded}"), str(tmp_path / f"emb{padded}")
+        fw.write_model_meta(ed, sim="MaxSim")
+        f = fw.open_task_file(td, task)
+        fw.write_retrieval_group(f, "test", "default", query_ids, corpus_ids, [[(i, 1)] for i in range(nq)])
+        f.close()
+        if padded:
+            q, qoff = qp.reshape(-1, dim), np.arange(0, qp.shape[0] * qp.shape[1] + 1, qp.shape[1])
+            c, coff = dp.reshape(-1, dim), np.arange(0, dp.shape[0] * dp.shape[1] + 1, dp.shape[1])
+        else:
+            q, qoff = np.concatenate([qp[i, :qn[i]] for i in range(nq)]), np.concatenate([[0], np.cumsum(qn)])
+            c, coff = np.concatenate([dp[j, :dn[j]] for j in range(nd)]), np.concatenate([[0], np.cumsum(dn)])
+        fw.write_role(ed, task, "test", "default", "queries", q, offsets=qoff.astype(np.int64))
+        fw.write_role(ed, task, "test", "default", "corpus", c, offsets=coff.astype(np.int64))
+        out = str(tmp_path / f"out{padded}")
+        run_mieb(td, ed, out, [task], "--per-query", out + "/pq")
+        ours = {}
+        for line in open(os.path.join(out, "pq", task, "test", "default", "run.trec"), encoding="utf-8"):
+            qid, _, did, _, score, _ = line.split()
+            ours[(int(qid[1:]), int(did[1:]))] = float(score)
+        want = mteb_scores if padded else formula
+        assert len(ours) == nq * nd
+        bad = [(i, j, ours[(i, j)], want[i, j]) for i in range(nq) for j in range(nd) if ours[(i, j)] != want[i, j]]
+        assert not bad, f"padded={padded}: (query, doc, ours, want) {bad[:5]}"
