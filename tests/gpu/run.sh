@@ -5,7 +5,8 @@
 #   2. test_cuda_backend: every CUDA operation against the CPU backend on seeded inputs;
 #   3. end to end: `mieb-eval synth`, then `mieb-eval run --device cuda` and
 #      `--device cpu` on the same suite (cosine and MaxSim), results compared; then
-#      tests/py/test_retrieval_e2e.py::test_search_floors on --device cuda;
+#      tests/py/test_retrieval_e2e.py::test_search_floors (single vectors and MaxSim) and
+#      ::test_maxsim_zero_padding_as_mteb on --device cuda;
 #   4. bench_cuda_topk: search throughput at top-1000; bench/bench_probe.py --device cuda: the
 #      ImageNet-shaped linear probe against sklearn; bench_retrieval.py against faiss-cpu;
 #      bench_maxsim.py (ColPali-shaped MaxSim) against numpy;
@@ -261,7 +262,7 @@ if ! in_time "search floors (pytest)"; then
   :
 elif python3 -c 'import numpy, h5py, pytest' 2>/dev/null; then
   MIEB_TEST_BIN="$bin" MIEB_TEST_DEVICE=cuda timeout "$(cap 300)" python3 -m pytest -q -p no:cacheprovider \
-      "$root/tests/py/test_retrieval_e2e.py" -k search_floors 2>&1 | tee "$log_dir/search_floors.log" | tail -15
+      "$root/tests/py/test_retrieval_e2e.py" -k "search_floors or zero_padding" 2>&1 | tee "$log_dir/search_floors.log" | tail -15
   if [ "${PIPESTATUS[0]}" = 0 ]; then
     record "search floors (pytest)" PASS "$(grep -E 'passed|failed' "$log_dir/search_floors.log" | tail -1)"
   else

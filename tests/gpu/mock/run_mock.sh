@@ -111,7 +111,7 @@ py="$root/.venv/bin/python"
 if "$py" -c 'import numpy, h5py, pytest' 2>/dev/null; then
   MIEB_TEST_BIN="$out/mieb-eval-mock" MIEB_TEST_DEVICE=cuda ASAN_OPTIONS=detect_leaks=1 \
     "$py" -m pytest -q -p no:cacheprovider "$root/tests/py/test_retrieval_e2e.py" \
-      -k "search_floors or chunk_boundary" 2>&1 | tail -3
+      -k "search_floors or chunk_boundary or zero_padding" 2>&1 | tail -3
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 else
   echo "  SKIP: no python with numpy, h5py and pytest (scripts/install-deps.sh makes .venv)"
