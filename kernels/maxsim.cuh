@@ -2,7 +2,7 @@
  * maxsim.cuh - launcher of the MaxSim reduction kernel (kernels/maxsim.cu).
  *
  * Turns a tile of token-level dot products into item-level late-interaction scores.
- * CPU reference: mieb_cpu_maxsim_row (host/backend/cpu_kernels.c).
+ * CPU reference: mieb_cpu_maxsim_tile (host/backend/cpu_kernels.c).
  */
 #ifndef MIEB_KERNELS_MAXSIM_CUH
 #define MIEB_KERNELS_MAXSIM_CUH

@@ -1,6 +1,6 @@
 /**
  * pair_maxsim.cuh - launcher of the (query, doc) pair MaxSim kernel (kernels/pair_maxsim.cu).
- * CPU reference: mieb_cpu_maxsim_row (host/backend/cpu_kernels.c), via cpu_score_pairs.
+ * CPU reference: mieb_cpu_maxsim_tile (host/backend/cpu_kernels.c), via cpu_score_pairs.
  */
 #ifndef MIEB_KERNELS_PAIR_MAXSIM_CUH
 #define MIEB_KERNELS_PAIR_MAXSIM_CUH

@@ -449,11 +449,12 @@ static mieb_status cpu_score_pairs(struct mieb_backend *be, struct mieb_qset *qs
                                    const int64_t *qi, const int64_t *di, float *out)
 {
     const struct mieb_vecs *q = &qs->q;
+    struct mieb_maxsim_scratch *ws = &((struct cpu_ctx *)be->ctx)->scratch[0].maxsim; /* the caller's: thread 0 of a search */
     for (int64_t p = 0; p < n_pairs; p++) {
         if (qi[p] < 0 || qi[p] >= q->n || di[p] < 0 || di[p] >= docs->n)
             return mieb_fail(MIEB_ERR_INVALID_ARG, "cpu backend: pair %lld out of range", (long long)p);
         if (qs->sim == MIEB_SIM_MAXSIM) {
-            MIEB_TRY(mieb_cpu_maxsim_row(q, qi[p], docs, di[p], di[p] + 1, &out[p]));
+            MIEB_TRY(mieb_cpu_maxsim_tile(q, qi[p], qi[p] + 1, docs, di[p], di[p] + 1, &out[p], 1, ws));
         } else {
             out[p] = mieb_canon_dot(q->data + qi[p] * q->dim, docs->data + di[p] * docs->dim, q->dim);
         }

@@ -83,12 +83,3 @@ mieb_status mieb_cpu_maxsim_tile(const struct mieb_vecs *q, int64_t q0, int64_t 
     }
     return MIEB_OK;
 }
-
-mieb_status mieb_cpu_maxsim_row(const struct mieb_vecs *q, int64_t qi, const struct mieb_vecs *d,
-                                int64_t d0, int64_t d1, float *out)
-{
-    struct mieb_maxsim_scratch ws = {0};
-    mieb_status st = mieb_cpu_maxsim_tile(q, qi, qi + 1, d, d0, d1, out, 0, &ws);
-    free(ws.s);
-    return st;
-}

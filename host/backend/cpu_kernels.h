@@ -36,8 +36,4 @@ struct mieb_maxsim_scratch {
 mieb_status mieb_cpu_maxsim_tile(const struct mieb_vecs *q, int64_t q0, int64_t q1, const struct mieb_vecs *d,
                                  int64_t d0, int64_t d1, float *out, int64_t ldo, struct mieb_maxsim_scratch *ws);
 
-/** mieb_cpu_maxsim_tile for one query item: out[j - d0] (its own scratch). */
-mieb_status mieb_cpu_maxsim_row(const struct mieb_vecs *q, int64_t qi, const struct mieb_vecs *d,
-                                int64_t d0, int64_t d1, float *out);
-
 #endif

@@ -9,7 +9,7 @@
  *    product takes (query runs of over 192 tokens, doc runs of over 2048), on tiles that
  *    start anywhere and leave columns of the output untouched; values include repeated
  *    tokens (ties) and zero vectors (maxima of +0 and -0).
- * 2. mieb_cpu_maxsim_row gives the same scores.
+ * 2. The backend's score_pairs (candidate lists) gives the same scores, pair by pair.
  * 3. The backend's topk_block with MaxSim, on 1 to 3 threads, equals a full sort of those
  *    scores under the tie rule (score descending, index ascending), for k below and above
  *    the corpus size, with the docs of one query split over the threads and merged.
@@ -128,19 +128,34 @@ static void check_tiles(int64_t nq, int64_t nd, int64_t dim, int64_t qsmall, int
         free(out);
     }
     CHECK(!bad);
-    /* the single-query entry point */
-    float *row = malloc(sizeof(float) * (size_t)nd);
-    for (int64_t i = 0; i < nq && !bad; i += 1 + nq / 5) {
-        CHECK(mieb_cpu_maxsim_row(&qv, i, &dv, 0, nd, row) == MIEB_OK);
-        for (int64_t j = 0; j < nd; j++)
-            if (!same_bits(row[j], ref[i * nd + j])) {
-                CHECK_MSG(0, "maxsim_row: query %lld doc %lld: %.9g, want %.9g", (long long)i, (long long)j, row[j],
-                          ref[i * nd + j]);
-                bad = 1;
-                break;
-            }
+    /* the backend's candidate pairs (cpu_score_pairs: one query and one doc per call, its
+       scratch kept), every pair once in a shuffled order */
+    int64_t np_ = nq * nd;
+    int64_t *pq = malloc(sizeof(int64_t) * (size_t)np_), *pd = malloc(sizeof(int64_t) * (size_t)np_);
+    float *ps = malloc(sizeof(float) * (size_t)np_);
+    for (int64_t x = 0; x < np_; x++)
+        pq[x] = x / nd, pd[x] = x % nd;
+    for (int64_t x = np_ - 1; x > 0; x--) {
+        int64_t y = (int64_t)(next_u64() % (uint64_t)(x + 1)), tq = pq[x], tdoc = pd[x];
+        pq[x] = pq[y], pd[x] = pd[y], pq[y] = tq, pd[y] = tdoc;
     }
-    free(row);
+    struct mieb_backend *be = NULL;
+    struct mieb_backend_opts opts = {.n_threads = 1};
+    struct mieb_qset *qs = NULL;
+    CHECK(mieb_backend_cpu_init(&opts, &be) == MIEB_OK);
+    CHECK(mieb_backend_prepare_queries(be, &qv, MIEB_SIM_MAXSIM, &qs) == MIEB_OK);
+    CHECK(mieb_backend_score_pairs(be, qs, &dv, np_, pq, pd, ps) == MIEB_OK);
+    for (int64_t x = 0; x < np_ && !bad; x++)
+        if (!same_bits(ps[x], ref[pq[x] * nd + pd[x]])) {
+            CHECK_MSG(0, "score_pairs: query %lld doc %lld: %.9g, want %.9g", (long long)pq[x], (long long)pd[x],
+                      ps[x], ref[pq[x] * nd + pd[x]]);
+            bad = 1;
+        }
+    mieb_backend_release_queries(be, qs);
+    mieb_backend_free(be);
+    free(pq);
+    free(pd);
+    free(ps);
     free(ws.s);
     free(ref);
     free_items(&q);
@@ -169,14 +184,13 @@ static void check_topk(int threads, int64_t nq, int64_t nd, int64_t dim, int64_t
         for (int64_t j = 0; j < nd; j++)
             ref[j] = (struct pair){ref_maxsim(&q, r, &d, j), j};
         check_rank_pairs(ref, nd);
-        for (int64_t j = 0; j < keep; j++)
-            if (!same_bits(ref[j].s, os[r * k + j]) || ref[j].i != oi[r * k + j]) {
-                CHECK_MSG(0, "threads %d nq %lld nd %lld k %lld: query %lld rank %lld: (%g, %lld), want (%g, %lld)",
-                          threads, (long long)nq, (long long)nd, (long long)k, (long long)r, (long long)j,
-                          os[r * k + j], (long long)oi[r * k + j], ref[j].s, (long long)ref[j].i);
-                bad = 1;
-                break;
-            }
+        int64_t j = check_ranked_mismatch(ref, keep, os + r * k, oi + r * k);
+        if (j >= 0) {
+            CHECK_MSG(0, "threads %d nq %lld nd %lld k %lld: query %lld rank %lld: (%g, %lld), want (%g, %lld)",
+                      threads, (long long)nq, (long long)nd, (long long)k, (long long)r, (long long)j,
+                      os[r * k + j], (long long)oi[r * k + j], ref[j].s, (long long)ref[j].i);
+            bad = 1;
+        }
     }
     CHECK(!bad);
     mieb_backend_release_queries(be, qs);

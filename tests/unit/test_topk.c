@@ -50,14 +50,13 @@ static void check_case(int threads, int64_t nq, int64_t nd, int64_t dim, int64_t
             ref[j].i = j;
         }
         check_rank_pairs(ref, nd);
-        for (int64_t j = 0; j < keep; j++)
-            if (ref[j].s != os[r * k + j] || ref[j].i != oi[r * k + j]) {
-                CHECK_MSG(0, "threads=%d nq=%lld nd=%lld k=%lld: query %lld rank %lld: got (%g,%lld) want (%g,%lld)",
-                          threads, (long long)nq, (long long)nd, (long long)k, (long long)r, (long long)j,
-                          os[r * k + j], (long long)oi[r * k + j], ref[j].s, (long long)ref[j].i);
-                bad = 1;
-                break;
-            }
+        int64_t j = check_ranked_mismatch(ref, keep, os + r * k, oi + r * k);
+        if (j >= 0) {
+            CHECK_MSG(0, "threads=%d nq=%lld nd=%lld k=%lld: query %lld rank %lld: got (%g,%lld) want (%g,%lld)",
+                      threads, (long long)nq, (long long)nd, (long long)k, (long long)r, (long long)j,
+                      os[r * k + j], (long long)oi[r * k + j], ref[j].s, (long long)ref[j].i);
+            bad = 1;
+        }
     }
     CHECK(!bad);
     mieb_backend_release_queries(be, qs);
