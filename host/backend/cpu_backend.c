@@ -20,6 +20,7 @@
 
 #include <cblas.h>
 
+#include "../core/parallel.h"
 #include "backend.h"
 #include "canon_dot.h"
 #include "cpu_kernels.h"
@@ -518,10 +519,11 @@ mieb_status mieb_backend_cpu_init(const struct mieb_backend_opts *opts, struct m
     be->ctx = cx;
     if (opts)
         be->opts = *opts;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    cx->n_threads = be->opts.n_threads > 0 ? be->opts.n_threads : (int)(ncpu > 0 ? ncpu : 1);
+    cx->n_threads = be->opts.n_threads > 0 ? be->opts.n_threads : mieb_par_cpus();
     if (cx->n_threads > 64)
         cx->n_threads = 64;
+    MIEB_LOGD("CPU backend: %d thread(s)%s", cx->n_threads,
+              be->opts.n_threads > 0 ? "" : " (the CPUs this process may use)");
     /* Our threads split the work; BLAS must not spawn its own on top. */
     openblas_set_num_threads(1);
     *out = be;

@@ -30,7 +30,7 @@ struct merge_args {
     int n_tasks;
     const char *benchmarks[16];
     int n_benchmarks;
-    int verbose, quiet;
+    int verbose, quiet, threads;
     enum mieb_log_format log_format;
 };
 
@@ -38,7 +38,7 @@ static void merge_usage(FILE *f)
 {
     fputs("usage: mieb-eval merge --partials-dir DIR --task-data DIR --embeddings DIR --output-folder DIR\n"
           "                       (-t TASK [TASK ...] | -b BENCHMARK) [--per-query DIR] [-v | -q]\n"
-          "                       [--log-format text|json]\n"
+          "                       [--threads N] [--log-format text|json]\n"
           "\n"
           "Merges the partial files that `mieb-eval run ... --corpus-parts K --corpus-part I --partials-dir DIR`\n"
           "wrote for each part I of each retrieval task into the task's results file, the same file a single\n"
@@ -53,6 +53,7 @@ static void merge_usage(FILE *f)
           "  -t, --tasks TASK...  tasks to merge\n"
           "  -b, --benchmark B    every retrieval task of a benchmark whose task data is present\n"
           "  --per-query DIR      as for run: DIR/<task>/<split>/<subset>/{run.trec,per_query.tsv,qrels.trec}\n"
+          "  --threads N          CPU threads for the metrics [the CPUs this process may use]\n"
           "  -v, -q, --log-format as for run\n"
           "\n"
           "A task is merged only when every part 0..K-1 of every split and subset is present and all parts\n"
@@ -117,6 +118,16 @@ static int parse_args(int argc, char **argv, struct merge_args *a)
                 return -1;
             }
             a->benchmarks[a->n_benchmarks++] = val;
+            i++;
+            continue;
+        } else if (!strcmp(o, "--threads")) {
+            char *end = NULL;
+            long n = strtol(val, &end, 10);
+            if (end == val || *end || n < 0 || n > 4096) {
+                fprintf(stderr, "mieb-eval merge: --threads must be a whole number from 0 to 4096, not '%s'\n", val);
+                return -1;
+            }
+            a->threads = (int)n;
             i++;
             continue;
         } else if (!strcmp(o, "--log-format")) {
@@ -224,7 +235,8 @@ int mieb_cmd_merge(int argc, char **argv)
     if (a.per_query)
         mieb_clean_stale_tmp(a.per_query, 3);
     struct mieb_merge_opts mo = {.dir = a.partials, .task_data = a.task_data, .emb_dir = a.emb,
-                                 .per_query_dir = a.per_query, .meta = &meta, .results_dir = results_dir};
+                                 .per_query_dir = a.per_query, .meta = &meta, .results_dir = results_dir,
+                                 .n_threads = a.threads};
     MIEB_LOGI("merging %d retrieval task(s) for %s from %s", n_todo, meta.name, a.partials);
     for (int i = 0; i < n_todo; i++) {
         mieb_clear_error();

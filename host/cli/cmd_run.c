@@ -93,7 +93,7 @@ static void run_usage(FILE *f)
           "  --mem-limit SIZE     memory for embeddings and search state, e.g. 512M, 8G [half of RAM]\n"
           "  --similarity S       override model_meta.json's similarity_fn_name\n"
           "  --overwrite-strategy always | never | only-missing (skip tasks whose result exists) [always]\n"
-          "  --threads N          CPU threads [all cores]\n"
+          "  --threads N          CPU threads; 0 = the CPUs this process may use [0]\n"
           "  --precision P        similarity arithmetic: fp32 (exact, default); tf32 or bf16 on CUDA only,\n"
           "                       faster, recorded in each result as similarity_precision\n"
           "  --kmeans M           ImageClustering: minibatch (mteb's MiniBatchKMeans, default) or full\n"
@@ -247,7 +247,14 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             o->probe_cpu = !strcmp(val, "cpu");
         } else if (!strcmp(a, "--threads")) {
             NEED_VAL();
-            o->threads = atoi(val);
+            char *end = NULL;
+            errno = 0;
+            long v = strtol(val, &end, 10);
+            if (errno || end == val || *end || v < 0 || v > 4096) { /* atoi made "x" and "-3" mean all cores */
+                fprintf(stderr, "mieb-eval run: bad --threads '%s' (a whole number from 0 to 4096)\n", val);
+                return -1;
+            }
+            o->threads = (int)v;
         } else if (!strcmp(a, "--shard-index") || !strcmp(a, "--num-shards")) { /* task sharding (issue 6) */
             NEED_VAL();
             char *end = NULL;

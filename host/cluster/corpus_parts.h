@@ -43,6 +43,7 @@ struct mieb_merge_opts {
     const char *per_query_dir;  /* --per-query, or NULL */
     const struct mieb_model_meta *meta;
     const char *results_dir;    /* <output-folder>/results/<org>__<model>/<revision> */
+    int n_threads;              /* --threads (metrics); 0 = the CPUs this process may use */
 };
 
 /**

@@ -289,7 +289,7 @@ static mieb_status merge_subset(const struct mieb_task *task, struct mieb_taskda
         st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: its queries are not the ones %s keeps in %s",
                        mieb_partial_file(rd[0]), mieb_taskdata_path(td), s.grp);
     if (st == MIEB_OK)
-        st = mieb_ret_post_open(&s, o->per_query_dir, task->name, split, subset, &post);
+        st = mieb_ret_post_open(&s, o->per_query_dir, task->name, split, subset, o->n_threads, &post);
     for (int64_t q0 = 0; q0 < s.n_kept && st == MIEB_OK; q0 += MERGE_TILE) {
         int64_t nt = s.n_kept - q0 < MERGE_TILE ? s.n_kept - q0 : MERGE_TILE;
         struct mieb_search_out so;

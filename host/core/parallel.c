@@ -1,7 +1,11 @@
 /* parallel.c - the fork-join of parallel.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
 #include "parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 struct par_call {
@@ -51,6 +55,12 @@ void mieb_par_range(int64_t n, int t, int nt, int64_t *lo, int64_t *hi)
 
 int mieb_par_cpus(void)
 {
+    /* The CPUs this process may run on: a Slurm step, taskset or docker --cpuset-cpus
+       allots a few cores of a large node, where the online count would oversubscribe them.
+       (A mask of more than CPU_SETSIZE CPUs fails with EINVAL: the online count then.) */
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }

@@ -21,7 +21,8 @@ void mieb_par_run(int nt, void (*fn)(void *arg, int t, int nt), void *arg);
 /** [*lo, *hi): part t of nt of the range [0, n), in contiguous, nearly equal pieces. */
 void mieb_par_range(int64_t n, int t, int nt, int64_t *lo, int64_t *hi);
 
-/** The number of online CPUs (at least 1): what --threads 0 means. */
+/** The number of CPUs this process may run on (its affinity mask; else the online CPUs; at
+    least 1): what --threads 0 means. */
 int mieb_par_cpus(void);
 
 #ifdef __cplusplus

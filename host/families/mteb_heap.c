@@ -1,7 +1,10 @@
 /* mteb_heap.c - CPython heapq, operation for operation, on (score, id) tuples. */
 #include "mteb_heap.h"
 
+#include <math.h>
 #include <string.h>
+
+#include "core/radix_sort.h"
 
 void mieb_pyheap_init(struct mieb_pyheap *h, float *score, int64_t *doc, int64_t cap, const char *const *ids)
 {
@@ -90,4 +93,45 @@ int mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc
         return 1;
     }
     return pushpop_changed(h, s, doc);
+}
+
+/* The stable insertion sort: the rule where a NaN makes `<` no order at all. */
+static void insertion_sort_desc(float *s, int64_t *d, int64_t n)
+{
+    for (int64_t i = 1; i < n; i++) {
+        float ks = s[i];
+        int64_t kd = d[i], j = i - 1;
+        while (j >= 0 && s[j] < ks) {
+            s[j + 1] = s[j];
+            d[j + 1] = d[j];
+            j--;
+        }
+        s[j + 1] = ks;
+        d[j + 1] = kd;
+    }
+}
+
+void mieb_py_sort_score_desc(float *s, int64_t *d, int64_t n, uint64_t *scratch)
+{
+    if (n < 2)
+        return;
+    for (int64_t i = 0; i < n; i++)
+        if (isnan(s[i])) {
+            insertion_sort_desc(s, d, n);
+            return;
+        }
+    uint64_t *keys = scratch, *tmp = scratch + n, *old_d = scratch + 2 * n;
+    float *old_s = (float *)(scratch + 3 * n);
+    for (int64_t i = 0; i < n; i++) {
+        /* the array position breaks ties: what stability means here */
+        keys[i] = mieb_best_first_key(s[i], (uint32_t)i);
+        old_d[i] = (uint64_t)d[i];
+        old_s[i] = s[i];
+    }
+    mieb_radix_sort_u64(keys, NULL, tmp, NULL, n, 0, 8);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t from = (uint32_t)keys[i];
+        s[i] = old_s[from];
+        d[i] = (int64_t)old_d[from];
+    }
 }

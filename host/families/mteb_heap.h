@@ -30,4 +30,14 @@ void mieb_pyheap_pushpop(struct mieb_pyheap *h, float s, int64_t doc);
     changed (the item entered it), 0 when the item was handed straight back. */
 int mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc);
 
+/**
+ * Python's sorted(items, key=score, reverse=True) on parallel arrays, in place: scores
+ * descending, equal scores (-0 == +0) in their array order, since Python's sort is stable.
+ * skip_first_result runs it on each heap array. scratch: 4 * n entries. Without NaN it is
+ * a radix sort (a heap array of 1,000 is nearly ascending, the worst case of the insertion
+ * sort it replaced: 0.25 M moves a query); with a NaN, whose comparisons are all false,
+ * the insertion sort's result is kept.
+ */
+void mieb_py_sort_score_desc(float *s, int64_t *d, int64_t n, uint64_t *scratch);
+
 #endif

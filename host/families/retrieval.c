@@ -23,6 +23,7 @@
 #include "../core/pyfloat.h"
 #include "../io/trec_id.h"
 #include "../metrics/retrieval_metrics.h"
+#include "mteb_heap.h"
 #include "retrieval_post.h"
 #include "retrieval_search.h"
 
@@ -117,22 +118,11 @@ static int64_t collapse_dict(float *s, int64_t *d, int64_t n, struct pos_doc *tm
 }
 
 /* skip_first_result: dict(sorted(items, key=score, reverse=True)[1:]) -- a stable sort. */
-static int64_t skip_first(float *s, int64_t *d, int64_t n)
+static int64_t skip_first(float *s, int64_t *d, int64_t n, uint64_t *scratch)
 {
-    /* insertion sort keeps equal scores in their heap-array order (stable), n <= 1000 */
-    for (int64_t i = 1; i < n; i++) {
-        float ks = s[i];
-        int64_t kd = d[i], j = i - 1;
-        while (j >= 0 && s[j] < ks) {
-            s[j + 1] = s[j];
-            d[j + 1] = d[j];
-            j--;
-        }
-        s[j + 1] = ks;
-        d[j + 1] = kd;
-    }
     if (n == 0)
         return 0;
+    mieb_py_sort_score_desc(s, d, n, scratch);
     memmove(s, s + 1, sizeof(float) * (size_t)(n - 1));
     memmove(d, d + 1, sizeof(int64_t) * (size_t)(n - 1));
     return n - 1;
@@ -313,70 +303,111 @@ static mieb_status pq_write_measures(struct pq_files *pq, const struct mieb_ret_
 }
 
 /* Hand each query's results dict to the metric accumulator. */
+/* One worker's buffers for preparing results dicts (add_tile_metrics). */
+struct tile_worker {
+    const char **ids;   /* [top_k] doc id of each entry */
+    struct pos_doc *pd; /* [top_k] collapse_dict's work space */
+    int32_t *rel;       /* [top_k] qrels value of each entry */
+    uint64_t *sort_tmp; /* [4 top_k] skip_first's sort */
+    size_t *order;      /* [top_k] the per-query file's ranking */
+    struct qrel *qr;    /* [qr_cap] the query's qrels, sorted by doc */
+    int64_t qr_cap;
+};
+
+struct tile_fill {
+    const struct mieb_retrieval_data *rd;
+    const int64_t *qrow;
+    struct mieb_search_out *so;
+    bool skip;
+    struct pq_files *pq; /* written in query order: one worker only */
+    struct tile_worker *w;
+};
+
+static void tile_worker_free(struct tile_worker *w)
+{
+    free(w->ids);
+    free(w->pd);
+    free(w->rel);
+    free(w->sort_tmp);
+    free(w->order);
+    free(w->qr);
+}
+
+static mieb_status tile_worker_alloc(struct tile_worker *w, bool skip, bool pq)
+{
+    w->ids = malloc(sizeof(char *) * MIEB_MTEB_TOP_K);
+    w->pd = malloc(sizeof *w->pd * MIEB_MTEB_TOP_K);
+    w->rel = malloc(sizeof(int32_t) * MIEB_MTEB_TOP_K);
+    w->sort_tmp = skip ? malloc(sizeof(uint64_t) * 4 * MIEB_MTEB_TOP_K) : NULL;
+    w->order = pq ? malloc(sizeof(size_t) * MIEB_MTEB_TOP_K) : NULL;
+    if (!w->ids || !w->pd || !w->rel || (skip && !w->sort_tmp) || (pq && !w->order))
+        return mieb_fail(MIEB_ERR_OOM, "metric buffers");
+    return MIEB_OK;
+}
+
+/* Query t of the tile as mteb's results dict (mieb_ret_query_fill_fn). */
+static mieb_status fill_query(void *user, int64_t t, int worker, struct mieb_ret_query_result *r)
+{
+    const struct tile_fill *f = user;
+    const struct mieb_retrieval_data *rd = f->rd;
+    struct tile_worker *w = &f->w[worker];
+    int64_t q = f->qrow[t], q0 = rd->qrels_indptr[q], nqr = rd->qrels_indptr[q + 1] - q0;
+    float *s = f->so->res_s + t * MIEB_MTEB_TOP_K;
+    int64_t *d = f->so->res_d + t * MIEB_MTEB_TOP_K;
+    int64_t n = rd->cand_indptr ? collapse_dict(s, d, f->so->res_n[t], w->pd) : f->so->res_n[t];
+    if (f->skip)
+        n = skip_first(s, d, n, w->sort_tmp);
+    if (nqr > w->qr_cap) {
+        free(w->qr);
+        w->qr_cap = nqr;
+        w->qr = malloc(sizeof *w->qr * (size_t)w->qr_cap);
+        if (!w->qr) {
+            w->qr_cap = 0;
+            return mieb_fail(MIEB_ERR_OOM, "qrels lookup");
+        }
+    }
+    struct qrel *qr = w->qr;
+    for (int64_t j = 0; j < nqr; j++) {
+        qr[j].doc = rd->qrels_doc[q0 + j];
+        qr[j].score = rd->qrels_score[q0 + j];
+    }
+    qsort(qr, (size_t)nqr, sizeof *qr, cmp_qrel);
+    for (int64_t j = 1; j < nqr; j++)
+        if (qr[j].doc == qr[j - 1].doc)
+            return mieb_fail(MIEB_ERR_BAD_DATA, "query '%s' lists document '%s' twice in its qrels",
+                             rd->query_ids[q], rd->corpus_ids[qr[j].doc]);
+    for (int64_t j = 0; j < n; j++) {
+        struct qrel key = {d[j], 0};
+        struct qrel *hit = bsearch(&key, qr, (size_t)nqr, sizeof *qr, cmp_qrel);
+        w->ids[j] = rd->corpus_ids[d[j]];
+        w->rel[j] = hit ? hit->score : 0;
+    }
+    *r = (struct mieb_ret_query_result){
+        .n = n, .scores = s, .doc_ids = w->ids, .rel = w->rel,
+        .n_qrels = nqr, .qrels_values = rd->qrels_score + q0,
+    };
+    return f->pq ? pq_write_query(f->pq, r, rd->query_ids[q], rd, qr, nqr, w->order) : MIEB_OK;
+}
+
+/* The tile's queries into the accumulator, on n_threads workers (one with per-query files,
+   which are written in query order). */
 static mieb_status add_tile_metrics(struct mieb_ret_eval *ev, const struct mieb_retrieval_data *rd,
                                     const int64_t *qrow, struct mieb_search_out *so, bool skip,
-                                    struct pq_files *pq)
+                                    struct pq_files *pq, int n_threads)
 {
-    const char **ids = malloc(sizeof(char *) * MIEB_MTEB_TOP_K);
-    struct pos_doc *pd = malloc(sizeof *pd * MIEB_MTEB_TOP_K);
-    int32_t *rel = malloc(sizeof(int32_t) * MIEB_MTEB_TOP_K);
-    size_t *order = pq ? malloc(sizeof(size_t) * MIEB_MTEB_TOP_K) : NULL;
-    struct qrel *qr = NULL;
-    int64_t qr_cap = 0;
-    mieb_status st = MIEB_OK;
-    if (!ids || !rel || !pd || (pq && !order)) {
-        st = mieb_fail(MIEB_ERR_OOM, "metric buffers");
-        goto done;
+    int threads = pq ? 1 : n_threads;
+    int nw = mieb_ret_eval_batch_workers(so->n_queries, threads);
+    struct tile_worker *w = calloc((size_t)nw, sizeof *w);
+    mieb_status st = w ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "metric buffers");
+    for (int i = 0; i < nw && st == MIEB_OK; i++)
+        st = tile_worker_alloc(&w[i], skip, pq != NULL);
+    if (st == MIEB_OK) {
+        struct tile_fill f = {.rd = rd, .qrow = qrow, .so = so, .skip = skip, .pq = pq, .w = w};
+        st = mieb_ret_eval_add_batch(ev, so->n_queries, threads, fill_query, &f);
     }
-    for (int64_t t = 0; t < so->n_queries && st == MIEB_OK; t++) {
-        int64_t q = qrow[t], q0 = rd->qrels_indptr[q], nqr = rd->qrels_indptr[q + 1] - q0;
-        float *s = so->res_s + t * MIEB_MTEB_TOP_K;
-        int64_t *d = so->res_d + t * MIEB_MTEB_TOP_K;
-        int64_t n = rd->cand_indptr ? collapse_dict(s, d, so->res_n[t], pd) : so->res_n[t];
-        if (skip)
-            n = skip_first(s, d, n);
-        if (nqr > qr_cap) {
-            free(qr);
-            qr_cap = nqr;
-            qr = malloc(sizeof *qr * (size_t)qr_cap);
-            if (!qr) {
-                st = mieb_fail(MIEB_ERR_OOM, "qrels lookup");
-                break;
-            }
-        }
-        for (int64_t j = 0; j < nqr; j++) {
-            qr[j].doc = rd->qrels_doc[q0 + j];
-            qr[j].score = rd->qrels_score[q0 + j];
-        }
-        qsort(qr, (size_t)nqr, sizeof *qr, cmp_qrel);
-        for (int64_t j = 1; j < nqr; j++)
-            if (qr[j].doc == qr[j - 1].doc) {
-                st = mieb_fail(MIEB_ERR_BAD_DATA, "query '%s' lists document '%s' twice in its qrels",
-                               rd->query_ids[q], rd->corpus_ids[qr[j].doc]);
-                break;
-            }
-        if (st != MIEB_OK)
-            break;
-        for (int64_t j = 0; j < n; j++) {
-            struct qrel key = {d[j], 0};
-            struct qrel *hit = bsearch(&key, qr, (size_t)nqr, sizeof *qr, cmp_qrel);
-            ids[j] = rd->corpus_ids[d[j]];
-            rel[j] = hit ? hit->score : 0;
-        }
-        struct mieb_ret_query_result r = {
-            .n = n, .scores = s, .doc_ids = ids, .rel = rel,
-            .n_qrels = nqr, .qrels_values = rd->qrels_score + q0,
-        };
-        st = mieb_ret_eval_add(ev, &r);
-        if (st == MIEB_OK && pq)
-            st = pq_write_query(pq, &r, rd->query_ids[q], rd, qr, nqr, order);
-    }
-done:
-    free(order);
-    free(pd);
-    free(ids);
-    free(rel);
-    free(qr);
+    for (int i = 0; w && i < nw; i++)
+        tile_worker_free(&w[i]);
+    free(w);
     return st;
 }
 
@@ -528,15 +559,17 @@ struct mieb_ret_post {
     const struct mieb_ret_subset *s;
     struct mieb_ret_eval *ev;
     struct pq_files pqf, *pq;
+    int n_threads;
 };
 
 mieb_status mieb_ret_post_open(const struct mieb_ret_subset *s, const char *per_query_dir, const char *task,
-                               const char *split, const char *subset, struct mieb_ret_post **out)
+                               const char *split, const char *subset, int n_threads, struct mieb_ret_post **out)
 {
     struct mieb_ret_post *p = calloc(1, sizeof *p);
     if (!p)
         return mieb_fail(MIEB_ERR_OOM, "metric state");
     p->s = s;
+    p->n_threads = n_threads;
     mieb_status st = mieb_ret_eval_new(&p->ev);
     if (st == MIEB_OK && per_query_dir) {
         st = pq_open(&p->pqf, per_query_dir, task, split, subset);
@@ -554,7 +587,7 @@ mieb_status mieb_ret_post_open(const struct mieb_ret_subset *s, const char *per_
 mieb_status mieb_ret_post_add(void *post, const int64_t *qrow, struct mieb_search_out *so)
 {
     struct mieb_ret_post *p = post;
-    return add_tile_metrics(p->ev, &p->s->rd, qrow, so, p->s->skip_first, p->pq);
+    return add_tile_metrics(p->ev, &p->s->rd, qrow, so, p->s->skip_first, p->pq, p->n_threads);
 }
 
 mieb_status mieb_ret_post_finish(struct mieb_ret_post *p, cJSON *scores)
@@ -590,7 +623,7 @@ mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const str
     if (st == MIEB_OK) {
         st = mieb_ret_roles_open(rc->emb_dir, rc->sim, task->name, split, subset, &s, &roles);
         if (st == MIEB_OK)
-            st = mieb_ret_post_open(&s, rc->per_query_dir, task->name, split, subset, &post);
+            st = mieb_ret_post_open(&s, rc->per_query_dir, task->name, split, subset, rc->n_threads, &post);
         if (st == MIEB_OK)
             st = mieb_ret_search(rc, task->name, &s, &roles, NULL, mieb_ret_post_add, post);
         if (st == MIEB_OK) {

@@ -56,10 +56,11 @@ mieb_status mieb_ret_search(const struct mieb_run_ctx *rc, const char *task, con
                             struct mieb_ret_roles *roles, const struct mieb_search_opts *range,
                             mieb_ret_tile_fn fn, void *user);
 
-/** Metric accumulator (+ --per-query files when per_query_dir is set) of one subset. */
+/** Metric accumulator (+ --per-query files when per_query_dir is set) of one subset; each tile's
+    queries are prepared and measured on n_threads threads (0: all; one with per-query files). */
 struct mieb_ret_post;
 mieb_status mieb_ret_post_open(const struct mieb_ret_subset *s, const char *per_query_dir, const char *task,
-                               const char *split, const char *subset, struct mieb_ret_post **out);
+                               const char *split, const char *subset, int n_threads, struct mieb_ret_post **out);
 /** Score a tile of results dicts (heap arrays; applies dict collapse and skip_first_result in place). */
 mieb_status mieb_ret_post_add(void *post, const int64_t *qrow, struct mieb_search_out *so);
 /** The metric keys, in mteb's order, into `scores`; the --per-query files are renamed into place. */

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/parallel.h"
 #include "../core/pyfloat.h"
 #include "npmath.h"
 #include "retrieval_internal.h"
@@ -76,6 +77,82 @@ mieb_status mieb_ret_eval_add(struct mieb_ret_eval *ev, const struct mieb_ret_qu
     MIEB_TRY(mieb_ret_query_compute(q, &ev->scratch, &ev->rows[ev->n]));
     ev->n++;
     return MIEB_OK;
+}
+
+/* Queries per worker below which a thread costs more than it saves (about 50 us a query). */
+#define BATCH_MIN_QUERIES 64
+#define BATCH_MAX_WORKERS 64
+
+int mieb_ret_eval_batch_workers(int64_t n, int n_threads)
+{
+    int nt = n_threads > 0 ? n_threads : mieb_par_cpus();
+    if (nt > BATCH_MAX_WORKERS)
+        nt = BATCH_MAX_WORKERS;
+    if ((int64_t)nt > n / BATCH_MIN_QUERIES)
+        nt = (int)(n / BATCH_MIN_QUERIES);
+    return nt < 1 ? 1 : nt;
+}
+
+struct batch_job {
+    struct mieb_ret_query_values *rows; /* [n], the batch's slots in ev->rows */
+    int64_t n;
+    mieb_ret_query_fill_fn fill;
+    void *user;
+    mieb_status st[BATCH_MAX_WORKERS];
+    char msg[BATCH_MAX_WORKERS][512];   /* its message (the record is per thread) */
+};
+
+static void batch_part(void *arg, int t, int nt)
+{
+    struct batch_job *j = arg;
+    struct mieb_ret_scratch scratch = {0};
+    int64_t lo, hi;
+    mieb_par_range(j->n, t, nt, &lo, &hi);
+    j->st[t] = MIEB_OK;
+    for (int64_t i = lo; i < hi; i++) {
+        struct mieb_ret_query_result q;
+        mieb_status st = j->fill(j->user, i, t, &q);
+        if (st == MIEB_OK)
+            st = mieb_ret_query_compute(&q, &scratch, &j->rows[i]);
+        if (st != MIEB_OK) {
+            j->st[t] = st;
+            snprintf(j->msg[t], sizeof j->msg[t], "%s", mieb_last_error());
+            break;
+        }
+    }
+    mieb_ret_scratch_free(&scratch);
+}
+
+mieb_status mieb_ret_eval_add_batch(struct mieb_ret_eval *ev, int64_t n, int n_threads,
+                                    mieb_ret_query_fill_fn fill, void *user)
+{
+    if (ev == NULL || fill == NULL || n < 0)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "retrieval metrics: bad batch");
+    if (ev->n + n > ev->cap) {
+        int64_t cap = ev->cap ? ev->cap : 256;
+        while (cap < ev->n + n)
+            cap *= 2;
+        struct mieb_ret_query_values *r = realloc(ev->rows, (size_t)cap * sizeof *r);
+        if (r == NULL)
+            return mieb_fail(MIEB_ERR_OOM, "retrieval metrics: cannot grow to %lld queries", (long long)cap);
+        ev->rows = r;
+        ev->cap = cap;
+    }
+    struct batch_job *j = malloc(sizeof *j);
+    if (j == NULL)
+        return mieb_fail(MIEB_ERR_OOM, "retrieval metrics: batch state");
+    *j = (struct batch_job){.rows = ev->rows + ev->n, .n = n, .fill = fill, .user = user};
+    int nt = mieb_ret_eval_batch_workers(n, n_threads);
+    mieb_par_run(nt, batch_part, j);
+    /* parts are contiguous and each stops at its first failure: the lowest part's is the first */
+    mieb_status st = MIEB_OK;
+    for (int t = 0; t < nt && st == MIEB_OK; t++)
+        if (j->st[t] != MIEB_OK)
+            st = mieb_fail(j->st[t], "%s", j->msg[t]);
+    if (st == MIEB_OK)
+        ev->n += n;
+    free(j);
+    return st;
 }
 
 #define MIEB_NAUC_NRATES 10

@@ -44,6 +44,24 @@ struct mieb_ret_eval; /* opaque accumulator of per-query values */
 mieb_status mieb_ret_eval_new(struct mieb_ret_eval **out);
 /** Compute and keep this query's per-query values. Copies what it needs; q may be reused. */
 mieb_status mieb_ret_eval_add(struct mieb_ret_eval *ev, const struct mieb_ret_query_result *q);
+
+/**
+ * Fills *q with the i-th query of a batch, on worker `worker` (0 .. workers - 1); q's arrays
+ * must stay valid until the next call on the same worker. A non-OK status stops the batch.
+ */
+typedef mieb_status (*mieb_ret_query_fill_fn)(void *user, int64_t i, int worker, struct mieb_ret_query_result *q);
+
+/** How many workers mieb_ret_eval_add_batch uses for n queries with n_threads (0: all cores). */
+int mieb_ret_eval_batch_workers(int64_t n, int n_threads);
+
+/**
+ * n calls of mieb_ret_eval_add, for the queries fill gives, on the workers
+ * mieb_ret_eval_batch_workers(n, n_threads) says, each a contiguous range of the batch.
+ * Every query's values are computed alone, so the result is the same for any thread
+ * count; on failure the error is the first failing query's, as the calls in turn give it.
+ */
+mieb_status mieb_ret_eval_add_batch(struct mieb_ret_eval *ev, int64_t n, int n_threads,
+                                    mieb_ret_query_fill_fn fill, void *user);
 /**
  * Append mteb's 148 metric keys, in make_score_dict order, to the JSON object `scores`
  * (ndcg_at_K, map_at_K, recall_at_K, accuracy, precision_at_K, mrr_at_K,

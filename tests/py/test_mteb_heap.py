@@ -29,3 +29,31 @@ def test_heap_matches_heapq(seed):
     out = subprocess.run([TOOL], input=inp.encode(), capture_output=True, check=True).stdout.decode()
     got = [(float(np.float32(a)), b) for a, b in (line.split(" ") for line in out.splitlines())]
     assert got == heap
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_sorted_desc_matches_python(seed):
+    """skip_first_result's sort of a heap array: Python's stable sorted(reverse=True) on the
+    score alone, so tied scores (-0.0 and 0.0 among them) keep their heap-array order."""
+    rng = np.random.default_rng(1000 + seed)
+    n = int(rng.integers(0, 2500))
+    limit = int(rng.choice([1, 2, 7, 1000]))
+    pool = np.array([0.5, 0.25, -1.0, 0.0, -0.0, 0.75, np.inf, -np.inf], np.float32)
+    scores = rng.choice(pool, n) if seed % 3 == 0 else (
+        rng.standard_normal(n).astype(np.float32) if seed % 3 == 1 else
+        np.round(rng.standard_normal(n) * 4).astype(np.float32) / 4)
+    ids = [f"d{i}" for i in range(n)]
+    heap = []
+    for s, i in zip(scores, ids):
+        item = (float(s), i)
+        heapq.heappush(heap, item) if len(heap) < limit else heapq.heappushpop(heap, item)
+    results = {doc: score for score, doc in heap}  # mteb's results dict, in heap-array order
+    want = sorted(results.items(), key=lambda x: x[1], reverse=True)
+    inp = f"{limit} {n}\n" + "".join(f"{float(s)!r} {i}\n" for s, i in zip(scores, ids))
+    out = subprocess.run([TOOL, "--sorted"], input=inp.encode(), capture_output=True,
+                         check=True).stdout.decode()
+    got = [(b, float(np.float32(a))) for a, b in (line.split(" ") for line in out.splitlines())]
+    assert [d for d, _ in got] == [d for d, _ in want]
+    # the scores themselves, with the sign of each zero as it entered
+    assert [np.copysign(1.0, s) if s == 0 else s for _, s in got] == \
+        [np.copysign(1.0, s) if s == 0 else s for _, s in want]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -117,3 +118,34 @@ def test_probe_device_values(suite, tmp_path):
         assert p.returncode == 0, p.stderr
         outs.append(json.load(open(os.path.join(p.stdout.strip(), "Winoground.json")))["scores"])
     assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("value", ["x", "-3", "2.5", "", "5000"])
+def test_threads_must_be_a_count(suite, tmp_path, value):
+    """--threads takes 0 (the CPUs this process may use) or a count; atoi used to read
+    "x" and "-3" as all cores. merge reads it the same way."""
+    bad = run(suite, str(tmp_path / "bad"), "-t", "Winoground", "--threads", value)
+    assert bad.returncode == 2 and f"bad --threads '{value}'" in bad.stderr, bad.stderr
+    assert not os.path.exists(str(tmp_path / "bad" / "results"))
+    m = subprocess.run([BIN, "merge", "--partials-dir", str(tmp_path), "--task-data", str(tmp_path),
+                        "--embeddings", str(tmp_path), "--output-folder", str(tmp_path / "m"),
+                        "-t", "CUB200I2IRetrieval", "--threads", value], capture_output=True, text=True)
+    assert m.returncode == 2 and f"'{value}'" in m.stderr and "--threads" in m.stderr, m.stderr
+
+
+def test_threads_zero_is_the_affinity_mask(suite, tmp_path):
+    """--threads 0 under taskset (as a Slurm step or docker --cpuset-cpus confines a job): the
+    backend takes one thread, not one per online CPU, and the scores are those of --threads 1."""
+    if shutil.which("taskset") is None:
+        pytest.skip("taskset not installed")
+    p = subprocess.run(["taskset", "-c", "0", BIN, "run", "--task-data", os.path.join(suite, "task-data"),
+                        "--embeddings", os.path.join(suite, "embeddings"), "-t", "Winoground",
+                        "--output-folder", str(tmp_path / "z"), "--threads", "0", "--device", "cpu", "-v",
+                        "--progress", "off"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "CPU backend: 1 thread(s) (the CPUs this process may use)" in p.stderr, p.stderr
+    one = run(suite, str(tmp_path / "one"), "-t", "Winoground", "--threads", "1")
+    assert one.returncode == 0, one.stderr
+    a = json.load(open(os.path.join(p.stdout.strip(), "Winoground.json")))["scores"]
+    b = json.load(open(os.path.join(one.stdout.strip(), "Winoground.json")))["scores"]
+    assert a == b

@@ -1,7 +1,9 @@
 /*
  * pyheap_tool.c - drives the mteb heap emulation (host/families/mteb_heap.c) for the
  * Python test that compares it with heapq. Input on stdin: "LIMIT N" then N lines
- * "score id"; output: the heap array, one "score id" per line.
+ * "score id"; output: the heap array, one "score id" per line. With --sorted the array is
+ * first put in the order of Python's sorted(key=score, reverse=True) (mieb_py_sort_score_desc,
+ * what skip_first_result does to it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +11,9 @@
 
 #include "families/mteb_heap.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int sorted = argc > 1 && strcmp(argv[1], "--sorted") == 0;
     long limit, n;
     if (scanf("%ld %ld", &limit, &n) != 2 || n < 0 || limit < 0)
         return 2;
@@ -25,6 +28,13 @@ int main(void)
             return 2;
         ids[i] = strdup(buf);
         mieb_pyheap_offer(&h, limit, sc[i], i);
+    }
+    if (sorted) {
+        uint64_t *scratch = malloc(sizeof(uint64_t) * 4 * ((size_t)h.n + 1));
+        if (!scratch)
+            return 2;
+        mieb_py_sort_score_desc(h.score, h.doc, h.n, scratch);
+        free(scratch);
     }
     for (int64_t j = 0; j < h.n; j++)
         printf("%.9g %s\n", h.score[j], ids[h.doc[j]]);
