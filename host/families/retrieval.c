@@ -302,7 +302,6 @@ static mieb_status pq_write_measures(struct pq_files *pq, const struct mieb_ret_
     return MIEB_OK;
 }
 
-/* Hand each query's results dict to the metric accumulator. */
 /* One worker's buffers for preparing results dicts (add_tile_metrics). */
 struct tile_worker {
     const char **ids;   /* [top_k] doc id of each entry */
