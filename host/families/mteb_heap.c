@@ -2,6 +2,8 @@
 #include "mteb_heap.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/radix_sort.h"
@@ -93,6 +95,61 @@ int mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc
         return 1;
     }
     return pushpop_changed(h, s, doc);
+}
+
+/* Where the entries of a strictly decreasing run of m pushes onto an empty heap end up:
+   g_perm[m * (m - 1) / 2 + pos] = the push that holds array position pos, for every
+   m <= MIEB_PYHEAP_PERM_N (1 MB). Every comparison of such a run goes the same way, so the
+   pushes' moves alone build each table from the one before, once per process. */
+#define MIEB_PYHEAP_PERM_N 1000
+static int16_t *g_perm;
+static pthread_once_t g_perm_once = PTHREAD_ONCE_INIT;
+
+static void perm_init(void)
+{
+    size_t total = (size_t)MIEB_PYHEAP_PERM_N * (MIEB_PYHEAP_PERM_N + 1) / 2;
+    int16_t *p = malloc(sizeof(int16_t) * total), cur[MIEB_PYHEAP_PERM_N];
+    if (!p)
+        return; /* the caller falls back to the pushes */
+    for (int i = 0; i < MIEB_PYHEAP_PERM_N; i++) {
+        int pos = i;
+        while (pos > 0) { /* siftdown of an entry smaller than every other: up to the root */
+            int parent = (pos - 1) >> 1;
+            cur[pos] = cur[parent];
+            pos = parent;
+        }
+        cur[0] = (int16_t)i;
+        memcpy(p + (size_t)(i + 1) * i / 2, cur, sizeof(int16_t) * (size_t)(i + 1));
+    }
+    g_perm = p;
+}
+
+int64_t mieb_pyheap_offer_sorted_prefix(struct mieb_pyheap *h, int64_t limit, const float *s, const int64_t *d,
+                                        int64_t n)
+{
+    int64_t cap = limit < n ? limit : n;
+    if (cap > h->cap)
+        cap = h->cap;
+    if (cap > MIEB_PYHEAP_PERM_N)
+        cap = MIEB_PYHEAP_PERM_N;
+    if (h->n != 0 || cap < 2)
+        return 0;
+    /* the run: x[m] < x[m-1] as Python compares the tuples (false with a NaN: the run ends) */
+    int64_t m = 1;
+    while (m < cap && tuple_lt(h, s[m], d[m], s[m - 1], d[m - 1]))
+        m++;
+    if (m < 2)
+        return 0;
+    pthread_once(&g_perm_once, perm_init);
+    if (!g_perm)
+        return 0;
+    const int16_t *t = g_perm + (size_t)m * (size_t)(m - 1) / 2;
+    for (int64_t pos = 0; pos < m; pos++) {
+        h->score[pos] = s[t[pos]];
+        h->doc[pos] = d[t[pos]];
+    }
+    h->n = m;
+    return m;
 }
 
 /* The stable insertion sort: the rule where a NaN makes `<` no order at all. */

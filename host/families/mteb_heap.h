@@ -31,6 +31,17 @@ void mieb_pyheap_pushpop(struct mieb_pyheap *h, float s, int64_t doc);
 int mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc);
 
 /**
+ * mieb_pyheap_offer for the start of s/d[0 .. n), a chunk's list best first, while that is
+ * quick: on an empty heap, the longest run of entries (up to limit and 1,000) that strictly
+ * decrease in tuple order. Each of those pushes would carry its entry from the end of the
+ * array to the root, so the array after them is a fixed permutation of the run, applied
+ * here without comparisons. Returns the run's length (each entry accepted), or 0 (nothing
+ * done); the caller offers the entries after it one by one.
+ */
+int64_t mieb_pyheap_offer_sorted_prefix(struct mieb_pyheap *h, int64_t limit, const float *s, const int64_t *d,
+                                        int64_t n);
+
+/**
  * Python's sorted(items, key=score, reverse=True) on parallel arrays, in place: scores
  * descending, equal scores (-0 == +0) in their array order, since Python's sort is stable.
  * skip_first_result runs it on each heap array. scratch: 4 * n entries. Without NaN it is

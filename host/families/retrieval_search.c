@@ -146,7 +146,10 @@ static void fold_part(void *arg, int part, int n_parts)
             continue;
         /* mteb's chunk is complete: push its top-k, best first, into the heap (and log the
            offers it accepts when recording a corpus part) */
-        for (int64_t x = 0; x < n; x++)
+        int64_t x0 = mieb_pyheap_offer_sorted_prefix(&j->heaps[t], MIEB_MTEB_TOP_K, as, ai, n);
+        for (int64_t x = 0; x < x0 && j->out->log && st == MIEB_OK; x++) /* all accepted */
+            st = mieb_offer_log_push(&j->out->log[t], as[x], ai[x]);
+        for (int64_t x = x0; x < n && st == MIEB_OK; x++)
             if (mieb_pyheap_offer(&j->heaps[t], MIEB_MTEB_TOP_K, as[x], ai[x]) && j->out->log &&
                 (st = mieb_offer_log_push(&j->out->log[t], as[x], ai[x])) != MIEB_OK)
                 break;
