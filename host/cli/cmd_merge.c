@@ -121,9 +121,8 @@ static int parse_args(int argc, char **argv, struct merge_args *a)
             i++;
             continue;
         } else if (!strcmp(o, "--threads")) {
-            char *end = NULL;
-            long n = strtol(val, &end, 10);
-            if (end == val || *end || n < 0 || n > 4096) {
+            long long n;
+            if (!mieb_cli_parse_i64(val, 0, 4096, &n)) {
                 fprintf(stderr, "mieb-eval merge: --threads must be a whole number from 0 to 4096, not '%s'\n", val);
                 return -1;
             }

@@ -247,20 +247,16 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             o->probe_cpu = !strcmp(val, "cpu");
         } else if (!strcmp(a, "--threads")) {
             NEED_VAL();
-            char *end = NULL;
-            errno = 0;
-            long v = strtol(val, &end, 10);
-            if (errno || end == val || *end || v < 0 || v > 4096) { /* atoi made "x" and "-3" mean all cores */
+            long long v;
+            if (!mieb_cli_parse_i64(val, 0, 4096, &v)) { /* atoi made "x" and "-3" mean all cores */
                 fprintf(stderr, "mieb-eval run: bad --threads '%s' (a whole number from 0 to 4096)\n", val);
                 return -1;
             }
             o->threads = (int)v;
         } else if (!strcmp(a, "--shard-index") || !strcmp(a, "--num-shards")) { /* task sharding (issue 6) */
             NEED_VAL();
-            char *end = NULL;
-            errno = 0;
-            long v = strtol(val, &end, 10);
-            if (errno || end == val || *end || v < 0 || v > INT_MAX) {
+            long long v;
+            if (!mieb_cli_parse_i64(val, 0, INT_MAX, &v)) {
                 fprintf(stderr, "mieb-eval run: bad %s '%s' (a whole number >= 0)\n", a, val);
                 return -1;
             }
@@ -301,10 +297,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             }
         } else if (!strcmp(a, "--corpus-parts") || !strcmp(a, "--corpus-part")) { /* corpus parts (issue 6) */
             NEED_VAL();
-            char *end = NULL;
-            errno = 0;
-            long v = strtol(val, &end, 10);
-            if (errno || end == val || *end || v < 0 || v > 99999) {
+            long long v;
+            if (!mieb_cli_parse_i64(val, 0, 99999, &v)) {
                 fprintf(stderr, "mieb-eval run: bad %s '%s' (a whole number, 0 to 99999)\n", a, val);
                 return -1;
             }

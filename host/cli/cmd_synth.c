@@ -4,7 +4,6 @@
  * loads the registry and dispatches each task to its family's generator
  * (host/io/synth_<family>.c); families without a generator yet are skipped with a note.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,18 +37,6 @@ static void synth_usage(FILE *f)
           "  --compress       chunked + shuffle + deflate embeddings\n"
           "  --registry FILE  task registry (default: $MIEB_REGISTRY or configs/tasks.json)\n",
           f);
-}
-
-/* Strict number parsing: the whole argument must be consumed. */
-static bool parse_i64(const char *s, long long lo, long long hi, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
 }
 
 static mieb_status write_model_meta(const char *out_dir, const char *sim)
@@ -105,7 +92,7 @@ int mieb_cmd_synth(int argc, char **argv)
         if (!strcmp(a, "--out")) {
             o.out_dir = val;
         } else if (!strcmp(a, "--seed")) {
-            ok = parse_i64(val, 0, INT64_MAX, &v);
+            ok = mieb_cli_parse_i64(val, 0, INT64_MAX, &v);
             o.seed = (uint64_t)v;
         } else if (!strcmp(a, "--tasks") || !strcmp(a, "-t")) {
             tasks_arg = val;
@@ -114,13 +101,13 @@ int mieb_cmd_synth(int argc, char **argv)
             o.scale = strtod(val, &end);
             ok = end != val && !*end && o.scale > 0 && o.scale <= 100;
         } else if (!strcmp(a, "--dim")) {
-            ok = parse_i64(val, 1, 65536, &v);
+            ok = mieb_cli_parse_i64(val, 1, 65536, &v);
             o.dim = (int)v;
         } else if (!strcmp(a, "--dtype")) {
             ok = !strcmp(val, "f32") || !strcmp(val, "f16") || !strcmp(val, "bf16");
             o.dtype = !strcmp(val, "f16") ? MIEB_EMB_F16 : !strcmp(val, "bf16") ? MIEB_EMB_BF16 : MIEB_EMB_F32;
         } else if (!strcmp(a, "--shards")) {
-            ok = parse_i64(val, 1, 99999, &v);
+            ok = mieb_cli_parse_i64(val, 1, 99999, &v);
             o.shards = (int)v;
         } else if (!strcmp(a, "--model-sim")) {
             ok = !strcmp(val, "cosine") || !strcmp(val, "dot") || !strcmp(val, "MaxSim");

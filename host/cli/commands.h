@@ -6,6 +6,8 @@
 #ifndef MIEB_CLI_COMMANDS_H
 #define MIEB_CLI_COMMANDS_H
 
+#include <stdbool.h>
+
 /* Documented exit statuses (README "Exit status"). */
 enum mieb_exit {
     MIEB_EXIT_OK = 0,          /* every requested task was scored */
@@ -16,6 +18,9 @@ enum mieb_exit {
     MIEB_EXIT_PREEMPTED = 75,  /* SIGUSR1 (Slurm's --signal before the time limit): rerun the same command to resume */
     MIEB_EXIT_INTERRUPTED = 130,
 };
+
+/** Strict number parsing (cli_args.c): the whole of s is a base-10 integer in [lo, hi]. */
+bool mieb_cli_parse_i64(const char *s, long long lo, long long hi, long long *out);
 
 int mieb_cmd_run(int argc, char **argv);   /* mieb-eval run ...   (cmd_run.c) */
 int mieb_cmd_synth(int argc, char **argv); /* mieb-eval synth ... (cmd_synth.c) */
