@@ -61,19 +61,27 @@ int64_t mieb_ret_eval_count(const struct mieb_ret_eval *ev)
     return ev->n;
 }
 
+/* Room for `need` queries' values, doubling from 256. */
+static mieb_status reserve_rows(struct mieb_ret_eval *ev, int64_t need)
+{
+    if (need <= ev->cap)
+        return MIEB_OK;
+    int64_t cap = ev->cap ? ev->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    struct mieb_ret_query_values *r = realloc(ev->rows, (size_t)cap * sizeof *r);
+    if (r == NULL)
+        return mieb_fail(MIEB_ERR_OOM, "retrieval metrics: cannot grow to %lld queries", (long long)cap);
+    ev->rows = r;
+    ev->cap = cap;
+    return MIEB_OK;
+}
+
 mieb_status mieb_ret_eval_add(struct mieb_ret_eval *ev, const struct mieb_ret_query_result *q)
 {
     if (ev == NULL || q == NULL)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "retrieval metrics: NULL argument");
-    if (ev->n == ev->cap) {
-        int64_t cap = ev->cap ? ev->cap * 2 : 256;
-        struct mieb_ret_query_values *r = realloc(ev->rows, (size_t)cap * sizeof *r);
-        if (r == NULL)
-            return mieb_fail(MIEB_ERR_OOM, "retrieval metrics: cannot grow to %lld queries",
-                             (long long)cap);
-        ev->rows = r;
-        ev->cap = cap;
-    }
+    MIEB_TRY(reserve_rows(ev, ev->n + 1));
     MIEB_TRY(mieb_ret_query_compute(q, &ev->scratch, &ev->rows[ev->n]));
     ev->n++;
     return MIEB_OK;
@@ -128,16 +136,7 @@ mieb_status mieb_ret_eval_add_batch(struct mieb_ret_eval *ev, int64_t n, int n_t
 {
     if (ev == NULL || fill == NULL || n < 0)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "retrieval metrics: bad batch");
-    if (ev->n + n > ev->cap) {
-        int64_t cap = ev->cap ? ev->cap : 256;
-        while (cap < ev->n + n)
-            cap *= 2;
-        struct mieb_ret_query_values *r = realloc(ev->rows, (size_t)cap * sizeof *r);
-        if (r == NULL)
-            return mieb_fail(MIEB_ERR_OOM, "retrieval metrics: cannot grow to %lld queries", (long long)cap);
-        ev->rows = r;
-        ev->cap = cap;
-    }
+    MIEB_TRY(reserve_rows(ev, ev->n + n));
     struct batch_job *j = malloc(sizeof *j);
     if (j == NULL)
         return mieb_fail(MIEB_ERR_OOM, "retrieval metrics: batch state");
