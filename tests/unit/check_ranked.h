@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 struct pair {
     float s;
     int64_t i;
@@ -31,5 +33,17 @@ static inline int64_t check_ranked_mismatch(const struct pair *ref, int64_t keep
         if (memcmp(&ref[j].s, &s[j], sizeof(float)) != 0 || ref[j].i != i[j])
             return j;
     return -1;
+}
+
+/** Rank ref[0..n) and hold the first keep entries of a top-k list (s, i) to it: on a
+    difference, one CHECK failure naming `what`, the rank and both entries. 1 when they agree. */
+static inline int check_ranked_row(struct pair *ref, int64_t n, int64_t keep, const float *s, const int64_t *i,
+                                   const char *what)
+{
+    check_rank_pairs(ref, n);
+    int64_t j = check_ranked_mismatch(ref, keep, s, i);
+    CHECK_MSG(j < 0, "%s: rank %lld: got (%g, %lld), want (%g, %lld)", what, (long long)j, j < 0 ? 0.0 : s[j],
+              (long long)(j < 0 ? 0 : i[j]), j < 0 ? 0.0 : ref[j].s, (long long)(j < 0 ? 0 : ref[j].i));
+    return j < 0;
 }
 #endif
