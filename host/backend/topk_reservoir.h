@@ -1,8 +1,10 @@
 /**
  * topk_reservoir.h - best-k selection for long score rows: a reservoir of 2k slots that
- * admits candidates above a threshold and, when full, is cut back to the best k with a
- * quickselect (which also raises the threshold). Amortised O(1) per candidate, where a
- * heap pays O(log k) for every early replacement. Same tie rule and results as
+ * admits candidates above a threshold and, when full, is cut back to a little more than
+ * its best k (the entries above a sampled score that k of them beat) or, when the sample
+ * misses, to exactly k with a quickselect; either raises the threshold. The end sorts
+ * what is left and keeps the first k. Amortised O(1) per candidate, where a heap pays
+ * O(log k) for every early replacement. Same tie rule and results as
  * mieb_topk_heap (score descending, then index ascending); candidates must be offered in
  * increasing index order.
  */
@@ -17,6 +19,7 @@ struct mieb_topk_res {
     int64_t n, k;
     float thr;      /* admit s > thr once cut at least once */
     int cut;        /* a cut happened: thr is valid */
+    int in_order;   /* the entries are in the order they were offered (no exact cut yet) */
 };
 
 /** storage must hold 2*k entries. */
