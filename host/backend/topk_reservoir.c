@@ -177,6 +177,21 @@ static void cut(struct mieb_topk_res *r)
         exact_cut(r);
 }
 
+/* Offer s[0..len) (indices base + j) to the slots from m on, branch-free: every score is
+   written to the next free slot and the count advances by the comparison. Returns the new
+   count; the caller guarantees len free slots. */
+static inline int64_t admit_run(float *rs, int64_t *ri, int64_t m, const float *s, int64_t len, int64_t base,
+                                float thr)
+{
+    for (int64_t t = 0; t < len; t++) {
+        float v = s[t];
+        rs[m] = v;
+        ri[m] = base + t;
+        m += (int64_t)(v > thr);
+    }
+    return m;
+}
+
 void mieb_topk_res_push_row(struct mieb_topk_res *r, const float *s, int64_t n, int64_t base)
 {
     int64_t cap = 2 * r->k, j = 0;
@@ -193,34 +208,22 @@ void mieb_topk_res_push_row(struct mieb_topk_res *r, const float *s, int64_t n, 
         if (r->n == cap)
             cut(r);
     }
-    /* Then s > thr, branch-free: each score is written to the next free slot and the count
-       advances by the comparison (about half of them pass early on, a coin flip for a
-       branch). Blocks of 16 with no score above thr are skipped after one test, which is
-       how most of a long row goes once the threshold has risen. A stretch of free-slot
+    /* Then s > thr, through admit_run (about half of the scores pass early on, a coin flip
+       for a branch). Blocks of 16 with no score above thr are skipped after one test, which
+       is how most of a long row goes once the threshold has risen. A stretch of free-slot
        length cannot overflow the reservoir, so the cut is checked once per stretch. */
     while (j < n) {
         int64_t end = j + (cap - r->n) < n ? j + (cap - r->n) : n, m = r->n;
-        float thr = r->thr, *rs = r->score;
-        int64_t *ri = r->idx;
+        float thr = r->thr;
         for (; j + 16 <= end; j += 16) {
             int any = 0;
             for (int t = 0; t < 16; t++)
                 any |= s[j + t] > thr;
-            if (!any)
-                continue;
-            for (int t = 0; t < 16; t++) {
-                float v = s[j + t];
-                rs[m] = v;
-                ri[m] = base + j + t;
-                m += (int64_t)(v > thr);
-            }
+            if (any)
+                m = admit_run(r->score, r->idx, m, s + j, 16, base + j, thr);
         }
-        for (; j < end; j++) {
-            float v = s[j];
-            rs[m] = v;
-            ri[m] = base + j;
-            m += (int64_t)(v > thr);
-        }
+        m = admit_run(r->score, r->idx, m, s + j, end - j, base + j, thr);
+        j = end;
         r->n = m;
         if (m == cap)
             cut(r);
