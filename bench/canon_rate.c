@@ -16,18 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cblas.h>
 
+#include "bench_util.h"
 #include "backend/canon_dot.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 struct job {
     int use_blas;
@@ -60,13 +53,13 @@ static double best_time(int use_blas, int threads, const float *A, const float *
             int64_t a = t * half, b = t == threads - 1 ? m : a + half;
             jobs[t] = (struct job){use_blas, A + a * K, B, C + a * n, b - a, n, K};
         }
-        double t0 = now();
+        double t0 = bench_now();
         if (threads == 2)
             pthread_create(&tid, NULL, work, &jobs[1]);
         work(&jobs[0]);
         if (threads == 2)
             pthread_join(tid, NULL);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (t < best)
             best = t;
     }

@@ -12,20 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "families/mteb_heap.h"
 
 #define N 1001
 #define TOP 1000
 #define REPS 2000
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void fill(struct mieb_pyheap *h, const float *s, const int64_t *d, int use_prefix)
 {
@@ -41,13 +34,13 @@ static int run_case(const char *name, const float *s, const int64_t *d, const ch
     double best[2] = {1e30, 1e30};
     for (int round = 0; round < 21; round++)
         for (int v = 0; v < 2; v++) {
-            double t0 = now();
+            double t0 = bench_now();
             for (int r = 0; r < REPS; r++) {
                 struct mieb_pyheap h;
                 mieb_pyheap_init(&h, hs[v], hd[v], TOP, ids);
                 fill(&h, s, d, v);
             }
-            double dt = (now() - t0) / REPS;
+            double dt = (bench_now() - t0) / REPS;
             best[v] = dt < best[v] ? dt : best[v];
         }
     int same = !memcmp(hs[0], hs[1], sizeof hs[0]) && !memcmp(hd[0], hd[1], sizeof hd[0]);

@@ -17,16 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "core/radix_sort.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static uint64_t g_mask;
 
@@ -44,14 +37,7 @@ static int cmp_kp(const void *a, const void *b)
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-static unsigned long long rng = 0x2545F4914F6CDD1Dull;
-static double uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (double)((rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
-}
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
 
 /* one case: n keys, sorted on bytes [lo, 8); 0 when the two sorts disagree */
 static int run_case(int64_t n, int lo, int reps)
@@ -59,20 +45,20 @@ static int run_case(int64_t n, int lo, int reps)
     uint64_t *k0 = malloc(sizeof(uint64_t) * (size_t)n), *k = malloc(sizeof(uint64_t) * (size_t)(2 * n));
     struct kp *q = malloc(sizeof(struct kp) * (size_t)n);
     for (int64_t i = 0; i < n; i++)
-        k0[i] = mieb_best_first_key((float)(0.2 + 0.1 * uniform()), (uint32_t)(uniform() * 50000));
+        k0[i] = mieb_best_first_key((float)(0.2 + 0.1 * bench_uniform(&rng)), (uint32_t)(bench_uniform(&rng) * 50000));
     g_mask = lo == 0 ? UINT64_MAX : ~0ull << (8 * lo);
     double best_r = 1e30, best_q = 1e30;
     int same = 1;
     for (int r = 0; r < reps; r++) {
         memcpy(k, k0, sizeof(uint64_t) * (size_t)n);
-        double t0 = now();
+        double t0 = bench_now();
         mieb_radix_sort_u64(k, NULL, k + n, NULL, n, lo, 8);
-        double t1 = now();
+        double t1 = bench_now();
         for (int64_t i = 0; i < n; i++)
             q[i] = (struct kp){k0[i], (uint32_t)i};
-        double t2 = now();
+        double t2 = bench_now();
         qsort(q, (size_t)n, sizeof *q, cmp_kp);
-        double t3 = now();
+        double t3 = bench_now();
         best_r = t1 - t0 < best_r ? t1 - t0 : best_r;
         best_q = t3 - t2 < best_q ? t3 - t2 : best_q;
         for (int64_t i = 0; i < n; i++)

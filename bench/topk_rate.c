@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "backend/topk_heap.h"
 #include "backend/topk_reservoir.h"
 
@@ -23,21 +23,7 @@
 #define TILE 1250
 #define ROUNDS 9
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static double uniform(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) * 0x1p-53;
-}
 
 static int cmp_asc(const void *a, const void *b)
 {
@@ -59,7 +45,7 @@ static const char *const kind_name[] = {"random", "1,000 values", "ascending", "
 static void fill(float *s, int64_t n, enum kind kind)
 {
     for (int64_t j = 0; j < n; j++) {
-        double u = uniform();
+        double u = bench_uniform(&rng);
         s[j] = kind == TIES ? (float)(floor(u * 1000) / 1000) : (float)(0.4 * u - 0.1);
     }
     if (kind == ASCENDING)
@@ -104,10 +90,10 @@ static int run_case(int64_t n, int64_t rows, enum kind kind)
     double t[2][ROUNDS];
     for (int round = 0; round < ROUNDS; round++)
         for (int v = 0; v < 2; v++) {
-            double t0 = now();
+            double t0 = bench_now();
             for (int64_t q = 0; q < rows; q++)
                 v ? by_heap(s + q * n, n, hs, hi) : by_reservoir(s + q * n, n, rs, ri);
-            t[v][round] = (now() - t0) / (double)rows;
+            t[v][round] = (bench_now() - t0) / (double)rows;
         }
     qsort(t[0], ROUNDS, sizeof(double), cmp_double);
     qsort(t[1], ROUNDS, sizeof(double), cmp_double);
