@@ -138,20 +138,37 @@ static void fold_part(void *arg, int part, int n_parts)
         int64_t nb = j->blk_n[t];
         for (int64_t x = 0; x < nb; x++)
             bi[x] += j->start;
-        int64_t n = mieb_topk_merge(as, ai, j->acc_n[t], bs, bi, nb, CHUNK_K, tmp_s, tmp_i);
-        memcpy(as, tmp_s, sizeof(float) * (size_t)n);
-        memcpy(ai, tmp_i, sizeof(int64_t) * (size_t)n);
+        int64_t n;
+        const float *os = as; /* the chunk's list as offered to the heap */
+        const int64_t *oi = ai;
+        if (j->acc_n[t] == 0) {
+            /* the chunk's first block: the merge would be the block's list itself (nb <=
+               CHUNK_K), so a chunk of one block offers straight from it and leaves the
+               accumulator's pages untouched (a corpus of one block never faults them in) */
+            n = nb;
+            if (j->chunk_end) {
+                os = bs;
+                oi = bi;
+            } else {
+                memcpy(as, bs, sizeof(float) * (size_t)n);
+                memcpy(ai, bi, sizeof(int64_t) * (size_t)n);
+            }
+        } else {
+            n = mieb_topk_merge(as, ai, j->acc_n[t], bs, bi, nb, CHUNK_K, tmp_s, tmp_i);
+            memcpy(as, tmp_s, sizeof(float) * (size_t)n);
+            memcpy(ai, tmp_i, sizeof(int64_t) * (size_t)n);
+        }
         j->acc_n[t] = n;
         if (!j->chunk_end || st != MIEB_OK)
             continue;
         /* mteb's chunk is complete: push its top-k, best first, into the heap (and log the
            offers it accepts when recording a corpus part) */
-        int64_t x0 = mieb_pyheap_offer_sorted_prefix(&j->heaps[t], MIEB_MTEB_TOP_K, as, ai, n);
+        int64_t x0 = mieb_pyheap_offer_sorted_prefix(&j->heaps[t], MIEB_MTEB_TOP_K, os, oi, n);
         for (int64_t x = 0; x < x0 && j->out->log && st == MIEB_OK; x++) /* all accepted */
-            st = mieb_offer_log_push(&j->out->log[t], as[x], ai[x]);
+            st = mieb_offer_log_push(&j->out->log[t], os[x], oi[x]);
         for (int64_t x = x0; x < n && st == MIEB_OK; x++)
-            if (mieb_pyheap_offer(&j->heaps[t], MIEB_MTEB_TOP_K, as[x], ai[x]) && j->out->log &&
-                (st = mieb_offer_log_push(&j->out->log[t], as[x], ai[x])) != MIEB_OK)
+            if (mieb_pyheap_offer(&j->heaps[t], MIEB_MTEB_TOP_K, os[x], oi[x]) && j->out->log &&
+                (st = mieb_offer_log_push(&j->out->log[t], os[x], oi[x])) != MIEB_OK)
                 break;
         j->acc_n[t] = 0;
     }
