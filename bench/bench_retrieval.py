@@ -2,7 +2,7 @@
 """Retrieval throughput, side by side in one run on the same data, at top-1000:
 
   mieb-eval  (`mieb-eval run`, CPU backend or --device cuda; stage times from the result's
-             evaluation_phases); on the CPU twice: with the AMX screen (MIEB_CPU_SCREEN=auto,
+             evaluation_phases); on the CPU twice: with the bf16 screen (MIEB_CPU_SCREEN=auto: AMX or VDPBF16PS,
              host/backend/screen.h) and with the exact way only (MIEB_CPU_SCREEN=off); with
              --floors-ab also without search floors (MIEB_SEARCH_FLOORS=off: every block's
              whole top-k list, as before the floors), the saving as a ratio
@@ -138,8 +138,8 @@ def main():
         td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim)
         qdd = a.nq * a.nd * a.dim
         flop = 2.0 * qdd
-        # On the CPU, mieb-eval runs twice: with the AMX screen (host/backend/screen.h; the
-        # default where the CPU has AMX-BF16) and with the exact way only (MIEB_CPU_SCREEN=off).
+        # On the CPU, mieb-eval runs twice: with the bf16 screen (host/backend/screen.h; the
+        # default where the CPU has AMX-BF16 or AVX512_BF16) and with the exact way only (MIEB_CPU_SCREEN=off).
         # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS); "nofloor" is the default screen without floors
         env_of = {"auto": ("auto", "on"), "off": ("off", "on"), "nofloor": ("auto", "off")}
         modes = ["auto", "off"] if a.device == "cpu" else ["auto"]

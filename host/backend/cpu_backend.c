@@ -292,8 +292,7 @@ static mieb_status cpu_topk(struct mieb_backend *be, struct mieb_qset *qs, const
     int screen = 0;
     int64_t tile_q = CPU_TILE_Q;
     size_t screen_budget = 0;
-    if (qs->sim != MIEB_SIM_MAXSIM && nd >= MIEB_SCREEN_MIN_DOCS && nd >= k * MIEB_SCREEN_MIN_DOCS_PER_K &&
-        mieb_screen_available()) {
+    if (qs->sim != MIEB_SIM_MAXSIM && mieb_screen_pays(nd, k)) {
         size_t limit = be->opts.mem_limit ? be->opts.mem_limit : (size_t)4 << 30;
         screen_budget = limit / 8 / (size_t)nt;
         int64_t fit = (int64_t)(screen_budget / mieb_screen_bytes_per_query(q->dim, k)) / 32 * 32;
@@ -386,8 +385,9 @@ static mieb_status cpu_topk(struct mieb_backend *be, struct mieb_qset *qs, const
             sum.aborted += jobs[x].stats.aborted;
         }
         if (screen)
-            MIEB_LOGD("cpu top-k: %lld x %lld screened in %lld jobs: %.2f%% of pairs scored exactly, %lld queries "
-                      "and %lld jobs handed to the exact way", (long long)nq, (long long)nd, (long long)n_jobs,
+            MIEB_LOGD("cpu top-k: %lld x %lld screened (%s) in %lld jobs: %.2f%% of pairs scored exactly, %lld "
+                      "queries and %lld jobs handed to the exact way", (long long)nq, (long long)nd,
+                      mieb_screen_kernel_name(), (long long)n_jobs,
                       sum.pairs ? 100.0 * (double)sum.candidates / (double)sum.pairs : 0.0,
                       (long long)sum.overflowed, (long long)sum.aborted);
     }

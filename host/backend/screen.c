@@ -1,6 +1,7 @@
 /**
  * screen.c - the screened top-k's bounds, candidate lists and exact rescoring; the
- * approximate scores come from screen_amx.c. The argument for exactness is in screen.h.
+ * approximate scores come from screen_pass.c (with screen_amx.c's kernel where the CPU has
+ * AMX). The argument for exactness is in screen.h.
  *
  * Per query, candidates arrive in increasing document order with their bounds [lb, ub].
  * tau is the larger of the query's floor (-inf without one) and the k-th largest lower
@@ -34,29 +35,76 @@
 
 /* ---- availability ---- */
 
-static int g_env_on = 1, g_avail;
+static enum screen_kernel g_chosen, g_forced;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_enabled = 1;
+
+int mieb_screen_kernel_usable(enum screen_kernel kern)
+{
+    /* Both kernels need AVX-512 with AVX512_BF16 for the bf16 copies and the bounds
+       (cpu_features' amx_bf16 includes both); the candidates' exact scores take whichever
+       canon_dot kernel runs, all with the same bits. */
+    const struct mieb_cpu_features *f = mieb_cpu_features();
+    if (!mieb_screen_bf16_built || !f->avx512_bf16)
+        return 0;
+    if (kern == SCREEN_KERNEL_AVX512BF16)
+        return 1;
+    return kern == SCREEN_KERNEL_AMX && mieb_screen_amx_built && f->amx_bf16 && mieb_cpu_amx_enable();
+}
 
 static void decide(void)
 {
     const char *e = getenv("MIEB_CPU_SCREEN");
+    enum screen_kernel want = SCREEN_KERNEL_NONE; /* NONE here: the best usable one */
     if (e && *e && strcasecmp(e, "auto") != 0) {
         if (!strcasecmp(e, "off") || !strcmp(e, "0"))
-            g_env_on = 0;
+            return; /* g_chosen stays NONE */
+        if (!strcasecmp(e, "amx"))
+            want = SCREEN_KERNEL_AMX;
+        else if (!strcasecmp(e, "avx512bf16"))
+            want = SCREEN_KERNEL_AVX512BF16;
         else
-            MIEB_LOGW("MIEB_CPU_SCREEN=%s is not auto or off; using auto", e);
+            MIEB_LOGW("MIEB_CPU_SCREEN=%s is not auto, off, amx or avx512bf16; using auto", e);
     }
-    /* The screen needs AMX-BF16 for the approximate scores and AVX-512 with AVX512_BF16
-       for the bf16 copies and the bounds (cpu_features' amx_bf16 includes both); the
-       candidates' exact scores take whichever canon_dot kernel runs, all with the same bits. */
-    g_avail = g_env_on && mieb_screen_amx_built && mieb_cpu_features()->amx_bf16 && mieb_cpu_amx_enable();
+    if (want != SCREEN_KERNEL_NONE && !mieb_screen_kernel_usable(want)) {
+        MIEB_LOGW("MIEB_CPU_SCREEN=%s: this CPU or build cannot run it; using auto", e);
+        want = SCREEN_KERNEL_NONE;
+    }
+    if (want == SCREEN_KERNEL_NONE) /* AMX's tiles are about 8x VDPBF16PS's rate */
+        want = mieb_screen_kernel_usable(SCREEN_KERNEL_AMX)          ? SCREEN_KERNEL_AMX
+               : mieb_screen_kernel_usable(SCREEN_KERNEL_AVX512BF16) ? SCREEN_KERNEL_AVX512BF16
+                                                                     : SCREEN_KERNEL_NONE;
+    g_chosen = want;
 }
+
+enum screen_kernel mieb_screen_kernel(void)
+{
+    pthread_once(&g_once, decide);
+    enum screen_kernel f = __atomic_load_n(&g_forced, __ATOMIC_RELAXED);
+    return f != SCREEN_KERNEL_NONE ? f : g_chosen;
+}
+
+void mieb_screen_force_kernel(enum screen_kernel kern) { __atomic_store_n(&g_forced, kern, __ATOMIC_RELAXED); }
 
 int mieb_screen_available(void)
 {
-    pthread_once(&g_once, decide);
-    return g_avail && __atomic_load_n(&g_enabled, __ATOMIC_RELAXED);
+    return mieb_screen_kernel() != SCREEN_KERNEL_NONE && __atomic_load_n(&g_enabled, __ATOMIC_RELAXED);
+}
+
+const char *mieb_screen_kernel_name(void)
+{
+    if (!mieb_screen_available())
+        return "off";
+    return mieb_screen_kernel() == SCREEN_KERNEL_AMX ? "amx" : "avx512bf16";
+}
+
+int mieb_screen_pays(int64_t n_docs, int64_t k)
+{
+    if (!mieb_screen_available() || n_docs < MIEB_SCREEN_MIN_DOCS)
+        return 0;
+    int64_t per_k = mieb_screen_kernel() == SCREEN_KERNEL_AMX ? MIEB_SCREEN_MIN_DOCS_PER_K
+                                                              : MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16;
+    return n_docs >= k * per_k;
 }
 
 void mieb_screen_set_enabled(int on) { __atomic_store_n(&g_enabled, on ? 1 : 0, __ATOMIC_RELAXED); }
@@ -274,7 +322,7 @@ void mieb_screen_cut(struct screen_ctx *cx, int64_t q)
 /* Everything a job allocates lives here and is reused by the thread's next job: fresh
    multi-MiB buffers per call cost page faults (the kernel zeroes every page). */
 struct mieb_screen_scratch {
-    struct screen_amx_buf *amx;
+    struct screen_buf *buf;
     struct screen_list *lists;
     int64_t lists_len;
     uint32_t *keys; /* selection scratch (screen_ctx.keys) */
@@ -298,7 +346,7 @@ void mieb_screen_scratch_free(struct mieb_screen_scratch *s)
 {
     if (!s)
         return;
-    mieb_screen_amx_buf_free(s->amx);
+    mieb_screen_buf_free(s->buf);
     for (int64_t q = 0; q < s->lists_len; q++)
         free(s->lists[q].idx);
     free(s->keys);
@@ -497,7 +545,7 @@ mieb_status mieb_screen_topk(struct mieb_screen_scratch **scp, const float *Q, i
         }
         cx.used += bytes;
     }
-    st = mieb_screen_amx_pass(&cx, &sc->amx);
+    st = mieb_screen_pass(&cx, mieb_screen_kernel(), &sc->buf);
     if (st != MIEB_OK)
         goto done;
     if (cx.aborted) {

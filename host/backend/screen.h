@@ -4,8 +4,9 @@
  * The CPU backend's scores are fp32 dot products in one fixed order (canon_dot.h). For a
  * query, only the documents that can reach its best k need that score; the rest only
  * need to be proved out of reach. The screen proves it cheaply: it computes every score
- * approximately from bfloat16 copies of the rows on the CPU's AMX matrix unit (16 times
- * the AVX-512 fp32 rate), bounds the difference to the exact fp32 score rigorously for each
+ * approximately from bfloat16 copies of the rows, on the CPU's AMX matrix unit (16 times
+ * the AVX-512 fp32 rate) or, without AMX, with AVX512_BF16's VDPBF16PS (twice that rate),
+ * bounds the difference to the exact fp32 score rigorously for each
  * (query, document) pair from norms of the rows and of their bf16 rounding errors, and
  * keeps as candidates only the documents whose upper bound reaches the k-th largest lower
  * bound. Their exact scores (canon_dot.h, the same bits as without the screen) then give
@@ -17,12 +18,13 @@
  * The bound, for query q, document d, their bf16 copies q', d' and r = x - x':
  *   |exact - approx| <= |r_q| |d| + |q'| |r_d| + g (|q| |d| + |q'| |d'|) + s_abs
  * with g = (K + 64) 2^-23 (twice the accumulation error of either sum, whatever order the
- * matrix unit adds in) and s_abs = (K + 64) 2^-125 (its flush of subnormal results),
+ * kernel adds in) and s_abs = (K + 64) 2^-125 (its flush of subnormal results and products),
  * evaluated with upward margins (screen.c). For unit vectors |r|/|x| is about 2^-9.5, so
  * the window is about +-0.003 around each approximate score: typically 1-3 % of a block's
  * documents become candidates for k = 1001 out of 50,000.
  *
- * Environment: MIEB_CPU_SCREEN=auto (default: on where AMX-BF16 can be used) | off.
+ * Environment: MIEB_CPU_SCREEN=auto (default: AMX where AMX-BF16 can be used, else
+ * VDPBF16PS where AVX512_BF16 can, else off) | off | amx | avx512bf16 (that kernel only).
  */
 #ifndef MIEB_BACKEND_SCREEN_H
 #define MIEB_BACKEND_SCREEN_H
@@ -36,14 +38,24 @@
 extern "C" {
 #endif
 
-/** 1 when the screen runs on this machine (AMX-BF16, Linux's permission, not switched off). */
+/** 1 when the screen runs on this machine (AMX-BF16 with Linux's permission, or
+    AVX512_BF16; not switched off). */
 int mieb_screen_available(void);
+/** "amx", "avx512bf16" or "off": what the screen runs on (for logs and benchmarks). */
+const char *mieb_screen_kernel_name(void);
 /** Switch the screen off (0) or back to auto (1), for tests and benchmarks. */
 void mieb_screen_set_enabled(int on);
 
-/** The smallest block, and the largest k relative to it, for which the screen pays. */
+/** The smallest block, and the largest k relative to it, for which the screen pays: with
+    AMX, and with VDPBF16PS, whose approximate scores cost a third of the exact ones (not a
+    sixteenth), so that the candidates' rescoring (at least k of the block) must be a
+    smaller share (bench/README.md, "Twelfth sitting": even at 20 documents per k). */
 #define MIEB_SCREEN_MIN_DOCS 2048
 #define MIEB_SCREEN_MIN_DOCS_PER_K 8
+#define MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16 40
+
+/** 1 when the screen is available and pays for a block of n_docs documents and best k. */
+int mieb_screen_pays(int64_t n_docs, int64_t k);
 
 /** Bytes of scratch one query of a screened job needs at dimension K and best k. */
 size_t mieb_screen_bytes_per_query(int64_t K, int64_t k);

@@ -1,26 +1,17 @@
 /**
- * screen_amx.c - the screen's approximate scores on the AMX matrix unit (screen.h).
+ * screen_amx.c - the screen's 32 x 32 blocks of approximate scores on the AMX matrix unit
+ * (screen_pass.c packs the operands and turns the blocks into candidates).
  *
- * Queries are the A operand (16 rows of 32 bf16 per tile, straight from a bf16 copy of the
- * rows, packed once per job), documents the B operand (the VNNI layout: pairs of
- * consecutive bf16 of 16 documents per 64-byte row, converted and transposed block by
- * block). Four accumulator tiles hold 32 queries x 32 documents; per 32 elements of K the
- * pass loads two tiles of each and issues four TDPBF16PS. The loop order keeps one pair of
- * query groups' tiles (2 x 24 KiB at K = 768) in L1 while 256 bf16 document rows (384 KiB)
- * sit in L2: about 1 TFLOP/s-equivalent per core, against about 0.1 for fp32 FMA
- * (bench/README.md).
- *
- * Each 32 x 32 block of approximate scores a then meets the bounds with AVX-512: for a query
- * and 16 documents, e = alpha n_d + beta rn_d + s_abs, and the documents whose a + e reaches
- * the query's tau join its list with [a - e, a + e], in one compress-store per field. Queries
- * are the rows so that a query's 16 documents are one vector: its takers are appended
- * together, in document order, instead of one scalar append per (document, query).
+ * Queries are the A operand (16 rows of 32 bf16 per tile, straight from the bf16 query
+ * rows), documents the B operand (the VNNI layout). Four accumulator tiles hold 32 queries
+ * x 32 documents; per 32 elements of K the block loads two tiles of each and issues four
+ * TDPBF16PS. The pass's loop order keeps one pair of query groups' tiles (2 x 24 KiB at
+ * K = 768) in L1 while 256 bf16 document rows (384 KiB) sit in L2: about 1 TFLOP/s-
+ * equivalent per core, against about 0.1 for fp32 FMA (bench/README.md).
  *
  * Compiled with AVX-512, AVX512_BF16, AMX-TILE and AMX-BF16 (CMakeLists.txt); only called
- * when mieb_screen_available() says the CPU and OS run them.
+ * when mieb_screen_available() chose the AMX kernel.
  */
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "screen_internal.h"
@@ -28,42 +19,7 @@
 /* gcc spells the AMX macros __AMX_TILE__ / __AMX_BF16__, clang __AMXTILE__ / __AMXBF16__ */
 #if defined(__x86_64__) && (defined(__AMX_TILE__) || defined(__AMXTILE__)) && \
     (defined(__AMX_BF16__) || defined(__AMXBF16__)) && defined(__AVX512BF16__)
-#define SCREEN_AMX_BUILT 1
 #include <immintrin.h>
-
-#define DBLK 256 /* document rows converted at a time (L2-resident as bf16) */
-
-struct screen_amx_buf {
-    uint16_t *qa;  /* [m_pad][KP] the queries' bf16 rows */
-    size_t qa_cap;
-    uint16_t *dv;  /* [DBLK / 16][KP / 2][16][2] the documents in the VNNI layout */
-    size_t dv_cap;
-    uint16_t *dtmp; /* [16][KP] 16 documents' bf16 rows before they are transposed */
-    size_t dtmp_cap;
-    float *cb;     /* [32][32] accumulator tiles, 64-byte aligned */
-    float nd[DBLK], rnd[DBLK];
-};
-
-void mieb_screen_amx_buf_free(struct screen_amx_buf *b)
-{
-    if (!b)
-        return;
-    free(b->qa);
-    free(b->dv);
-    free(b->dtmp);
-    free(b->cb);
-    free(b);
-}
-
-static int reserve(void **p, size_t *cap, size_t bytes)
-{
-    if (*cap >= bytes)
-        return 1;
-    free(*p);
-    *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    *cap = *p ? bytes : 0;
-    return *p != NULL;
-}
 
 /* palette 1: every tile 16 rows x 64 bytes */
 struct tile_cfg {
@@ -72,158 +28,8 @@ struct tile_cfg {
     uint8_t rows[16];
 };
 
-static __m512 bf16_to_f32(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
-
-/* One row to bf16 (round to nearest even, subnormals to zero: what the tiles compute with),
-   zero-padded to KP, with the fp32 sums of squares of the row and of its rounding error. */
-static void row_to_bf16(const float *x, int64_t K, int64_t KP, uint16_t *out, float *ss, float *rs)
+void mieb_screen_amx_begin(void)
 {
-    __m512 s = _mm512_setzero_ps(), r = _mm512_setzero_ps();
-    for (int64_t k = 0; k < KP; k += 32) {
-        int64_t left = K - k;
-        __mmask16 m0 = left >= 16 ? 0xFFFF : left > 0 ? (__mmask16)((1u << left) - 1u) : 0;
-        __mmask16 m1 = left >= 32 ? 0xFFFF : left > 16 ? (__mmask16)((1u << (left - 16)) - 1u) : 0;
-        __m512 a = _mm512_maskz_loadu_ps(m0, x + k), b = _mm512_maskz_loadu_ps(m1, x + k + 16);
-        __m512i v = (__m512i)_mm512_cvtne2ps_pbh(b, a); /* words 0-15 from a, 16-31 from b */
-        _mm512_storeu_si512(out + k, v);
-        __m512 ea = _mm512_sub_ps(a, bf16_to_f32(_mm512_castsi512_si256(v)));
-        __m512 eb = _mm512_sub_ps(b, bf16_to_f32(_mm512_extracti64x4_epi64(v, 1)));
-        s = _mm512_fmadd_ps(a, a, _mm512_fmadd_ps(b, b, s));
-        r = _mm512_fmadd_ps(ea, ea, _mm512_fmadd_ps(eb, eb, r));
-    }
-    *ss = _mm512_reduce_add_ps(s);
-    *rs = _mm512_reduce_add_ps(r);
-}
-
-/* Queries into the A layout (bf16 rows, padding rows zero); their norms into the bound
-   coefficients. 0 if a norm is out of range. */
-static int pack_queries(struct screen_ctx *cx, struct screen_amx_buf *b)
-{
-    int64_t KP = cx->KP;
-    for (int64_t q = 0; q < cx->m; q++) {
-        float ss, rs, nrm, rnrm;
-        row_to_bf16(cx->Q + q * cx->K, cx->K, KP, b->qa + q * KP, &ss, &rs);
-        if (!mieb_screen_norms(ss, rs, cx->K, &nrm, &rnrm))
-            return 0;
-        mieb_screen_query_bound(cx, q, nrm, rnrm);
-    }
-    memset(b->qa + cx->m * KP, 0, (size_t)(cx->m_pad - cx->m) * (size_t)KP * 2);
-    return 1;
-}
-
-/* The 16 x 16 matrix of 32-bit words r[0..16) (row i = r[i]) in place of its transpose. */
-static void transpose16(__m512i r[16])
-{
-    __m512i t[16];
-    for (int i = 0; i < 16; i += 2) { /* t[2m], t[2m+1]: rows 2m, 2m+1 interleaved by word */
-        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 16; i += 4) { /* r[4n + c], 128-bit lane L: column 4L + c of rows 4n .. 4n + 3 */
-        r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-        r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-        r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-        r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-    }
-    for (int c = 0; c < 4; c++) { /* column 4L + c: lane L of r[c], r[4 + c], r[8 + c], r[12 + c] */
-        __m512i v0 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0x44), v1 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0xEE);
-        __m512i v2 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0x44);
-        __m512i v3 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0xEE);
-        t[c] = _mm512_shuffle_i32x4(v0, v2, 0x88);
-        t[4 + c] = _mm512_shuffle_i32x4(v0, v2, 0xDD);
-        t[8 + c] = _mm512_shuffle_i32x4(v1, v3, 0x88);
-        t[12 + c] = _mm512_shuffle_i32x4(v1, v3, 0xDD);
-    }
-    for (int i = 0; i < 16; i++)
-        r[i] = t[i];
-}
-
-/* Documents s0 .. s0 + rows into the VNNI layout (rows32: rows rounded up to 32, the extra
-   ones zero), with their norm bounds. 0 if a norm is out of range. */
-static int pack_docs(struct screen_ctx *cx, struct screen_amx_buf *b, int64_t s0, int rows, int rows32)
-{
-    int64_t K = cx->K, KP = cx->KP;
-    for (int g = 0; g < rows32 / 16; g++) {
-        for (int r = 0; r < 16; r++) {
-            int d = g * 16 + r;
-            uint16_t *row = b->dtmp + (int64_t)r * KP;
-            if (d >= rows) {
-                memset(row, 0, (size_t)KP * 2);
-                b->nd[d] = b->rnd[d] = 0.0f;
-                continue;
-            }
-            float ss, rs;
-            row_to_bf16(cx->D + (s0 + d) * K, K, KP, row, &ss, &rs);
-            if (!mieb_screen_norms(ss, rs, K, &b->nd[d], &b->rnd[d]))
-                return 0;
-        }
-        /* word p of document r (bf16 pair p) -> row p, column r of the group's B layout */
-        uint32_t *dst = (uint32_t *)(b->dv + (int64_t)g * 16 * KP);
-        for (int64_t p0 = 0; p0 < KP / 2; p0 += 16) {
-            __m512i v[16];
-            for (int r = 0; r < 16; r++)
-                v[r] = _mm512_loadu_si512(b->dtmp + (int64_t)r * KP + 2 * p0);
-            transpose16(v);
-            for (int p = 0; p < 16; p++)
-                _mm512_storeu_si512(dst + (p0 + p) * 16, v[p]);
-        }
-    }
-    return 1;
-}
-
-/* Bounds of one 32 x 32 block: queries g*16 .. g*16 + 31, documents doc0 .. doc0 + 31 of
-   which `live` are real (nd, rnd: theirs). */
-static void offer_block(struct screen_ctx *cx, const float *cb, int64_t g, int32_t doc0, const float *nd,
-                        const float *rnd, int live)
-{
-    const __m512 sabs = _mm512_set1_ps(cx->s_abs);
-    const __m512 n0 = _mm512_loadu_ps(nd), n1 = _mm512_loadu_ps(nd + 16);
-    const __m512 rn0 = _mm512_loadu_ps(rnd), rn1 = _mm512_loadu_ps(rnd + 16);
-    const __m512i id0 = _mm512_add_epi32(_mm512_set1_epi32(doc0),
-                                         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    const __m512i id1 = _mm512_add_epi32(id0, _mm512_set1_epi32(16));
-    const __mmask16 live0 = live >= 16 ? 0xFFFF : (__mmask16)((1u << live) - 1u);
-    const __mmask16 live1 = live >= 32 ? 0xFFFF : live > 16 ? (__mmask16)((1u << (live - 16)) - 1u) : 0;
-    int64_t q_end = cx->m - g * 16 < 32 ? cx->m - g * 16 : 32;
-    for (int64_t i = 0; i < q_end; i++) {
-        int64_t q = g * 16 + i;
-        __m512 al = _mm512_set1_ps(cx->alpha[q]), be = _mm512_set1_ps(cx->beta[q]);
-        for (int h = 0; h < 2; h++) {
-            __m512 a = _mm512_load_ps(cb + i * 32 + h * 16);
-            __m512 e = _mm512_fmadd_ps(al, h ? n1 : n0, _mm512_fmadd_ps(be, h ? rn1 : rn0, sabs));
-            __m512 ub = _mm512_add_ps(a, e);
-            /* tau is read again for the second half: an append may have cut the list */
-            __mmask16 take =
-                _mm512_mask_cmp_ps_mask(h ? live1 : live0, ub, _mm512_set1_ps(cx->tau[q]), _CMP_GE_OQ);
-            if (!take)
-                continue;
-            struct screen_list *l = &cx->lists[q];
-            _mm512_mask_compressstoreu_epi32(l->idx + l->n, take, h ? id1 : id0);
-            _mm512_mask_compressstoreu_ps(l->lb + l->n, take, _mm512_sub_ps(a, e));
-            _mm512_mask_compressstoreu_ps(l->ub + l->n, take, ub);
-            l->n += __builtin_popcount(take);
-            if (l->n >= l->cut_at)
-                mieb_screen_cut(cx, q);
-        }
-    }
-}
-
-mieb_status mieb_screen_amx_pass(struct screen_ctx *cx, struct screen_amx_buf **bufp)
-{
-    int64_t KP = cx->KP, K = cx->K;
-    if (!*bufp && !(*bufp = calloc(1, sizeof **bufp)))
-        return mieb_fail(MIEB_ERR_OOM, "screen: AMX buffers");
-    struct screen_amx_buf *b = *bufp;
-    if (!reserve((void **)&b->qa, &b->qa_cap, (size_t)cx->m_pad * (size_t)KP * 2) ||
-        !reserve((void **)&b->dv, &b->dv_cap, (size_t)DBLK * (size_t)KP * 2) ||
-        !reserve((void **)&b->dtmp, &b->dtmp_cap, (size_t)16 * (size_t)KP * 2) ||
-        !(b->cb || (b->cb = aligned_alloc(64, sizeof(float) * 32 * 32))))
-        return mieb_fail(MIEB_ERR_OOM, "screen: AMX buffers for %lld queries at dimension %lld", (long long)cx->m,
-                         (long long)K);
-    if (!pack_queries(cx, b)) {
-        cx->aborted = 1;
-        return MIEB_OK;
-    }
     struct tile_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
@@ -232,61 +38,49 @@ mieb_status mieb_screen_amx_pass(struct screen_ctx *cx, struct screen_amx_buf **
         cfg.rows[t] = 16;
     }
     _tile_loadconfig(&cfg);
-    int64_t groups = cx->m_pad / 16;
-    for (int64_t s0 = 0; s0 < cx->n; s0 += DBLK) {
-        int rows = cx->n - s0 < DBLK ? (int)(cx->n - s0) : DBLK;
-        int rows32 = (rows + 31) / 32 * 32;
-        if (!pack_docs(cx, b, s0, rows, rows32)) {
-            cx->aborted = 1;
-            _tile_release();
-            return MIEB_OK;
-        }
-        for (int64_t g = 0; g < groups; g += 2) {
-            const uint16_t *a0 = b->qa + g * 16 * KP, *a1 = a0 + 16 * KP;
-            for (int r0 = 0; r0 < rows32; r0 += 32) {
-                const uint16_t *b0 = b->dv + (int64_t)r0 * KP, *b1 = b0 + 16 * KP;
-                _tile_zero(0);
-                _tile_zero(1);
-                _tile_zero(2);
-                _tile_zero(3);
-                for (int64_t kc = 0; kc < KP; kc += SCREEN_KSTEP) {
-                    _tile_loadd(4, a0 + kc, KP * 2);
-                    _tile_loadd(5, a1 + kc, KP * 2);
-                    _tile_loadd(6, b0 + kc * 16, 64);
-                    _tile_loadd(7, b1 + kc * 16, 64);
-                    _tile_dpbf16ps(0, 4, 6);
-                    _tile_dpbf16ps(1, 4, 7);
-                    _tile_dpbf16ps(2, 5, 6);
-                    _tile_dpbf16ps(3, 5, 7);
-                }
-                _tile_stored(0, b->cb, 128);
-                _tile_stored(1, b->cb + 16, 128);
-                _tile_stored(2, b->cb + 16 * 32, 128);
-                _tile_stored(3, b->cb + 16 * 32 + 16, 128);
-                int live = rows - r0 < 32 ? rows - r0 : 32;
-                offer_block(cx, b->cb, g, (int32_t)(s0 + r0), b->nd + r0, b->rnd + r0, live);
-            }
-        }
+}
+
+void mieb_screen_amx_end(void) { _tile_release(); }
+
+void mieb_screen_amx_block(const uint16_t *a0, const uint16_t *a1, const uint16_t *b0, const uint16_t *b1,
+                           int64_t KP, float *cb)
+{
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t kc = 0; kc < KP; kc += SCREEN_KSTEP) {
+        _tile_loadd(4, a0 + kc, KP * 2);
+        _tile_loadd(5, a1 + kc, KP * 2);
+        _tile_loadd(6, b0 + kc * 16, 64);
+        _tile_loadd(7, b1 + kc * 16, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
     }
-    _tile_release();
-    return MIEB_OK;
+    _tile_stored(0, cb, 128);
+    _tile_stored(1, cb + 16, 128);
+    _tile_stored(2, cb + 16 * 32, 128);
+    _tile_stored(3, cb + 16 * 32 + 16, 128);
 }
 
 const int mieb_screen_amx_built = 1;
 
-#else /* a compiler or target without AMX: the screen is never available */
+#else /* a compiler or target without AMX: the AMX kernel is never chosen */
 
 const int mieb_screen_amx_built = 0;
 
-
-struct screen_amx_buf {
-    int unused;
-};
-void mieb_screen_amx_buf_free(struct screen_amx_buf *b) { free(b); }
-mieb_status mieb_screen_amx_pass(struct screen_ctx *cx, struct screen_amx_buf **bufp)
+void mieb_screen_amx_begin(void) {}
+void mieb_screen_amx_end(void) {}
+void mieb_screen_amx_block(const uint16_t *a0, const uint16_t *a1, const uint16_t *b0, const uint16_t *b1,
+                           int64_t KP, float *cb)
 {
-    (void)cx;
-    (void)bufp;
-    return mieb_fail(MIEB_ERR_UNSUPPORTED, "screen: this build has no AMX kernel");
+    (void)a0;
+    (void)a1;
+    (void)b0;
+    (void)b1;
+    (void)KP;
+    (void)cb;
 }
 #endif

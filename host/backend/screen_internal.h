@@ -1,6 +1,7 @@
 /**
- * screen_internal.h - what screen.c (bounds, candidate lists, exact rescoring) and
- * screen_amx.c (the approximate scores on the matrix unit) share. Not for other files.
+ * screen_internal.h - what screen.c (bounds, candidate lists, exact rescoring),
+ * screen_pass.c (the approximate scores and their candidates) and screen_amx.c (the AMX
+ * kernel's blocks) share. Not for other files (the tests excepted).
  */
 #ifndef MIEB_BACKEND_SCREEN_INTERNAL_H
 #define MIEB_BACKEND_SCREEN_INTERNAL_H
@@ -65,7 +66,7 @@ int mieb_screen_list_resize(struct screen_list *l, int32_t cap);
 
 /**
  * Upper bounds of |x| and |x - bf16(x)| (the bf16 copy the matrix unit sees) for one row
- * of K floats, from fp32 sums with margins for their rounding and underflow (screen_amx.c,
+ * of K floats, from fp32 sums with margins for their rounding and underflow (screen_pass.c,
  * used for queries and documents alike). Returns 0 when |x| may be beyond 2^60: past that
  * products could overflow and the bound no longer holds.
  */
@@ -74,13 +75,37 @@ int mieb_screen_norms(float ss, float rs, int64_t K, float *nrm, float *rnrm);
 /** Set query q's bound coefficients from its norm bounds (screen.c). */
 void mieb_screen_query_bound(struct screen_ctx *cx, int64_t q, float nrm, float rnrm);
 
-/* The AMX pass (screen_amx.c): every approximate score of cx's queries and documents; each
+/** The kernels that compute the approximate scores (screen_pass.c's file comment). */
+enum screen_kernel {
+    SCREEN_KERNEL_NONE = 0,
+    SCREEN_KERNEL_AMX,        /**< TDPBF16PS on the AMX tiles */
+    SCREEN_KERNEL_AVX512BF16, /**< VDPBF16PS on AVX-512 registers */
+};
+
+/** 1 when kern can run here (compiled in, the CPU has it, the OS lets us use it). */
+int mieb_screen_kernel_usable(enum screen_kernel kern);
+/** The kernel the screen uses (SCREEN_KERNEL_NONE: the screen is off). */
+enum screen_kernel mieb_screen_kernel(void);
+/** Tests: use kern from now on (it must be usable), or NONE to go back to the choice made
+    at start (MIEB_CPU_SCREEN). */
+void mieb_screen_force_kernel(enum screen_kernel kern);
+
+/* The pass (screen_pass.c): every approximate score of cx's queries and documents; each
    document whose upper bound reaches its query's tau is appended to the query's list, which
-   is cut (mieb_screen_cut) when it reaches cut_at. Sets cx->aborted when a
-   document's norm is out of range. Buffers live in *buf (created on first use). */
-struct screen_amx_buf;
+   is cut (mieb_screen_cut) when it reaches cut_at. Sets cx->aborted when a row's norm is out
+   of range. Buffers live in *buf (created on first use). */
+struct screen_buf;
+extern const int mieb_screen_bf16_built; /* 0 where the compiler or target has no AVX512_BF16 */
+mieb_status mieb_screen_pass(struct screen_ctx *cx, enum screen_kernel kern, struct screen_buf **buf);
+void mieb_screen_buf_free(struct screen_buf *buf);
+
+/* The AMX kernel (screen_amx.c): the block of 32 queries (bf16 rows a0: 16, a1: the next 16,
+   KP apart) x 32 documents (VNNI groups b0, b1) into cb [32][32]; begin/end load and release
+   the tile configuration around a pass on the calling thread. */
 extern const int mieb_screen_amx_built; /* 0 where the compiler or target has no AMX kernel */
-mieb_status mieb_screen_amx_pass(struct screen_ctx *cx, struct screen_amx_buf **buf);
-void mieb_screen_amx_buf_free(struct screen_amx_buf *buf);
+void mieb_screen_amx_begin(void);
+void mieb_screen_amx_end(void);
+void mieb_screen_amx_block(const uint16_t *a0, const uint16_t *a1, const uint16_t *b0, const uint16_t *b1,
+                           int64_t KP, float *cb);
 
 #endif

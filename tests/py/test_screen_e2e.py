@@ -1,7 +1,7 @@
 """The CPU backend's screened top-k (host/backend/screen.h: approximate bf16 scores on the AMX
-unit with rigorous bounds, exact fixed-order fp32 scores for the candidates) changes nothing:
+unit or with AVX512_BF16's VDPBF16PS, with rigorous bounds, exact fixed-order fp32 scores for the candidates) changes nothing:
 `mieb-eval run` writes the same result file and the same TREC run, byte for byte, with the
-screen on (MIEB_CPU_SCREEN=auto) and off, on corpora built to make the screen work hard:
+screen on (MIEB_CPU_SCREEN=auto, and the VDPBF16PS kernel by name) and off, on corpora built to make the screen work hard:
 several of mteb's 50,000-document chunks, duplicate documents, ties from float16 storage,
 clusters of near-identical documents around the queries, dot products of rows of very
 different norms. The rankings are also checked against numpy's float64 scores: every
@@ -9,7 +9,8 @@ document mieb-eval ranks in a query's top 100 is in numpy's, except where the tw
 only by a tie within float32 rounding. And the portable C, AVX2 and AVX-512 kernels of the
 fixed-order dot product write the same files as the default.
 
-Where the CPU has no AMX the screen never runs; the test then says so and is skipped.
+Where the CPU has neither AMX nor AVX512_BF16 the screen never runs; the test then says so
+and is skipped.
 """
 from __future__ import annotations
 
@@ -76,13 +77,15 @@ def top100(trec):
     return out
 
 
-@pytest.mark.parametrize("sim,dtype,seed", [("cosine", "f32", 1), ("cosine", "f16", 2), ("dot", "f32", 3),
-                                            ("dot", "bf16", 4)])
-def test_screen_on_equals_off(tmp_path, sim, dtype, seed):
+@pytest.mark.parametrize("sim,dtype,seed,screen", [("cosine", "f32", 1, "auto"), ("cosine", "f16", 2, "auto"),
+                                                   ("dot", "f32", 3, "auto"), ("dot", "bf16", 4, "auto"),
+                                                   ("cosine", "f32", 6, "avx512bf16"),
+                                                   ("dot", "f16", 7, "avx512bf16")])
+def test_screen_on_equals_off(tmp_path, sim, dtype, seed, screen):
     td, ed, qs, ds = make_suite(str(tmp_path), sim, dtype, seed)
-    on_scores, on_trec, log = run(td, ed, str(tmp_path / "on"), "auto")
+    on_scores, on_trec, log = run(td, ed, str(tmp_path / "on"), screen)
     if "screened" not in log:
-        pytest.skip("this CPU has no usable AMX-BF16: the screen never runs here")
+        pytest.skip(f"MIEB_CPU_SCREEN={screen}: this CPU has no usable AMX-BF16 or AVX512_BF16: the screen never runs here")
     off_scores, off_trec, log_off = run(td, ed, str(tmp_path / "off"), "off")
     assert "screened" not in log_off
     assert json.dumps(on_scores, sort_keys=True) == json.dumps(off_scores, sort_keys=True)

@@ -12,8 +12,11 @@
  *    ascending) over shapes around every blocking edge, k from 1 to n, ties, duplicate
  *    documents, near-ties inside the window, budgets small enough to hand queries back to
  *    the exact path, and a norm beyond 2^60 (the whole job handed back).
- * 3. The CPU backend's topk_block with the screen on and off: identical bits, 1-3 threads.
- * Without AMX (the screen never runs) parts 1 and 2 report that they were skipped.
+ * 3. The CPU backend's topk_block with the screen on and off: identical bits, 1-3 threads,
+ *    at k = 1001 (screened with AMX) and k = 200 (also with VDPBF16PS, which needs more
+ *    documents per k to pay).
+ * Parts 1 and 2 run for each kernel this machine can run (AMX, VDPBF16PS); where it runs
+ * neither (no AVX512_BF16), they report that they were skipped.
  */
 #include <math.h>
 #include <stdint.h>
@@ -124,9 +127,9 @@ static int bound_case(int64_t m, int64_t n, int64_t K, enum kind qk, enum kind d
         cx.lists[q].cut_at = (int32_t)n + 1;
         CHECK(mieb_screen_list_resize(&cx.lists[q], (int32_t)n + 1));
     }
-    struct screen_amx_buf *buf = NULL;
+    struct screen_buf *buf = NULL;
     int bad = 0;
-    CHECK(mieb_screen_amx_pass(&cx, &buf) == MIEB_OK);
+    CHECK(mieb_screen_pass(&cx, mieb_screen_kernel(), &buf) == MIEB_OK);
     CHECK(!cx.aborted);
     for (int64_t q = 0; q < m && !cx.aborted; q++) {
         const struct screen_list *l = &cx.lists[q];
@@ -156,7 +159,7 @@ static int bound_case(int64_t m, int64_t n, int64_t K, enum kind qk, enum kind d
     free(cx.alpha);
     free(cx.beta);
     free(cx.tau);
-    mieb_screen_amx_buf_free(buf);
+    mieb_screen_buf_free(buf);
     free(Q);
     free(D);
     free(ex);
@@ -384,9 +387,9 @@ static void check_topk(void)
 
 /* ---- 3. through the backend: screen on == screen off ---- */
 
-static void check_backend(void)
+static void check_backend_k(int64_t k)
 {
-    int64_t nq = 70, nd = 9000, dim = 200, k = 1001;
+    int64_t nq = 70, nd = 9000, dim = 200;
     float *q = malloc(sizeof(float) * (size_t)(nq * dim)), *d = malloc(sizeof(float) * (size_t)(nd * dim));
     fill(q, nq, dim, K_UNIT);
     fill(d, nd, dim, K_UNIT);
@@ -408,14 +411,14 @@ static void check_backend(void)
         }
         CHECK_MSG(!memcmp(s_on, s_off, sizeof(float) * (size_t)(nq * k)) &&
                       !memcmp(i_on, i_off, sizeof(int64_t) * (size_t)(nq * k)),
-                  "threads %d: screened topk_block differs from the exact one", threads);
+                  "k %lld, threads %d: screened topk_block differs from the exact one", (long long)k, threads);
     }
     /* topk_block_floor: the head at or above each floor equals topk_block's (s_off, i_off
        from the exact way above), screened or not; floors at some rank, -inf, above all */
     float *fl = malloc(sizeof(float) * (size_t)nq);
     int64_t *n_fl = malloc(sizeof(int64_t) * (size_t)nq), *want = malloc(sizeof(int64_t) * (size_t)nq);
     for (int64_t r = 0; r < nq; r++)
-        fl[r] = r % 7 == 0 ? -INFINITY : r % 7 == 1 ? s_off[r * k] + 1.0f : s_off[r * k + (int64_t)(next_u64() % 1001)];
+        fl[r] = r % 7 == 0 ? -INFINITY : r % 7 == 1 ? s_off[r * k] + 1.0f : s_off[r * k + (int64_t)(next_u64() % (uint64_t)k)];
     for (int64_t r = 0; r < nq; r++) { /* the exact list's entries at or above the floor */
         want[r] = 0;
         while (want[r] < k && s_off[r * k + want[r]] >= fl[r])
@@ -451,13 +454,28 @@ static void check_backend(void)
 
 int main(void)
 {
-    if (mieb_screen_available()) {
+    static const struct {
+        enum screen_kernel kern;
+        const char *name;
+    } kernels[] = {{SCREEN_KERNEL_AMX, "amx"}, {SCREEN_KERNEL_AVX512BF16, "avx512bf16"}};
+    int ran = 0;
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+        if (!mieb_screen_kernel_usable(kernels[i].kern)) {
+            printf("test_screen: kernel %s cannot run here: skipped\n", kernels[i].name);
+            continue;
+        }
+        mieb_screen_force_kernel(kernels[i].kern);
+        memset(g_worst_ratio, 0, sizeof g_worst_ratio);
+        printf("test_screen: kernel %s\n", kernels[i].name);
         check_bounds();
         check_topk();
-    } else {
-        printf("test_screen: no AMX-BF16 here: the screen never runs, its bounds and lists were not tested\n");
+        ran++;
     }
+    mieb_screen_force_kernel(SCREEN_KERNEL_NONE);
+    if (!ran)
+        printf("test_screen: no AVX512_BF16 here: the screen never runs, its bounds and lists were not tested\n");
     check_selection();
-    check_backend();
+    check_backend_k(1001);
+    check_backend_k(200);
     return check_done("test_screen");
 }
