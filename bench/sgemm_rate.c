@@ -25,7 +25,8 @@
  * own M query rows against the shared D (--workers list; 0 = none), which is how
  * host/backend/cpu_backend.c uses the BLAS. One "RESULT" line per (mode, threads,
  * shape), easy to grep: best and median GFLOP/s over the timed calls,
- * pct_peak = median / (threads x measured clock x 32 flop/cycle), pct_fma = median / the
+ * pct_peak = median / (threads x measured clock x 32 or 64 flop/cycle: 64 where the 512-bit
+ * FMA loop shows two 512-bit pipes), pct_fma = median / the
  * FMA loop's rate at that thread count (0 with --no-peak, which skips the loop), and
  * others_pct = share of all CPUs' time used meanwhile by other processes or stolen by
  * the hypervisor. A measurement with others_pct above --quiet (default 3 %; 0 disables
@@ -154,6 +155,54 @@ static void *fma_peak_worker(void *arg)
     return NULL;
 }
 
+/* The same with 512-bit registers, where the CPU has AVX-512: 64 fp32 flop/cycle on cores
+ * with two 512-bit FMA pipes (Intel Xeon, AMD Zen 5), 32 where 512-bit work is split in two
+ * halves (Zen 4). The assembler takes zmm whatever the compile flags; it only runs where
+ * __builtin_cpu_supports("avx512f"). */
+static void *fma512_peak_worker(void *arg)
+{
+    double *out = arg;
+    const long iters = 50000000L;
+    long left = iters;
+    double t0 = now_s();
+    __asm__ volatile("vxorps %%zmm0, %%zmm0, %%zmm0\n\t"
+                     "vmovaps %%zmm0, %%zmm1\n\tvmovaps %%zmm0, %%zmm2\n\t"
+                     "vmovaps %%zmm0, %%zmm3\n\tvmovaps %%zmm0, %%zmm4\n\t"
+                     "vmovaps %%zmm0, %%zmm5\n\tvmovaps %%zmm0, %%zmm6\n\t"
+                     "vmovaps %%zmm0, %%zmm7\n\tvmovaps %%zmm0, %%zmm8\n\t"
+                     "vmovaps %%zmm0, %%zmm9\n\tvmovaps %%zmm0, %%zmm10\n\t"
+                     "vmovaps %%zmm0, %%zmm11\n\tvmovaps %%zmm0, %%zmm12\n\t"
+                     "vmovaps %%zmm0, %%zmm13\n\t"
+                     "1:\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm0\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm1\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm2\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm3\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm4\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm5\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm6\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm7\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm8\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm9\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm10\n\t"
+                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm11\n\t"
+                     "dec %0\n\t"
+                     "jnz 1b\n\t"
+                     "vzeroupper"
+                     : "+r"(left)
+                     :
+                     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
+                       "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");
+    double dt = now_s() - t0;
+    *out = (double)iters * 12 * 16 * 2 / dt; /* flop / s */
+    return NULL;
+}
+
+/* fp32 flop per cycle and core that pct_peak assumes: 32 (two 256-bit FMA pipes), or 64
+   when the 512-bit loop shows two 512-bit pipes */
+static int g_flop_cycle = 32;
+static int g_fma512; /* the FMA loop runs on zmm */
+
 static double fma_peak(int threads)
 {
     pthread_t tid[64];
@@ -161,7 +210,7 @@ static double fma_peak(int threads)
     if (threads > 64)
         threads = 64;
     for (int t = 0; t < threads; t++)
-        pthread_create(&tid[t], NULL, fma_peak_worker, &rate[t]);
+        pthread_create(&tid[t], NULL, g_fma512 ? fma512_peak_worker : fma_peak_worker, &rate[t]);
     for (int t = 0; t < threads; t++) {
         pthread_join(tid[t], NULL);
         sum += rate[t];
@@ -405,7 +454,7 @@ static int run_shape(const struct shape *s, int threads, int workers, double min
 
     qsort(times, (size_t)reps, sizeof times[0], cmp_double);
     double best = flop / times[0] / 1e9, med = flop / times[reps / 2] / 1e9;
-    double peak_theory = nw * (workers > 0 ? 1 : threads) * peak_hz_core * 32 / 1e9;
+    double peak_theory = nw * (workers > 0 ? 1 : threads) * peak_hz_core * g_flop_cycle / 1e9;
     printf("RESULT lib=%s core=%s mode=%s threads=%d shape=%dx%dx%d reps=%d gflops_best=%.1f "
            "gflops_median=%.1f pct_peak=%.0f pct_fma=%.0f others_pct=%.0f attempts=%d ok=%d\n",
            lib_name(), core_name(), workers > 0 ? "workers" : "blas", workers > 0 ? nw : threads,
@@ -490,15 +539,24 @@ int main(int argc, char **argv)
         wait_quiet(g_quiet_pct, g_max_wait); /* a busy neighbour would fake a slow clock */
     double mhz = nominal_mhz(), hz = measure_clock_hz(), fma1 = 0, fma2 = 0;
     printf("# clock: nominal %.0f MHz, measured %.0f MHz\n", mhz, hz / 1e6);
-    printf("# theoretical fp32 peak (32 flop/cycle/core): 1 core %.1f GFLOP/s, 2 cores "
-           "%.1f GFLOP/s (nominal clock: %.1f / %.1f)\n",
-           hz * 32 / 1e9, 2 * hz * 32 / 1e9, mhz * 32 / 1e3, 2 * mhz * 32 / 1e3);
     if (do_peak) {
+        if (__builtin_cpu_supports("avx512f")) {
+            g_fma512 = 1;
+            double r = fma_peak(1);
+            if (r / hz > 48) /* two 512-bit FMA pipes */
+                g_flop_cycle = 64;
+            else
+                g_fma512 = 0; /* half-rate zmm: the ymm loop is the same rate, and the reference */
+        }
         fma1 = fma_peak(1);
         fma2 = fma_peak(2);
-        printf("# FMA loop: 1 thread %.1f GFLOP/s, 2 threads %.1f GFLOP/s\n", fma1 / 1e9,
-               fma2 / 1e9);
+        printf("# FMA loop (%s): 1 thread %.1f GFLOP/s, 2 threads %.1f GFLOP/s\n", g_fma512 ? "zmm" : "ymm",
+               fma1 / 1e9, fma2 / 1e9);
     }
+    printf("# theoretical fp32 peak (%d flop/cycle/core): 1 core %.1f GFLOP/s, 2 cores "
+           "%.1f GFLOP/s (nominal clock: %.1f / %.1f)\n", g_flop_cycle,
+           hz * g_flop_cycle / 1e9, 2 * hz * g_flop_cycle / 1e9, mhz * g_flop_cycle / 1e3,
+           2 * mhz * g_flop_cycle / 1e3);
     fflush(stdout);
 
     /* pct_fma compares with the FMA loop at the same thread count: under KVM the two
