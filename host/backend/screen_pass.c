@@ -195,7 +195,7 @@ static void offer_block(struct screen_ctx *cx, const float *cb, int64_t g, int32
             struct screen_list *l = &cx->lists[q];
             /* compress in registers, then store all 16 lanes: the lanes past the takers land
                in the list's slack (n < cut_at <= cap here). A compress straight to memory is
-               microcoded on AMD Zen 4 and 5, about a hundred cycles. */
+               microcoded on AMD Zen 4 (uops.info). */
             int32_t n = l->n;
             _mm512_storeu_si512(l->idx + n, _mm512_maskz_compress_epi32(take, h ? id1 : id0));
             _mm512_storeu_ps(l->lb + n, _mm512_maskz_compress_ps(take, _mm512_sub_ps(a, e)));
