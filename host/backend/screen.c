@@ -84,7 +84,13 @@ enum screen_kernel mieb_screen_kernel(void)
     return f != SCREEN_KERNEL_NONE ? f : g_chosen;
 }
 
-void mieb_screen_force_kernel(enum screen_kernel kern) { __atomic_store_n(&g_forced, kern, __ATOMIC_RELAXED); }
+int mieb_screen_force_kernel(enum screen_kernel kern)
+{
+    if (kern != SCREEN_KERNEL_NONE && !mieb_screen_kernel_usable(kern))
+        return -1; /* it would die on an illegal instruction */
+    __atomic_store_n(&g_forced, kern, __ATOMIC_RELAXED);
+    return 0;
+}
 
 int mieb_screen_available(void)
 {

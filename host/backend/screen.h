@@ -24,7 +24,8 @@
  * documents become candidates for k = 1001 out of 50,000.
  *
  * Environment: MIEB_CPU_SCREEN=auto (default: AMX where AMX-BF16 can be used, else
- * VDPBF16PS where AVX512_BF16 can, else off) | off | amx | avx512bf16 (that kernel only).
+ * VDPBF16PS where AVX512_BF16 can, else off) | off | amx | avx512bf16 (that kernel; where it
+ * cannot run, a warning and auto).
  */
 #ifndef MIEB_BACKEND_SCREEN_H
 #define MIEB_BACKEND_SCREEN_H

@@ -14,12 +14,13 @@
 /**
  * A query's candidates, in increasing row order: each a document row and the bounds of its
  * exact score. The three fields are three arrays of one allocation, so that the AMX pass
- * appends up to 16 documents with three compress-stores and a cut scans 4-byte keys.
+ * appends up to 16 documents with three 16-lane stores and a cut scans 4-byte keys.
  */
 struct screen_list {
     int32_t *idx;
     float *lb, *ub;
-    int32_t n, cap;  /* entries held; room for cap + SCREEN_SLACK (a last 16-wide append) */
+    int32_t n, cap;  /* entries held; room for cap + SCREEN_SLACK: an append stores 16 lanes at n, and
+                        n < cut_at <= cap holds before every append (the cut restores it) */
     int32_t cut_at;  /* cut when n reaches it: early for the first cut (tau is -inf until then), then cap */
 };
 
@@ -86,9 +87,9 @@ enum screen_kernel {
 int mieb_screen_kernel_usable(enum screen_kernel kern);
 /** The kernel the screen uses (SCREEN_KERNEL_NONE: the screen is off). */
 enum screen_kernel mieb_screen_kernel(void);
-/** Tests: use kern from now on (it must be usable), or NONE to go back to the choice made
-    at start (MIEB_CPU_SCREEN). */
-void mieb_screen_force_kernel(enum screen_kernel kern);
+/** Tests: use kern from now on, or NONE to go back to the choice made at start
+    (MIEB_CPU_SCREEN). Returns -1, changing nothing, when kern cannot run here. */
+int mieb_screen_force_kernel(enum screen_kernel kern);
 
 /* The pass (screen_pass.c): every approximate score of cx's queries and documents; each
    document whose upper bound reaches its query's tau is appended to the query's list, which

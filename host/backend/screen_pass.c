@@ -19,11 +19,12 @@
  *
  * Each block of approximate scores a then meets the bounds with AVX-512: for a query and
  * 16 documents, e = alpha n_d + beta rn_d + s_abs, and the documents whose a + e reaches
- * the query's tau join its list with [a - e, a + e], in one compress-store per field.
+ * the query's tau join its list with [a - e, a + e], compressed in registers, one store per field.
  *
  * Compiled with AVX-512 and AVX512_BF16 (CMakeLists.txt); only called when
  * mieb_screen_available() says the CPU and OS run it.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,7 @@ static void offer_block(struct screen_ctx *cx, const float *cb, int64_t g, int32
                in the list's slack (n < cut_at <= cap here). A compress straight to memory is
                microcoded on AMD Zen 4 (uops.info). */
             int32_t n = l->n;
+            assert(n < l->cut_at && l->cut_at <= l->cap); /* the 16 lanes fit the slack */
             _mm512_storeu_si512(l->idx + n, _mm512_maskz_compress_epi32(take, h ? id1 : id0));
             _mm512_storeu_ps(l->lb + n, _mm512_maskz_compress_ps(take, _mm512_sub_ps(a, e)));
             _mm512_storeu_ps(l->ub + n, _mm512_maskz_compress_ps(take, ub));

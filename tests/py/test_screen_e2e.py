@@ -86,6 +86,8 @@ def test_screen_on_equals_off(tmp_path, sim, dtype, seed, screen):
     on_scores, on_trec, log = run(td, ed, str(tmp_path / "on"), screen)
     if "screened" not in log:
         pytest.skip(f"MIEB_CPU_SCREEN={screen}: this CPU has no usable AMX-BF16 or AVX512_BF16: the screen never runs here")
+    if screen != "auto":  # a named kernel that runs here is the one used
+        assert f"screened ({screen})" in log, log
     off_scores, off_trec, log_off = run(td, ed, str(tmp_path / "off"), "off")
     assert "screened" not in log_off
     assert json.dumps(on_scores, sort_keys=True) == json.dumps(off_scores, sort_keys=True)
