@@ -23,10 +23,20 @@ struct mieb_kmeans_opts {
     int max_iter;              /* 100 (sklearn default) */
     int max_no_improvement;    /* 10 */
     double reassignment_ratio; /* 0.01 */
+    /* The OpenMP threads sklearn's per-batch inertia is a reduction over (sk_threads.h;
+       mteb_opts: this machine's). Static blocks of the batch, each summed in order, the
+       partials then added in thread order: what OpenMP does with two (a + b is b + a);
+       with three or more OpenMP's combine order is not fixed, nor is sklearn's result. */
+    int sk_threads;
 };
 
 /** mteb's settings for k clusters. */
 struct mieb_kmeans_opts mieb_kmeans_mteb_opts(int64_t k);
+
+/** sklearn's _inertia_dense (unit weights) of bs rows xb against centres c by labels lab,
+    as `threads` OpenMP threads compute it (opts.sk_threads above). */
+float mieb_kmeans_batch_inertia(const float *xb, int64_t bs, int64_t dim, const float *c, const int32_t *lab,
+                                int threads);
 
 struct mieb_kmeans_info {
     int64_t n_steps; /* minibatch steps (or Lloyd iterations) run */
@@ -34,7 +44,9 @@ struct mieb_kmeans_info {
 
 /**
  * Cluster x [n, dim] (fp32, row-major) into opts->k clusters; labels[n] receives the final
- * full assignment (sklearn's labels_). Needs n >= k >= 1.
+ * full assignment (sklearn's labels_). Needs n >= k >= 1. sklearn's bits need OpenBLAS on
+ * one thread, as sklearn's fit limits it (the CPU backend's init sets that; a caller
+ * without a backend must: openblas_set_num_threads(1)).
  */
 mieb_status mieb_kmeans_minibatch(struct mieb_backend *be, const float *x, int64_t n, int64_t dim,
                                   const struct mieb_kmeans_opts *opts, int32_t *labels,

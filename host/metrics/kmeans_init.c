@@ -3,8 +3,12 @@
  * weights, reproducing its RandomState draws and its fp32/fp64 mix: distances are computed
  * in fp64 (sklearn's _euclidean_distances_upcast: -2<x,y> + |x|^2 + |y|^2, one dgemm) and
  * stored as fp32; the candidate cdf is an fp32 running sum compared in fp64.
- * The potentials (closest_dist_sq @ sample_weight) are an fp32 BLAS dot in sklearn; here
- * they are the correctly rounded sum, which can differ from the BLAS kernel in the last bit.
+ * The potentials are numpy matmuls of fp32 distances with the fp32 unit weights, which numpy
+ * hands to BLAS: `closest_dist_sq @ sample_weight` (one row) as sdot, and the candidates'
+ * `distance_to_candidates @ sample_weight` as a row-major sgemv. The same calls here give
+ * the same bits as long as both sides run the same OpenBLAS kernels single-threaded; a
+ * correctly rounded sum, used before, differed in the last bit often enough to change which
+ * candidate won a near-tie (20,000 x 256, k = 500: centre 259).
  */
 #include "kmeans.h"
 
@@ -32,14 +36,6 @@ static void upcast_dists(const double *a, const double *aa, int64_t t, const dou
         }
 }
 
-/* fp32 potential: sum of the fp32 distances, correctly rounded. */
-static float potential(const float *d, int64_t ns)
-{
-    double s = 0.0;
-    for (int64_t j = 0; j < ns; j++)
-        s += d[j];
-    return (float)s;
-}
 
 static double sqnorm64(const double *r, int64_t dim)
 {
@@ -60,13 +56,16 @@ mieb_status mieb_kmeans_plusplus(const float *xs, int64_t ns, int64_t dim, int64
     float *closest = malloc((size_t)ns * sizeof *closest);
     float *dc = malloc((size_t)trials * (size_t)ns * sizeof *dc), *cum = malloc((size_t)ns * sizeof *cum);
     int64_t *cid = malloc((size_t)trials * sizeof *cid);
-    if (!xd || !xx || !cdf || !cand || !cn || !g || !closest || !dc || !cum || !cid) {
+    float *ones = malloc((size_t)ns * sizeof *ones), *pots = malloc((size_t)trials * sizeof *pots);
+    if (!xd || !xx || !cdf || !cand || !cn || !g || !closest || !dc || !cum || !cid || !ones || !pots) {
         st = mieb_fail(MIEB_ERR_OOM, "k-means++: out of memory for %lld x %lld rows", (long long)ns,
                        (long long)dim);
         goto out;
     }
     for (int64_t i = 0; i < ns * dim; i++)
         xd[i] = xs[i];
+    for (int64_t i = 0; i < ns; i++)
+        ones[i] = 1.0f; /* sample_weight, fp32 like X */
     for (int64_t i = 0; i < ns; i++)
         xx[i] = sqnorm64(xd + i * dim, dim);
     /* first centre: choice(ns, p=w/sum(w)); p is fp32 1/ns widened, cdf = cumsum / cdf[-1] */
@@ -80,7 +79,7 @@ mieb_status mieb_kmeans_plusplus(const float *xs, int64_t ns, int64_t dim, int64
     memcpy(centers, xs + first * dim, (size_t)dim * sizeof *centers);
     cn[0] = xx[first];
     upcast_dists(xd + first * dim, cn, 1, xd, xx, ns, dim, g, closest);
-    float pot = potential(closest, ns);
+    float pot = cblas_sdot((int)ns, closest, 1, ones, 1); /* closest_dist_sq @ sample_weight */
     for (int64_t c = 1; c < k; c++) {
         float run = 0.0f;
         for (int64_t j = 0; j < ns; j++) /* np.cumsum(sample_weight * closest_dist_sq), fp32 */
@@ -100,21 +99,24 @@ mieb_status mieb_kmeans_plusplus(const float *xs, int64_t ns, int64_t dim, int64
             cn[t] = xx[cid[t]];
         }
         upcast_dists(cand, cn, trials, xd, xx, ns, dim, g, dc);
-        int64_t best = 0;
-        float best_pot = 0.0f;
         for (int64_t t = 0; t < trials; t++) {
             float *row = dc + t * ns;
             for (int64_t j = 0; j < ns; j++) /* np.minimum(closest, d); NaN cannot occur */
                 row[j] = closest[j] < row[j] ? closest[j] : row[j];
-            float cp = potential(row, ns);
-            if (t == 0 || cp < best_pot)
-                best_pot = cp, best = t;
         }
+        /* candidates_pot = distance_to_candidates @ sample_weight, then argmin (the first) */
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)trials, (int)ns, 1.0f, dc, (int)ns, ones, 1, 0.0f, pots, 1);
+        int64_t best = 0;
+        float best_pot = pots[0];
+        for (int64_t t = 1; t < trials; t++)
+            if (pots[t] < best_pot)
+                best_pot = pots[t], best = t;
         pot = best_pot;
         memcpy(closest, dc + best * ns, (size_t)ns * sizeof *closest);
         memcpy(centers + c * dim, xs + cid[best] * dim, (size_t)dim * sizeof *centers);
     }
 out:
     free(xd), free(xx), free(cdf), free(cand), free(cn), free(g), free(closest), free(dc), free(cum), free(cid);
+    free(ones), free(pots);
     return st;
 }

@@ -20,12 +20,35 @@
 
 #include "../backend/cpu_kmeans.h"
 #include "np_randomstate.h"
+#include "sk_threads.h"
+
+/* sklearn's _inertia_dense: prange(schedule='static') over the batch on `threads` threads,
+   each adding its block's fp32 distances in order, the partials then added in thread order
+   (libgomp's static split: the first n % T threads take one row more). */
+float mieb_kmeans_batch_inertia(const float *xb, int64_t bs, int64_t dim, const float *c, const int32_t *lab,
+                                int threads)
+{
+    int64_t T = threads < 1 ? 1 : threads > bs ? (bs > 0 ? bs : 1) : threads;
+    int64_t q = bs / T, r = bs % T, i = 0;
+    float total = 0.0f;
+    for (int64_t t = 0; t < T; t++) {
+        int64_t end = i + q + (t < r);
+        float part = 0.0f;
+        for (; i < end; i++) {
+            volatile float dsq = mieb_sk_sqdist_f32(xb + i * dim, c + (int64_t)lab[i] * dim, dim);
+            volatile float w = dsq * 1.0f;
+            part = part + w;
+        }
+        total = total + part;
+    }
+    return total;
+}
 
 struct mieb_kmeans_opts mieb_kmeans_mteb_opts(int64_t k)
 {
     return (struct mieb_kmeans_opts){
         .k = k, .batch_size = 500, .seed = 42, .max_iter = 100, .max_no_improvement = 10,
-        .reassignment_ratio = 0.01};
+        .reassignment_ratio = 0.01, .sk_threads = mieb_sk_openmp_threads()};
 }
 
 /* _minibatch_update_dense for one step (unit weights). */
@@ -179,12 +202,7 @@ mieb_status mieb_kmeans_minibatch(struct mieb_backend *be, const float *x, int64
         mieb_np_row_sqnorms_f32(c, k, dim, csq);
         if ((st = mieb_backend_kmeans_assign(be, xb, bs, c, csq, k, dim, lab)) != MIEB_OK)
             goto out;
-        float inertia = 0.0f;
-        for (int64_t i = 0; i < bs; i++) {
-            volatile float dsq = mieb_sk_sqdist_f32(xb + i * dim, c + (int64_t)lab[i] * dim, dim);
-            volatile float w = dsq * 1.0f;
-            inertia = inertia + w;
-        }
+        float inertia = mieb_kmeans_batch_inertia(xb, bs, dim, c, lab, o->sk_threads);
         minibatch_update(xb, bs, dim, c, cn, ws, lab, k, upd);
         if (do_reassign && o->reassignment_ratio > 0)
             reassign(xb, bs, dim, cn, ws, k, o->reassignment_ratio, &rs, sk, to, perm);

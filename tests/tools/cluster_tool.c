@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "backend/backend.h"
 #include "metrics/clustering_metrics.h"
 #include "metrics/kmeans.h"
 #include "metrics/np_randomstate.h"
+#include "metrics/sk_threads.h"
 
 static int do_metrics(void)
 {
@@ -102,8 +105,29 @@ static int do_rng(char **argv)
     return 0;
 }
 
+/* inertia FILE N D K THREADS: FILE holds X [N, D], centres [K, D] (fp32), labels [N] (int32) */
+static int do_inertia(char **argv)
+{
+    int64_t n = atoll(argv[3]), d = atoll(argv[4]), k = atoll(argv[5]);
+    int threads = atoi(argv[6]);
+    float *x = malloc(sizeof(float) * (size_t)(n * d)), *c = malloc(sizeof(float) * (size_t)(k * d));
+    int32_t *lab = malloc(sizeof(int32_t) * (size_t)n);
+    FILE *f = fopen(argv[2], "rb");
+    if (!x || !c || !lab || !f || fread(x, sizeof(float), (size_t)(n * d), f) != (size_t)(n * d) ||
+        fread(c, sizeof(float), (size_t)(k * d), f) != (size_t)(k * d) ||
+        fread(lab, sizeof(int32_t), (size_t)n, f) != (size_t)n)
+        return 2;
+    fclose(f);
+    printf("%a\n", (double)mieb_kmeans_batch_inertia(x, n, d, c, lab, threads));
+    free(x), free(c), free(lab);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    /* as mieb-eval's CPU backend and sklearn's fit do (kmeans.h): a multi-threaded sgemm
+       gives other last bits than a single-threaded one */
+    openblas_set_num_threads(1);
     if (argc >= 2 && !strcmp(argv[1], "metrics"))
         return do_metrics();
     if (argc >= 2 && !strcmp(argv[1], "assign"))
@@ -112,6 +136,12 @@ int main(int argc, char **argv)
         return do_kmeans(argv);
     if (argc >= 3 && !strcmp(argv[1], "rng"))
         return do_rng(argv);
-    fprintf(stderr, "usage: cluster_tool metrics|assign|kmeans FILE N D K MODE|rng SEED\n");
+    if (argc >= 7 && !strcmp(argv[1], "inertia"))
+        return do_inertia(argv);
+    if (argc >= 2 && !strcmp(argv[1], "sk-threads")) {
+        printf("%d\n", mieb_sk_openmp_threads());
+        return 0;
+    }
+    fprintf(stderr, "usage: cluster_tool metrics|assign|kmeans FILE N D K MODE|rng SEED|inertia FILE N D K THREADS|sk-threads\n");
     return 2;
 }
