@@ -11,6 +11,8 @@
 
 #include <cblas.h>
 
+#include "../core/parallel.h"
+
 #define SK_CHUNK 256 /* sklearn.cluster._k_means_common.CHUNK_SIZE */
 
 void mieb_np_row_sqnorms_f32(const float *x, int64_t n, int64_t dim, float *out)
@@ -62,19 +64,12 @@ float mieb_sk_sqdist_f32(const float *a, const float *b, int64_t dim)
     return result;
 }
 
-mieb_status mieb_cpu_kmeans_assign(struct mieb_backend *be, const float *x, int64_t n, const float *c,
-                                   const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels)
+/* Rows [s0, s1) (s0 a multiple of SK_CHUNK) chunk by chunk into labels; d: SK_CHUNK x k. */
+static void assign_chunks(const float *x, int64_t s0, int64_t s1, const float *c, const float *c_sqnorm, int64_t k,
+                          int64_t dim, int32_t *labels, float *d)
 {
-    (void)be;
-    if (n < 0 || k <= 0 || dim <= 0 || k > INT32_MAX || dim > INT32_MAX)
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "kmeans_assign: bad shape n=%lld k=%lld dim=%lld",
-                         (long long)n, (long long)k, (long long)dim);
-    float *d = malloc((size_t)SK_CHUNK * (size_t)k * sizeof *d);
-    if (!d)
-        return mieb_fail(MIEB_ERR_OOM, "kmeans_assign: out of memory for a %d x %lld distance chunk", SK_CHUNK,
-                         (long long)k);
-    for (int64_t s = 0; s < n; s += SK_CHUNK) {
-        int64_t m = n - s < SK_CHUNK ? n - s : SK_CHUNK;
+    for (int64_t s = s0; s < s1; s += SK_CHUNK) {
+        int64_t m = s1 - s < SK_CHUNK ? s1 - s : SK_CHUNK;
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < k; j++)
                 d[i * k + j] = c_sqnorm[j];
@@ -90,7 +85,52 @@ mieb_status mieb_cpu_kmeans_assign(struct mieb_backend *be, const float *x, int6
             labels[s + i] = lab;
         }
     }
+}
+
+struct assign_job {
+    const float *x, *c, *c_sqnorm;
+    int64_t n, k, dim, n_chunks;
+    int32_t *labels;
+    int oom[64];
+};
+
+/* Part t takes a contiguous run of whole chunks: each chunk is one single-threaded sgemm of
+   the shape sklearn's OpenMP threads each make, so the bits do not depend on the split. */
+static void assign_part(void *arg, int t, int nt)
+{
+    struct assign_job *j = arg;
+    int64_t lo, hi;
+    mieb_par_range(j->n_chunks, t, nt, &lo, &hi);
+    if (lo >= hi)
+        return;
+    float *d = malloc((size_t)SK_CHUNK * (size_t)j->k * sizeof *d);
+    if (!d) {
+        j->oom[t] = 1;
+        return;
+    }
+    int64_t s1 = hi * SK_CHUNK < j->n ? hi * SK_CHUNK : j->n;
+    assign_chunks(j->x, lo * SK_CHUNK, s1, j->c, j->c_sqnorm, j->k, j->dim, j->labels, d);
     free(d);
+}
+
+mieb_status mieb_cpu_kmeans_assign(struct mieb_backend *be, const float *x, int64_t n, const float *c,
+                                   const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels)
+{
+    if (n < 0 || k <= 0 || dim <= 0 || k > INT32_MAX || dim > INT32_MAX)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "kmeans_assign: bad shape n=%lld k=%lld dim=%lld",
+                         (long long)n, (long long)k, (long long)dim);
+    struct assign_job j = {.x = x, .c = c, .c_sqnorm = c_sqnorm, .n = n, .k = k, .dim = dim,
+                           .n_chunks = (n + SK_CHUNK - 1) / SK_CHUNK, .labels = labels};
+    int nt = be && be->opts.n_threads > 0 ? be->opts.n_threads : mieb_par_cpus();
+    if (nt > 64)
+        nt = 64;
+    if (nt > j.n_chunks)
+        nt = j.n_chunks > 0 ? (int)j.n_chunks : 1;
+    mieb_par_run(nt, assign_part, &j);
+    for (int t = 0; t < nt; t++)
+        if (j.oom[t])
+            return mieb_fail(MIEB_ERR_OOM, "kmeans_assign: out of memory for a %d x %lld distance chunk", SK_CHUNK,
+                             (long long)k);
     return MIEB_OK;
 }
 
