@@ -113,90 +113,56 @@ static double measure_clock_hz(void)
     return best;
 }
 
-/* Sustained AVX2 FMA throughput of one core: 12 independent accumulators cover the
- * FMA latency on both FMA pipes (Zen 3: 2 x 256-bit FMA per cycle = 32 fp32 flop/cycle).
- * Written in asm so the compiler can neither drop nor reschedule the FMAs. */
-static void *fma_peak_worker(void *arg)
-{
-    double *out = arg;
-    const long iters = 50000000L;
-    long left = iters;
-    double t0 = now_s();
-    __asm__ volatile("vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
-                     "vmovaps %%ymm0, %%ymm1\n\tvmovaps %%ymm0, %%ymm2\n\t"
-                     "vmovaps %%ymm0, %%ymm3\n\tvmovaps %%ymm0, %%ymm4\n\t"
-                     "vmovaps %%ymm0, %%ymm5\n\tvmovaps %%ymm0, %%ymm6\n\t"
-                     "vmovaps %%ymm0, %%ymm7\n\tvmovaps %%ymm0, %%ymm8\n\t"
-                     "vmovaps %%ymm0, %%ymm9\n\tvmovaps %%ymm0, %%ymm10\n\t"
-                     "vmovaps %%ymm0, %%ymm11\n\tvmovaps %%ymm0, %%ymm12\n\t"
-                     "vmovaps %%ymm0, %%ymm13\n\t"
-                     "1:\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm0\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm1\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm2\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm3\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm4\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm5\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm6\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm7\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm8\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm9\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm10\n\t"
-                     "vfmadd231ps %%ymm12, %%ymm13, %%ymm11\n\t"
-                     "dec %0\n\t"
-                     "jnz 1b\n\t"
-                     "vzeroupper"
-                     : "+r"(left)
-                     :
-                     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-                       "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");
-    double dt = now_s() - t0;
-    *out = (double)iters * 12 * 8 * 2 / dt; /* flop / s */
-    return NULL;
-}
+/* Sustained FMA throughput of one core on register width R ("ymm" or "zmm", LANES fp32
+ * each): 12 independent accumulators cover the FMA latency on both FMA pipes. Written in asm
+ * so the compiler can neither drop nor reschedule the FMAs; the assembler takes zmm whatever
+ * the compile flags. */
+#define FMA_PEAK_WORKER(name, R, LANES)                                                              \
+    static void *name(void *arg)                                                                     \
+    {                                                                                                \
+        double *out = arg;                                                                           \
+        const long iters = 50000000L;                                                                \
+        long left = iters;                                                                           \
+        double t0 = now_s();                                                                         \
+        __asm__ volatile("vxorps %%" R "0, %%" R "0, %%" R "0\n\t"                                  \
+                         "vmovaps %%" R "0, %%" R "1\n\tvmovaps %%" R "0, %%" R "2\n\t"              \
+                         "vmovaps %%" R "0, %%" R "3\n\tvmovaps %%" R "0, %%" R "4\n\t"              \
+                         "vmovaps %%" R "0, %%" R "5\n\tvmovaps %%" R "0, %%" R "6\n\t"              \
+                         "vmovaps %%" R "0, %%" R "7\n\tvmovaps %%" R "0, %%" R "8\n\t"              \
+                         "vmovaps %%" R "0, %%" R "9\n\tvmovaps %%" R "0, %%" R "10\n\t"             \
+                         "vmovaps %%" R "0, %%" R "11\n\tvmovaps %%" R "0, %%" R "12\n\t"            \
+                         "vmovaps %%" R "0, %%" R "13\n\t"                                           \
+                         "1:\n\t"                                                                    \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "0\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "1\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "2\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "3\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "4\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "5\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "6\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "7\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "8\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "9\n\t"                            \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "10\n\t"                           \
+                         "vfmadd231ps %%" R "12, %%" R "13, %%" R "11\n\t"                           \
+                         "dec %0\n\t"                                                                \
+                         "jnz 1b\n\t"                                                                \
+                         "vzeroupper"                                                                \
+                         : "+r"(left)                                                                \
+                         :                                                                           \
+                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",   \
+                           "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");                        \
+        double dt = now_s() - t0;                                                                    \
+        *out = (double)iters * 12 * (LANES) * 2 / dt; /* flop / s */                                 \
+        return NULL;                                                                                 \
+    }
 
-/* The same with 512-bit registers, where the CPU has AVX-512: 64 fp32 flop/cycle on cores
- * with two 512-bit FMA pipes (Intel Xeon, AMD Zen 5), 32 where 512-bit work is split in two
- * halves (Zen 4). The assembler takes zmm whatever the compile flags; it only runs where
+/* AVX2: 32 fp32 flop/cycle on two 256-bit FMA pipes (Zen 3). */
+FMA_PEAK_WORKER(fma_peak_worker, "ymm", 8)
+/* AVX-512, where the CPU has it: 64 flop/cycle on cores with two 512-bit FMA pipes (Intel
+ * Xeon, AMD Zen 5), 32 where 512-bit work is split in two halves (Zen 4). Only run where
  * __builtin_cpu_supports("avx512f"). */
-static void *fma512_peak_worker(void *arg)
-{
-    double *out = arg;
-    const long iters = 50000000L;
-    long left = iters;
-    double t0 = now_s();
-    __asm__ volatile("vxorps %%zmm0, %%zmm0, %%zmm0\n\t"
-                     "vmovaps %%zmm0, %%zmm1\n\tvmovaps %%zmm0, %%zmm2\n\t"
-                     "vmovaps %%zmm0, %%zmm3\n\tvmovaps %%zmm0, %%zmm4\n\t"
-                     "vmovaps %%zmm0, %%zmm5\n\tvmovaps %%zmm0, %%zmm6\n\t"
-                     "vmovaps %%zmm0, %%zmm7\n\tvmovaps %%zmm0, %%zmm8\n\t"
-                     "vmovaps %%zmm0, %%zmm9\n\tvmovaps %%zmm0, %%zmm10\n\t"
-                     "vmovaps %%zmm0, %%zmm11\n\tvmovaps %%zmm0, %%zmm12\n\t"
-                     "vmovaps %%zmm0, %%zmm13\n\t"
-                     "1:\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm0\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm1\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm2\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm3\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm4\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm5\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm6\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm7\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm8\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm9\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm10\n\t"
-                     "vfmadd231ps %%zmm12, %%zmm13, %%zmm11\n\t"
-                     "dec %0\n\t"
-                     "jnz 1b\n\t"
-                     "vzeroupper"
-                     : "+r"(left)
-                     :
-                     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-                       "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");
-    double dt = now_s() - t0;
-    *out = (double)iters * 12 * 16 * 2 / dt; /* flop / s */
-    return NULL;
-}
+FMA_PEAK_WORKER(fma512_peak_worker, "zmm", 16)
 
 /* fp32 flop per cycle and core that pct_peak assumes: 32 (two 256-bit FMA pipes), or 64
    when the 512-bit loop shows two 512-bit pipes */
