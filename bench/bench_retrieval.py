@@ -5,7 +5,10 @@
              evaluation_phases); on the CPU twice: with the bf16 screen (MIEB_CPU_SCREEN=auto: AMX or VDPBF16PS,
              host/backend/screen.h) and with the exact way only (MIEB_CPU_SCREEN=off); with
              --floors-ab also without search floors (MIEB_SEARCH_FLOORS=off: every block's
-             whole top-k list, as before the floors), the saving as a ratio
+             whole top-k list, as before the floors), the saving as a ratio; with --mmap-ab also
+             with corpus blocks read by copy (MIEB_STREAM_MMAP=off) instead of mapped from the
+             file (host/io/emb_map.c); --sim cosine writes a cosine model (the stream then
+             normalises each block on its reader thread)
   faiss-cpu  IndexFlatIP.search(k=1000)
   numpy      blocked matmul + argpartition + sort of the top 1000
 
@@ -15,7 +18,7 @@ the share of scoring time spent in metric reduction.
 
   .venv/bin/python bench/bench_retrieval.py [--nq 1000] [--nd 100000] [--dim 768] [--threads 2]
                                             [--device cpu|cuda] [--binary build/mieb-eval] [--reps 3]
-                                            [--no-numpy] [--floors-ab]
+                                            [--no-numpy] [--floors-ab] [--mmap-ab] [--sim dot|cosine]
 
 On a GPU machine (tests/gpu/run.sh runs it when faiss is importable there) the ratio vs
 faiss-cpu is the GPU backend's against faiss on that machine's cores.
@@ -41,7 +44,7 @@ import fmt_writer as fw  # noqa: E402
 TASK = "Fashion200kT2IRetrieval"
 
 
-def make_data(tmp, nq, nd, dim, seed=0):
+def make_data(tmp, nq, nd, dim, seed=0, sim="dot"):
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((nq, dim), dtype=np.float32)
     d = rng.standard_normal((nd, dim), dtype=np.float32)
@@ -51,7 +54,7 @@ def make_data(tmp, nq, nd, dim, seed=0):
     d[rel] = (q + 0.1 * rng.standard_normal((nq, dim), dtype=np.float32))
     d[rel] /= np.linalg.norm(d[rel], axis=1, keepdims=True)
     td, ed = os.path.join(tmp, "td"), os.path.join(tmp, "emb")
-    fw.write_model_meta(ed, sim="dot")
+    fw.write_model_meta(ed, sim=sim)
     f = fw.open_task_file(td, TASK)
     fw.write_retrieval_group(f, "test", "default", [f"q{i}" for i in range(nq)], [f"d{i}" for i in range(nd)],
                              [[(int(rel[i]), 1)] for i in range(nq)])
@@ -61,11 +64,12 @@ def make_data(tmp, nq, nd, dim, seed=0):
     return td, ed, q, d
 
 
-def run_mieb(binary, td, ed, out, threads, device="cpu", screen="auto", floors="on"):
+def run_mieb(binary, td, ed, out, threads, device="cpu", screen="auto", floors="on", mmap="on"):
     t0 = time.perf_counter()
     subprocess.run([binary, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
                     "--device", device, "--threads", str(threads), "--overwrite-strategy", "always"], check=True,
-                   capture_output=True, env=dict(os.environ, MIEB_CPU_SCREEN=screen, MIEB_SEARCH_FLOORS=floors))
+                   capture_output=True, env=dict(os.environ, MIEB_CPU_SCREEN=screen, MIEB_SEARCH_FLOORS=floors,
+                                                      MIEB_STREAM_MMAP=mmap))
     wall = time.perf_counter() - t0
     path = os.path.join(out, "results", "test-org__test-model", "rev0", f"{TASK}.json")
     res = json.load(open(path))
@@ -131,20 +135,27 @@ def main():
     ap.add_argument("--no-numpy", action="store_true", help="skip the numpy peer (slow at large sizes)")
     ap.add_argument("--floors-ab", action="store_true",
                     help="also run mieb-eval without search floors (MIEB_SEARCH_FLOORS=off) to show what they save")
+    ap.add_argument("--mmap-ab", action="store_true",
+                    help="also run mieb-eval reading corpus blocks by copy (MIEB_STREAM_MMAP=off)")
+    ap.add_argument("--sim", default="dot", choices=["dot", "cosine"], help="the model's similarity")
     a = ap.parse_args()
     k = 1000
     tmp = tempfile.mkdtemp(prefix="mieb-bench-")
     try:
-        td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim)
+        td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim, sim=a.sim)
         qdd = a.nq * a.nd * a.dim
         flop = 2.0 * qdd
         # On the CPU, mieb-eval runs twice: with the bf16 screen (host/backend/screen.h; the
         # default where the CPU has AMX-BF16 or AVX512_BF16) and with the exact way only (MIEB_CPU_SCREEN=off).
-        # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS); "nofloor" is the default screen without floors
-        env_of = {"auto": ("auto", "on"), "off": ("off", "on"), "nofloor": ("auto", "off")}
+        # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS, MIEB_STREAM_MMAP); "nofloor" is the default
+        # screen without floors, "copy" the default with blocks read by copy
+        env_of = {"auto": ("auto", "on", "on"), "off": ("off", "on", "on"), "nofloor": ("auto", "off", "on"),
+                  "copy": ("auto", "on", "off")}
         modes = ["auto", "off"] if a.device == "cpu" else ["auto"]
         if a.floors_ab:
             modes.append("nofloor")
+        if a.mmap_ab:
+            modes.append("copy")
         best = {m: None for m in modes}
         scores = {}
         tf = tn = None
@@ -166,7 +177,8 @@ def main():
         rows = []
         for m in modes:
             wall, st = best[m]
-            label = (" [no floors]" if m == "nofloor" else "" if a.device != "cpu"
+            label = (" [no floors]" if m == "nofloor" else " [read by copy]" if m == "copy" else ""
+                     if a.device != "cpu"
                      else " [screen]" if m == "auto" else " [exact]")
             sim = st["Stage: similarity and top-k"]
             search = sim + st["Stage: merge and heap"] + st["Stage: waiting for reads"]
@@ -180,12 +192,13 @@ def main():
         for m in modes:
             wall, st = best[m]
             sim, ev, metrics = st["Stage: similarity and top-k"], st["Evaluation"], st["Stage: metrics"]
-            what = ("MIEB_SEARCH_FLOORS=off" if m == "nofloor" else "MIEB_CPU_SCREEN=" + m if a.device == "cpu"
-                    else f"--device {a.device}")
+            what = ("MIEB_SEARCH_FLOORS=off" if m == "nofloor" else "MIEB_STREAM_MMAP=off" if m == "copy"
+                    else "MIEB_CPU_SCREEN=" + m if a.device == "cpu" else f"--device {a.device}")
             print(f"  {what}: similarity stage {flop / sim / 1e9:.1f} GFLOP/s-equivalent "
                   f"(incl. top-k selection); metric reduction {metrics:.3f} s = {100 * metrics / ev:.1f}% of "
                   f"scoring time; process wall time {wall:.3f} s")
-        for m, what in (("off", "screen on and off"), ("nofloor", "floors on and off")):
+        for m, what in (("off", "screen on and off"), ("nofloor", "floors on and off"),
+                        ("copy", "mapped and copied blocks")):
             if m in modes:
                 same = scores["auto"] == scores[m]
                 print(f"  {what} give identical scores: {'yes' if same else 'NO'}")
@@ -196,6 +209,9 @@ def main():
             sim_off = best["nofloor"][1]["Stage: similarity and top-k"]
             print(f"  search floors: similarity + top-k stage {sim_off:.3f} s without, {sim_on:.3f} s with them "
                   f"(speed-up {sim_off / sim_on:.2f}x)")
+        if "copy" in modes:
+            for key in ("Stage: waiting for reads", "Stage: similarity and top-k", "Evaluation"):
+                print(f"  {key}: {best['copy'][1][key]:.3f} s read by copy, {best['auto'][1][key]:.3f} s mapped")
         peak = sgemm_peak(a.threads) if a.device == "cpu" else None
         if peak:
             print("  best SGEMM on this machine (bench/sgemm_rate):")

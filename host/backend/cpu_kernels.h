@@ -15,6 +15,8 @@
  * torch.nn.functional.normalize(p=2, dim=1).
  */
 void mieb_cpu_l2_normalize_rows(float *x, int64_t n, int64_t dim);
+/** The same rows of src normalized into dst (dst == src: in place; no other overlap). */
+void mieb_cpu_l2_normalize_rows_to(float *dst, const float *src, int64_t n, int64_t dim);
 
 /**
  * Scratch of mieb_cpu_maxsim_tile: the token scores of one product. Zero it before first

@@ -89,13 +89,17 @@ static mieb_status check_stop(const struct mieb_run_ctx *rc)
     return MIEB_OK;
 }
 
-/* The block's rows as backend input; cosine rows are L2-normalised in place first (the
-   stream hands the block over until the next call, so writing to it is safe). */
-static void block_vecs(const struct mieb_run_ctx *rc, const struct mieb_emb_block *b, int64_t dim,
-                       struct mieb_vecs *v)
+/* Corpus blocks for cosine are normalized by the stream's reader thread (overlapping the
+   products of the block before), straight from the file's mapping where it has one. */
+static const struct mieb_emb_stream_opts *stream_opts(const struct mieb_run_ctx *rc)
 {
-    if (rc->sim == MIEB_SIM_COSINE)
-        mieb_cpu_l2_normalize_rows((float *)b->data, b->rows, dim);
+    static const struct mieb_emb_stream_opts cosine = {.prepare = mieb_cpu_l2_normalize_rows_to}, plain = {0};
+    return rc->sim == MIEB_SIM_COSINE ? &cosine : &plain;
+}
+
+/* The block's rows as backend input (read-only: they may be the file's mapping). */
+static void block_vecs(const struct mieb_emb_block *b, int64_t dim, struct mieb_vecs *v)
+{
     v->data = b->data;
     v->offsets = b->offsets;
     v->n = b->count;
@@ -214,7 +218,7 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
     for (int64_t t = 0; t < nq; t++)
         mieb_pyheap_init(&heaps[t], out->res_s + t * MIEB_MTEB_TOP_K, out->res_d + t * MIEB_MTEB_TOP_K,
                          MIEB_MTEB_TOP_K, (const char *const *)rd->corpus_ids);
-    st = mieb_emb_stream_open_ex(corpus, range_start, range_end, block_items, NULL, &stream);
+    st = mieb_emb_stream_open_opts(corpus, range_start, range_end, block_items, stream_opts(rc), &stream);
     if (st != MIEB_OK)
         goto done;
     for (;;) {
@@ -227,7 +231,7 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
         st = mieb_emb_stream_next(stream, &blk, &fin);
         if (st != MIEB_OK || fin)
             break;
-        block_vecs(rc, &blk, info->dim, &docs);
+        block_vecs(&blk, info->dim, &docs);
         double t1 = mieb_now();
         int64_t kb = blk.count < CHUNK_K ? blk.count : CHUNK_K;
         /* What a query's block list needs: once its chunk's best CHUNK_K are in, a later
@@ -313,7 +317,7 @@ static mieb_status search_candidates(const struct mieb_run_ctx *rc, struct mieb_
             }
     }
     /* Score the pairs block by block: the corpus may be larger than memory. */
-    st = mieb_emb_stream_open(corpus, block_items, &stream);
+    st = mieb_emb_stream_open_opts(corpus, 0, info->n_items, block_items, stream_opts(rc), &stream);
     if (st != MIEB_OK)
         goto done;
     for (;;) {
@@ -325,7 +329,7 @@ static mieb_status search_candidates(const struct mieb_run_ctx *rc, struct mieb_
         st = mieb_emb_stream_next(stream, &blk, &fin);
         if (st != MIEB_OK || fin)
             break;
-        block_vecs(rc, &blk, info->dim, &docs);
+        block_vecs(&blk, info->dim, &docs);
         int64_t m = 0;
         for (int64_t p = 0; p < n_pairs; p++)
             if (pd[p] >= blk.start && pd[p] < blk.start + blk.count) {

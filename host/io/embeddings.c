@@ -36,7 +36,7 @@ const struct mieb_emb_info *mieb_emb_role_info(const struct mieb_emb_role *r) { 
 const char *mieb_emb_role_path(const struct mieb_emb_role *r) { return r->n_shards ? r->sh[0].path : ""; }
 
 /* Index of the shard holding item `item` (shards are sorted by item_start and cover 0..n). */
-static int shard_of(const struct mieb_emb_role *r, int64_t item)
+int mieb_emb_shard_of(const struct mieb_emb_role *r, int64_t item)
 {
     int lo = 0, hi = r->n_shards - 1;
     while (lo < hi) {
@@ -56,7 +56,7 @@ const char *mieb_emb_role_file_of(const struct mieb_emb_role *r, int64_t item)
 {
     if (item < 0 || item >= r->info.n_items)
         return NULL;
-    return r->sh[shard_of(r, item)].path;
+    return r->sh[mieb_emb_shard_of(r, item)].path;
 }
 
 mieb_status mieb_emb_role_rows_of(struct mieb_emb_role *r, int64_t start, int64_t count, int64_t *rows)
@@ -83,6 +83,38 @@ static int64_t item_of_row(const struct emb_shard *s, int64_t row)
             hi = mid - 1;
     }
     return lo;
+}
+
+mieb_status mieb_emb_check_finite(const struct mieb_emb_role *r, int si, int64_t row0, const float *dst,
+                                  int64_t nrows)
+{
+    const struct emb_shard *s = &r->sh[si];
+    const int64_t dim = r->info.dim;
+    size_t n = (size_t)nrows * (size_t)dim;
+    mieb_status st;
+    /* exponent all ones <=> inf or NaN. A branch-free pass over blocks of values finds
+       whether a block has one (the compiler vectorises it); only such a block is searched. */
+    size_t bad_from = n;
+    for (size_t i0 = 0; i0 < n && bad_from == n; i0 += 4096) {
+        size_t m = n - i0 < 4096 ? n - i0 : 4096;
+        uint32_t any = 0;
+        for (size_t k = 0; k < m; k++)
+            any |= (mieb_float_to_bits(dst[i0 + k]) & 0x7f800000u) == 0x7f800000u;
+        if (any)
+            bad_from = i0;
+    }
+    for (size_t i = bad_from; i < n; i++) {
+        uint32_t bits = mieb_float_to_bits(dst[i]);
+        if ((bits & 0x7f800000u) == 0x7f800000u) {
+            int64_t row = row0 + (int64_t)(i / (size_t)dim), col = (int64_t)(i % (size_t)dim);
+            st = mieb_fail(MIEB_ERR_BAD_DATA,
+                           "%s: /embeddings row %lld (item %lld of the role), column %lld holds %s", s->path,
+                           (long long)row, (long long)(s->item_start + item_of_row(s, row)), (long long)col,
+                           (bits & 0x007fffffu) ? "NaN" : "Inf");
+            return st;
+        }
+    }
+    return MIEB_OK;
 }
 
 /*
@@ -130,29 +162,14 @@ static mieb_status read_rows(struct mieb_emb_role *r, int si, int64_t row0, int6
                 dst[i0 + k] = f16 ? mieb_half_to_float(tmp[k]) : mieb_bf16_to_float(tmp[k]);
         }
     }
-    /* exponent all ones <=> inf or NaN. A branch-free pass over blocks of values finds
-       whether a block has one (the compiler vectorises it); only such a block is searched. */
-    size_t bad_from = n;
-    for (size_t i0 = 0; i0 < n && bad_from == n; i0 += 4096) {
-        size_t m = n - i0 < 4096 ? n - i0 : 4096;
-        uint32_t any = 0;
-        for (size_t k = 0; k < m; k++)
-            any |= (mieb_float_to_bits(dst[i0 + k]) & 0x7f800000u) == 0x7f800000u;
-        if (any)
-            bad_from = i0;
-    }
-    for (size_t i = bad_from; i < n; i++) {
-        uint32_t bits = mieb_float_to_bits(dst[i]);
-        if ((bits & 0x7f800000u) == 0x7f800000u) {
-            int64_t row = row0 + (int64_t)(i / (size_t)dim), col = (int64_t)(i % (size_t)dim);
-            st = mieb_fail(MIEB_ERR_BAD_DATA,
-                           "%s: /embeddings row %lld (item %lld of the role), column %lld holds %s", s->path,
-                           (long long)row, (long long)(s->item_start + item_of_row(s, row)), (long long)col,
-                           (bits & 0x007fffffu) ? "NaN" : "Inf");
-            return st;
-        }
-    }
-    return MIEB_OK;
+    return mieb_emb_check_finite(r, si, row0, dst, nrows);
+}
+
+void mieb_emb_role_block_offsets(const struct mieb_emb_role *r, int64_t start, int64_t count, int64_t *dst_offsets)
+{
+    if (dst_offsets)
+        for (int64_t i = 0; i <= count; i++)
+            dst_offsets[i] = r->info.multivector ? r->offsets[start + i] - r->offsets[start] : i;
 }
 
 mieb_status mieb_emb_role_read(struct mieb_emb_role *r, int64_t start, int64_t count, float *dst,
@@ -164,13 +181,11 @@ mieb_status mieb_emb_role_read(struct mieb_emb_role *r, int64_t start, int64_t c
     if (r->info.multivector && !dst_offsets)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: multi-vector role read without an offsets buffer",
                          mieb_emb_role_path(r));
-    if (dst_offsets)
-        for (int64_t i = 0; i <= count; i++)
-            dst_offsets[i] = r->info.multivector ? r->offsets[start + i] - r->offsets[start] : i;
+    mieb_emb_role_block_offsets(r, start, count, dst_offsets);
     mieb_h5_lock();
     int64_t item = start, end = start + count, done_rows = 0;
     while (item < end && st == MIEB_OK) {
-        int si = shard_of(r, item);
+        int si = mieb_emb_shard_of(r, item);
         struct emb_shard *s = &r->sh[si];
         int64_t a = item - s->item_start; /* local items [a, b) */
         int64_t b = (end < s->item_start + s->n_items ? end : s->item_start + s->n_items) - s->item_start;

@@ -68,7 +68,8 @@ struct mieb_emb_block {
     const int64_t *offsets; /* [count+1] relative, or NULL when single-vector */
 };
 mieb_status mieb_emb_stream_open(struct mieb_emb_role *r, int64_t block_items, struct mieb_emb_stream **out);
-/** Next block; *done = true (and blk untouched) after the last. The block stays valid until the next call. */
+/** Next block; *done = true (and blk untouched) after the last. The block stays valid until the next call
+ *  and is read-only (it may be the file's mapping: mieb_emb_stream_opts). */
 mieb_status mieb_emb_stream_next(struct mieb_emb_stream *s, struct mieb_emb_block *blk, bool *done);
 void mieb_emb_stream_close(struct mieb_emb_stream *s);
 
@@ -97,6 +98,40 @@ struct mieb_emb_alloc {
  */
 mieb_status mieb_emb_stream_open_ex(struct mieb_emb_role *r, int64_t start, int64_t end, int64_t block_items,
                                     const struct mieb_emb_alloc *alloc, struct mieb_emb_stream **out);
+
+/**
+ * Stream options (mieb_emb_stream_open_opts). Unset fields are the defaults.
+ *  - alloc: the buffers' allocator (NULL: malloc). A caller's allocator also turns
+ *    zero-copy blocks off: it wants the blocks in its memory (pinned, say).
+ *  - prepare: run by the reader thread on each block before it is handed out, as
+ *    prepare(dst, src, rows, dim), dst the stream's buffer and src the rows read (src == dst
+ *    when they were read into it, the file's mapping when zero-copy). Work done here
+ *    overlaps the caller's compute. Without it, blocks may be the file's read-only mapping.
+ */
+struct mieb_emb_stream_opts {
+    const struct mieb_emb_alloc *alloc;
+    void (*prepare)(float *dst, const float *src, int64_t rows, int64_t dim);
+};
+mieb_status mieb_emb_stream_open_opts(struct mieb_emb_role *r, int64_t start, int64_t end, int64_t block_items,
+                                      const struct mieb_emb_stream_opts *opts, struct mieb_emb_stream **out);
+/** Blocks of this stream handed out so far that were mapped from the file (tests, logs). */
+int64_t mieb_emb_stream_mapped_blocks(const struct mieb_emb_stream *s);
+
+/**
+ * Zero-copy access (emb_map.c): items [start, start+count) mapped read-only from the file
+ * where it stores them as plain float32, checked for NaN / Inf as a read is. m->data is
+ * NULL (and MIEB_OK) where they cannot be mapped; the caller then reads them. Errors are
+ * the ones a read would report. MIEB_STREAM_MMAP=off turns it off (mieb_emb_map_enabled).
+ */
+struct mieb_emb_map {
+    const float *data; /* [rows, dim], or NULL */
+    int64_t rows;
+    void *base;        /* the mapping, for release */
+    size_t len;
+};
+mieb_status mieb_emb_role_map(struct mieb_emb_role *r, int64_t start, int64_t count, struct mieb_emb_map *m);
+void mieb_emb_map_release(struct mieb_emb_map *m);
+bool mieb_emb_map_enabled(void);
 
 /** Which file holds item `item` of the role (for messages); NULL when out of range. */
 const char *mieb_emb_role_file_of(const struct mieb_emb_role *r, int64_t item);

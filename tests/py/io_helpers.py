@@ -44,8 +44,9 @@ def role_dir(ed, task="T", split="test", subset="default") -> str:
 
 def write_role_file(path, emb, *, role="corpus", task="T", split="test", subset="default", dtype="f32",
                     chunks=None, gzip=False, shuffle=False, offsets=None, row_index=None, bf16_attr="dataset",
-                    attrs=None, dim=None):
-    """emb: float32 array [rows, D]. dtype f32 | f16 | bf16 | '>f4' | '>f2' (big-endian)."""
+                    attrs=None, dim=None, userblock=0):
+    """emb: float32 array [rows, D]. dtype f32 | f16 | bf16 | '>f4' | '>f2' (big-endian).
+    userblock: bytes of HDF5 user block before the file's own data (0: none)."""
     emb = np.asarray(emb, dtype=np.float32)
     if dtype == "f32":
         data = emb
@@ -58,7 +59,7 @@ def write_role_file(path, emb, *, role="corpus", task="T", split="test", subset=
         data = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)  # round to nearest even
     else:
         raise ValueError(dtype)
-    with h5py.File(path, "w") as f:
+    with h5py.File(path, "w", userblock_size=userblock or None) as f:
         a = role_attrs(task, split, subset, role, dim=emb.shape[1] if dim is None else dim)
         a.update(attrs or {})
         for k, v in a.items():

@@ -412,3 +412,170 @@ def test_huge_declared_size_refused(tmp_path):
         f.create_dataset("embeddings", shape=(10**6, 100), dtype=np.float32)  # contiguous, never written
     rc, out = dump_role(ed)
     assert rc == BAD_DATA and "declared size" in out["error"]
+
+
+# ---- zero-copy blocks (emb_map.c): the stream maps plain float32 files instead of reading ----
+
+def stream(ed, monkeypatch, mmap, *extra, role="corpus"):
+    monkeypatch.setenv("MIEB_STREAM_MMAP", "on" if mmap else "off")
+    return dump_role(ed, role, *extra)
+
+
+@pytest.mark.parametrize("dtype", ["f32", ">f4", "f16", "bf16"])
+@pytest.mark.parametrize("layout", range(len(LAYOUTS)), ids=["contiguous", "chunked", "gzip+shuffle", "gzip"])
+def test_stream_mapped_only_where_plain(tmp_path, monkeypatch, dtype, layout):
+    """Only a contiguous little-endian float32 array is mapped; every layout streams the same
+    bits with the mapping on and off."""
+    ed = str(tmp_path)
+    stored = write_role_file(os.path.join(role_dir(ed), "corpus.h5"), rand_emb(23, 5), dtype=dtype,
+                             **LAYOUTS[layout])
+    rc, on = stream(ed, monkeypatch, True, "--stream", 4)
+    assert rc == OK, on
+    assert on["blocks"] == 6
+    assert on["mapped"] == (6 if dtype == "f32" and layout == 0 else 0)
+    rc, off = stream(ed, monkeypatch, False, "--stream", 4)
+    assert rc == OK and off["mapped"] == 0
+    assert_same(on, expected_f32(stored))
+    assert_same(off, expected_f32(stored))
+
+
+@pytest.mark.parametrize("userblock", [512, 4096])
+def test_stream_mapped_with_user_block(tmp_path, monkeypatch, userblock):
+    """A user block shifts every HDF5 address: the mapping must still land on the rows."""
+    ed = str(tmp_path)
+    x = rand_emb(40, 6, seed=3)
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), x, userblock=userblock)
+    with open(os.path.join(role_dir(ed), "corpus.h5"), "r+b") as f:
+        f.write(b"\xff" * 64)  # a user block holds anything: garbage must not be taken for rows
+    for block in (1, 7, 40):
+        rc, on = stream(ed, monkeypatch, True, "--stream", block)
+        assert rc == OK, on
+        assert on["mapped"] == on["blocks"] > 0
+        assert_same(on, x)
+
+
+def test_stream_mapped_blocks_within_shards(tmp_path, monkeypatch):
+    """A block inside one shard is mapped, one over a shard edge is read; the rows agree."""
+    ed = str(tmp_path)
+    x = rand_emb(30, 4, seed=5)
+    write_shards(ed, "corpus", x, [(0, 10), (10, 0), (10, 20)])
+    rc, on = stream(ed, monkeypatch, True, "--stream", 5)  # [0,5) [5,10) [10,15) ... all inside one shard
+    assert rc == OK and on["blocks"] == 6 and on["mapped"] == 6
+    assert_same(on, x)
+    rc, on = stream(ed, monkeypatch, True, "--stream", 4)  # [8,12) crosses the edge at 10
+    assert rc == OK and on["blocks"] == 8 and on["mapped"] == 7
+    assert_same(on, x)
+    rc, sub = stream(ed, monkeypatch, True, 3, 21, "--stream", 6)  # a sub-range: [3,9) [9,15) [15,21) [21,24)
+    assert rc == OK and sub["blocks"] == 4 and sub["mapped"] == 3
+    assert_same(sub, x[3:24])
+
+
+def test_stream_mapped_multivector(tmp_path, monkeypatch):
+    ed = str(tmp_path)
+    off = np.array([0, 2, 3, 3, 7, 9, 12, 12])  # items with no token rows, the last one too
+    x = rand_emb(12, 4, seed=7)
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), x, offsets=off)
+    for block in (1, 2, 3, 7):
+        rc, on = stream(ed, monkeypatch, True, "--stream", block)
+        assert rc == OK, on
+        assert on["offsets"] == off.tolist()
+        assert_same(on, x)
+        # blocks whose items hold no rows are read (nothing to map)
+        assert 0 < on["mapped"] <= on["blocks"]
+
+
+@pytest.mark.parametrize("mmap", [True, False])
+def test_stream_mapped_non_finite_same_error(tmp_path, monkeypatch, mmap):
+    ed = str(tmp_path)
+    x = rand_emb(20, 4)
+    x[13, 2] = np.nan
+    x[17, 0] = np.inf
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), x)
+    rc, out = stream(ed, monkeypatch, mmap, "--stream", 5)
+    assert rc == BAD_DATA
+    assert "corpus.h5" in out["error"] and "/embeddings row 13 (item 13 of the role), column 2 holds NaN" in out["error"]
+    rc, out = stream(ed, monkeypatch, mmap, 0, 10, "--stream", 5)  # the blocks before it are fine
+    assert rc == OK and out["mapped"] == (2 if mmap else 0)
+
+
+def l2_normalize_reference(x):
+    """mieb-eval's cosine normalisation, independently: the squares added in double in row
+    order (Python floats), the norm rounded to float32, sqrt in float32, floor 1e-12,
+    then each value divided in float32."""
+    out = np.empty_like(x)
+    for r, row in enumerate(x):
+        ss = 0.0
+        for v in row.tolist():
+            ss += v * v
+        nrm = np.sqrt(np.float32(ss))
+        nrm = max(nrm, np.float32(1e-12))
+        out[r] = row / nrm
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_stream_normalize_prepare(tmp_path, monkeypatch, dtype):
+    """The stream's prepare step (cosine retrieval's normalisation) gives the reference's bits
+    from a mapping and from a read buffer, rows of zeros, tiny and huge values included, for
+    row counts that are and are not multiples of the four rows done together."""
+    ed = str(tmp_path)
+    x = rand_emb(203, 77, seed=11)
+    x[3] = 0.0
+    tiny, huge = (1e-20, 1e18) if dtype == "f32" else (1e-7, 1e3)  # float16 holds 6e-8 .. 65504
+    x[4] *= np.float32(tiny)  # float32: the squares underflow and the 1e-12 floor is the norm
+    x[5] *= np.float32(huge)
+    x[6, :] = np.float32(1.0)
+    stored = write_role_file(os.path.join(role_dir(ed), "corpus.h5"), x, dtype=dtype)
+    want = l2_normalize_reference(expected_f32(stored))
+    for mmap in (True, False):
+        for block in (1, 4, 5, 203):
+            rc, out = stream(ed, monkeypatch, mmap, "--stream", block, "--normalize")
+            assert rc == OK, out
+            assert out["mapped"] == (out["blocks"] if mmap and dtype == "f32" else 0)
+            assert_same(out, want)
+
+
+def rewrite_chunked(path, chunks):
+    """The file's /embeddings again, chunked (so not mappable), attributes kept."""
+    with h5py.File(path, "r+") as f:
+        data, attrs = f["embeddings"][...], dict(f["embeddings"].attrs)
+        del f["embeddings"]
+        ds = f.create_dataset("embeddings", data=data, chunks=(min(chunks, len(data)), data.shape[1]))
+        ds.attrs.update(attrs)
+
+
+@pytest.mark.parametrize("window_rows", [1, 2, 3, 7, 1000])
+def test_stream_normalize_windows(tmp_path, monkeypatch, window_rows):
+    """The prepare step maps a block window by window (MIEB_STREAM_WINDOW_BYTES, here a few
+    rows): windows end at shard edges, a shard that cannot be mapped is read in place, and
+    multi-vector items larger than a window are one window. Every combination gives the
+    reference's bits."""
+    dim = 6
+    monkeypatch.setenv("MIEB_STREAM_WINDOW_BYTES", str(window_rows * dim * 4))
+    ed = str(tmp_path / "single")
+    x = rand_emb(40, dim, seed=13)
+    paths = write_shards(ed, "corpus", x, [(0, 9), (9, 0), (9, 14), (23, 17)])
+    rewrite_chunked(paths[2], 5)  # the middle shard is read, its neighbours mapped
+    want = l2_normalize_reference(x)
+    for block in (1, 4, 11, 40):
+        for mmap in (True, False):
+            rc, out = stream(ed, monkeypatch, mmap, "--stream", block, "--normalize")
+            assert rc == OK, out
+            assert_same(out, want)
+            if not mmap:
+                assert out["mapped"] == 0
+        # blocks with an item of a mappable shard come (partly) from a mapping; the others not
+        n_map = sum(any(not 9 <= i < 23 for i in range(b0, min(b0 + block, 40))) for b0 in range(0, 40, block))
+        assert out["mapped"] == 0 and (stream(ed, monkeypatch, True, "--stream", block, "--normalize")[1]["mapped"]
+                                       == n_map)
+
+    ed = str(tmp_path / "multi")
+    off = np.array([0, 5, 5, 6, 14, 15, 15, 20, 21])  # items of 0 to 8 rows
+    x = rand_emb(21, dim, seed=17)
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), x, offsets=off)
+    want = l2_normalize_reference(x)
+    for block in (1, 3, 8):
+        rc, out = stream(ed, monkeypatch, True, "--stream", block, "--normalize")
+        assert rc == OK, out
+        assert out["offsets"] == off.tolist()
+        assert_same(out, want)

@@ -3,7 +3,10 @@
  * readers and print what they return as one JSON object on stdout, so the Python tests can
  * compare it with what h5py/numpy see in the same files.
  *
- *   emb_dump role EMB_DIR TASK SPLIT SUBSET ROLE [START COUNT] [--stream BLOCK]
+ *   emb_dump role EMB_DIR TASK SPLIT SUBSET ROLE [START COUNT] [--stream BLOCK [--normalize]]
+ *            --stream also prints "mapped", the blocks that came from the file's mapping
+ *            (emb_map.c); --normalize makes the stream L2-normalize each block as cosine
+ *            retrieval does (its prepare step)
  *   emb_dump retrieval FILE SPLIT SUBSET [EXPECT_TASK]
  *   emb_dump i64 FILE SPLIT SUBSET NAME [2d]     generic int64 reader
  *   emb_dump f64 FILE SPLIT SUBSET NAME          generic float64 reader
@@ -19,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend/cpu_kernels.h"
 #include "io/embeddings.h"
 #include "io/task_data.h"
 
@@ -74,9 +78,12 @@ static int dump_role(int argc, char **argv)
     const struct mieb_emb_info *in = mieb_emb_role_info(r);
     int64_t start = 0, count = in->n_items, block = 0;
     int pos = 0;
+    struct mieb_emb_stream_opts so = {0};
     for (int i = 7; i < argc; i++) {
         if (!strcmp(argv[i], "--stream") && i + 1 < argc)
             block = strtoll(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--normalize"))
+            so.prepare = mieb_cpu_l2_normalize_rows_to;
         else if (pos++ == 0)
             start = strtoll(argv[i], NULL, 10);
         else
@@ -107,7 +114,7 @@ static int dump_role(int argc, char **argv)
         bool done = false;
         int64_t at_row = 0, nblocks = 0;
         off[0] = 0;
-        if ((st = mieb_emb_stream_open_ex(r, start, start + count, block, NULL, &s)) != MIEB_OK)
+        if ((st = mieb_emb_stream_open_opts(r, start, start + count, block, &so, &s)) != MIEB_OK)
             goto bad;
         while ((st = mieb_emb_stream_next(s, &b, &done)) == MIEB_OK && !done) {
             memcpy(data + at_row * in->dim, b.data, (size_t)b.rows * (size_t)in->dim * sizeof *data);
@@ -116,10 +123,12 @@ static int dump_role(int argc, char **argv)
             at_row += b.rows;
             nblocks++;
         }
+        int64_t mapped = mieb_emb_stream_mapped_blocks(s);
         mieb_emb_stream_close(s);
         if (st != MIEB_OK)
             goto bad;
         cJSON_AddNumberToObject(o, "blocks", (double)nblocks);
+        cJSON_AddNumberToObject(o, "mapped", (double)mapped);
     } else if ((st = mieb_emb_role_read(r, start, count, data, off)) != MIEB_OK) {
         goto bad;
     }
