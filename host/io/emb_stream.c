@@ -234,13 +234,13 @@ mieb_status mieb_emb_stream_open_opts(struct mieb_emb_role *r, int64_t start, in
     }
     size_t data_bytes = (size_t)(max_rows ? max_rows : 1) * (size_t)info->dim * sizeof(float);
     size_t off_bytes = (size_t)(block_items + 1) * sizeof(int64_t);
+    if (!(s->window_off = malloc(off_bytes))) {
+        mieb_emb_stream_close(s);
+        return mieb_fail(MIEB_ERR_OOM, "%s: cannot allocate the stream's offsets", mieb_emb_role_path(r));
+    }
     for (int i = 0; i < 2; i++) {
         s->b[i].data = s->alloc.alloc(data_bytes, s->alloc.user);
         s->b[i].offsets = malloc(off_bytes);
-        if (i == 0 && !(s->window_off = malloc(off_bytes))) {
-            mieb_emb_stream_close(s);
-            return mieb_fail(MIEB_ERR_OOM, "%s: cannot allocate the stream's offsets", mieb_emb_role_path(r));
-        }
         if (!s->b[i].data || !s->b[i].offsets) {
             mieb_emb_stream_close(s);
             return mieb_fail(MIEB_ERR_OOM, "%s: cannot allocate 2 stream buffers of %zu bytes",
