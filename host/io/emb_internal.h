@@ -29,6 +29,13 @@ struct mieb_emb_role {
     hid_t cur_file, cur_dset, cur_memtype;
 };
 
+/** The shard's local /embeddings row of its local item a: the item itself for single
+ *  vectors, its /offsets entry for multi-vector roles (a == n_items gives the end). */
+static inline int64_t mieb_emb_shard_row(const struct emb_shard *s, int64_t a)
+{
+    return s->local_off ? s->local_off[a] : a;
+}
+
 /** Make shard si the open file (with the HDF5 lock held). */
 mieb_status mieb_emb_shard_acquire(struct mieb_emb_role *r, int si);
 /** Close the open file, if any (with the HDF5 lock held). */

@@ -94,7 +94,7 @@ mieb_status mieb_emb_role_map(struct mieb_emb_role *r, int64_t start, int64_t co
     if (s->dtype != MIEB_EMB_F32 || start + count > s->item_start + s->n_items)
         return MIEB_OK; /* a conversion, or a block over two shards: read it */
     int64_t a = start - s->item_start, b = a + count;
-    int64_t r0 = s->local_off ? s->local_off[a] : a, r1 = s->local_off ? s->local_off[b] : b;
+    int64_t r0 = mieb_emb_shard_row(s, a), r1 = mieb_emb_shard_row(s, b);
     size_t row_bytes = (size_t)r->info.dim * sizeof(float);
     if (r1 <= r0)
         return MIEB_OK;

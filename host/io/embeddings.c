@@ -189,7 +189,7 @@ mieb_status mieb_emb_role_read(struct mieb_emb_role *r, int64_t start, int64_t c
         struct emb_shard *s = &r->sh[si];
         int64_t a = item - s->item_start; /* local items [a, b) */
         int64_t b = (end < s->item_start + s->n_items ? end : s->item_start + s->n_items) - s->item_start;
-        int64_t r0 = s->local_off ? s->local_off[a] : a, r1 = s->local_off ? s->local_off[b] : b;
+        int64_t r0 = mieb_emb_shard_row(s, a), r1 = mieb_emb_shard_row(s, b);
         st = read_rows(r, si, r0, r1 - r0, dst + (size_t)done_rows * (size_t)r->info.dim);
         done_rows += r1 - r0;
         item = s->item_start + b;
