@@ -30,6 +30,16 @@ def plain(v):
     return repr(v)
 
 
+def own_methods(task) -> list[str]:
+    """What the task's classes define above mteb's AbsTask* bases (their overrides)."""
+    own = set()
+    for c in type(task).__mro__:
+        if c.__name__.startswith("AbsTask") or c is object:
+            break
+        own |= {k for k, v in vars(c).items() if callable(v) or isinstance(v, (staticmethod, classmethod, property))}
+    return sorted(own)
+
+
 def stats_files() -> dict[str, str]:
     root = os.path.join(os.path.dirname(mteb.__file__), "descriptive_stats")
     return {os.path.basename(p)[:-5]: p for p in glob.glob(os.path.join(root, "**", "*.json"), recursive=True)}
@@ -68,7 +78,7 @@ def main() -> None:
              "type": m.type, "main_score": m.main_score, "eval_splits": list(m.eval_splits),
              "eval_langs": plain(m.eval_langs), "hf_subsets": list(task.hf_subsets), "category": m.category,
              "modalities": list(m.modalities), "hf_path": m.dataset.get("path"),
-             "hf_revision": m.dataset.get("revision")}
+             "hf_revision": m.dataset.get("revision"), "overrides": own_methods(task)}
         for a in SCORING_ATTRS:
             if hasattr(task, a):
                 d[a] = plain(getattr(task, a))

@@ -25,6 +25,11 @@ REGISTRY = json.loads((SRC / "configs" / "tasks.json").read_text())
 BENCHMARKS = json.loads((SRC / "configs" / "benchmarks.json").read_text())
 RETRIEVAL_TYPES = {"Any2AnyRetrieval", "Any2AnyMultilingualRetrieval", "DocumentUnderstanding", "VisionCentricQA"}
 
+# The methods a task class may override without changing how it is scored: they shape the
+# data, which mieb-export takes from mteb's own loaders. Any other override (a task's own
+# _evaluate_subset, say) would need its own scoring here.
+DATA_METHODS = {"load_data", "dataset_transform", "get_candidate_labels"}
+
 # The evaluators mieb-eval implements (PROTOCOLS.md §2 and §3, docs/PARITY.md): a change in
 # any of these parameters would make mteb fit something else than host/metrics/logreg_*.c or
 # multilabel_knn.c computes.
@@ -73,6 +78,10 @@ def _differences(reg: dict, m: dict) -> list[str]:
     for key in ("type", "main_score", "eval_splits", "category", "modalities"):
         same(key, reg[key], m[key])
     params, cols = reg.get("params") or {}, reg.get("columns") or {}
+    noted = [n.split(": ", 1)[1] for n in reg.get("notes", []) if n.startswith("overrides methods: ")]
+    callables = sorted(x.strip() for n in noted for x in n.split(",") if x.strip() != "evaluator")
+    same("overridden methods", callables, m["overrides"])
+    same("overrides outside data loading", [], sorted(set(m["overrides"]) - DATA_METHODS))
     if "aggregate_of" in m:
         # An aggregate names its sub-task's dataset and kept subsets; mteb's own metadata for
         # it is a placeholder (revision "1", subset "default": docs/PARITY.md).
@@ -130,9 +139,14 @@ def test_the_comparison_sees_a_drift(mteb_view):
              ("CIRRIT2IRetrieval", lambda t: t.__setitem__("hf_revision", "0" * 40), "hf_revision"),
              ("VOC2007", lambda t: t["params"].__setitem__("evaluator_model", "LogisticRegression()"), "abstask"),
              ("VisualSTS17Multilingual", lambda t: t["hf_subsets"].pop(), "kept subsets"),
-             ("STS12VisualSTS", lambda t: t["params"].__setitem__("max_score", 1), "params.max_score")]
+             ("STS12VisualSTS", lambda t: t["params"].__setitem__("max_score", 1), "params.max_score"),
+             ("SugarCrepe", lambda t: t.__setitem__("notes", []), "overridden methods")]
     for name, alter, what in cases:
         reg = json.loads(json.dumps(by_name[name]))
         alter(reg)
         found = _differences(reg, tasks[name])
         assert any(f": {what}:" in d for d in found), (name, found)
+    # and a scoring method that a future mteb overrides in a task class
+    theirs = dict(tasks["SugarCrepe"], overrides=tasks["SugarCrepe"]["overrides"] + ["_evaluate_subset"])
+    found = _differences(by_name["SugarCrepe"], theirs)
+    assert any(": overrides outside data loading:" in d for d in found), found
