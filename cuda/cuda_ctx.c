@@ -158,6 +158,10 @@ mieb_status mieb_cuda_ctx_init(const struct mieb_backend_opts *opts, struct mieb
     ctx->magic = MIEB_CUDA_CTX_MAGIC;
     ctx->device = o.device_index;
     ctx->precision = o.precision;
+    /* fp32 retrieval scores are the CPU backend's bits (kernels/canon_gemm.cu) unless
+       MIEB_CUDA_GEMM=cublas asks for cuBLAS' order (benchmarks; last bits then differ) */
+    const char *gemm_env = getenv("MIEB_CUDA_GEMM");
+    ctx->canon_scores = o.precision == MIEB_PREC_FP32 && !(gemm_env && !strcmp(gemm_env, "cublas"));
     ctx->staging.pinned = 1;
 #ifdef MIEB_CUDA_SYNC_CHECK
     ctx->sync_check = 1;
@@ -205,9 +209,12 @@ mieb_status mieb_cuda_ctx_init(const struct mieb_backend_opts *opts, struct mieb
     ctx->budget = free_b > headroom ? free_b - headroom : free_b / 2;
     if (o.mem_limit && o.mem_limit < ctx->budget)
         ctx->budget = o.mem_limit;
-    MIEB_LOGI("cuda: device %d %s (sm_%d%d), %.0f MiB free of %.0f MiB, budget %.1f MiB, %s GEMM%s",
+    MIEB_LOGI("cuda: device %d %s (sm_%d%d), %.0f MiB free of %.0f MiB, budget %.1f MiB, %s%s",
               ctx->device, ctx->name, ctx->cc_major, ctx->cc_minor, mib(free_b), mib(total_b), mib(ctx->budget),
-              ctx->precision == MIEB_PREC_TF32 ? "tf32" : ctx->precision == MIEB_PREC_BF16 ? "bf16" : "fp32",
+              ctx->canon_scores                  ? "fp32 scores in the CPU's fixed order"
+              : ctx->precision == MIEB_PREC_TF32 ? "tf32 GEMM"
+              : ctx->precision == MIEB_PREC_BF16 ? "bf16 GEMM"
+                                                 : "fp32 cuBLAS GEMM",
               ctx->sync_check ? ", sync-check on" : "");
     *out = ctx;
     return MIEB_OK;

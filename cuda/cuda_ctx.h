@@ -67,6 +67,7 @@ struct mieb_cuda_ctx {
     struct mieb_cuda_pool staging; /* pinned host */
 
     enum mieb_precision precision; /* arithmetic of the similarity GEMM (opts.precision) */
+    int canon_scores;              /* fp32 scores in the CPU backend's fixed order (gemm.h), not cuBLAS' */
     int sync_check;                /* synchronise after every launch (debug) */
     int broken;                    /* a CUDA error happened: refuse further work */
     /** Test hook: a single allocation larger than this fails as if the device were full

@@ -123,12 +123,12 @@ static mieb_status score_chunk(struct mieb_cuda_ctx *ctx, const struct mieb_qset
 {
     const int64_t dim = qs->dim, nd = t->i1 - t->i0;
     if (qs->sim != MIEB_SIM_MAXSIM)
-        return mieb_cuda_gemm_rowmajor(ctx, qb - qa, nd, dim, 1.0f, qs->d_data + qa * dim, dim, false, v->d_rows[b],
-                                       dim, true, 0.0f, v->scores, nd);
+        return mieb_cuda_scores_nt(ctx, qb - qa, nd, dim, qs->d_data + qa * dim, dim, v->d_rows[b], dim, v->scores,
+                                   nd);
     const int64_t qr0 = qs->h_offsets[qa], qr1 = qs->h_offsets[qb], nr = t->r1 - t->r0;
     /* tok[query token, doc token] = Q_tokens . D_tokens^T for the chunk and the tile */
-    MIEB_TRY(mieb_cuda_gemm_rowmajor(ctx, qr1 - qr0, nr, dim, 1.0f, qs->d_data + qr0 * dim, dim, false, v->d_rows[b],
-                                     dim, true, 0.0f, v->tok, nr > 0 ? nr : 1));
+    MIEB_TRY(mieb_cuda_scores_nt(ctx, qr1 - qr0, nr, dim, qs->d_data + qr0 * dim, dim, v->d_rows[b], dim, v->tok,
+                                 nr > 0 ? nr : 1));
     return mieb_cuda_maxsim(ctx, v->tok, nr, qs->d_offsets + qa, qr0, qb - qa, v->d_off[b], nd, v->scores, nd);
 }
 

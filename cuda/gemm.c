@@ -1,11 +1,14 @@
 /**
- * gemm.c - mieb_cuda_gemm_rowmajor: row-major fp32 GEMM on cuBLAS (see gemm.h).
+ * gemm.c - mieb_cuda_gemm_rowmajor: row-major fp32 GEMM on cuBLAS, and mieb_cuda_scores_nt,
+ * the similarity scores in the CPU's order or cuBLAS' (see gemm.h).
  *
  * cuBLAS is column-major. A row-major [r, c] matrix read column-major is its transpose,
  * so row-major C = op(A).op(B) is computed as column-major C^T = op(B)^T . op(A)^T:
  * the operands swap places and m/n swap, and each operand keeps its own transpose flag.
  */
 #include "gemm.h"
+
+#include "canon_gemm.cuh"
 
 #include <limits.h>
 
@@ -42,4 +45,17 @@ mieb_status mieb_cuda_gemm_rowmajor(struct mieb_cuda_ctx *ctx, int64_t m, int64_
     if (ctx->sync_check)
         MIEB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
     return MIEB_OK;
+}
+
+mieb_status mieb_cuda_scores_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, float *S, int64_t lds)
+{
+    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
+    if (ctx->canon_scores) {
+        MIEB_TRY(mieb_cuda_canon_gemm_nt(ctx, m, n, k, A, lda, B, ldb, S, lds));
+        if (ctx->sync_check)
+            MIEB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+        return MIEB_OK;
+    }
+    return mieb_cuda_gemm_rowmajor(ctx, m, n, k, 1.0f, A, lda, false, B, ldb, true, 0.0f, S, lds);
 }

@@ -34,6 +34,15 @@ mieb_status mieb_cuda_gemm_rowmajor(struct mieb_cuda_ctx *ctx, int64_t m, int64_
                                     const float *A, int64_t lda, bool trans_a, const float *B, int64_t ldb,
                                     bool trans_b, float beta, float *C, int64_t ldc);
 
+/**
+ * Similarity scores S = A . B^T (A [m, k], B [n, k], S [m, n], row-major, device memory):
+ * at fp32 each score is the CPU backend's fixed-order dot product (host/backend/canon_dot.h,
+ * kernels/canon_gemm.cu), so CUDA and CPU rank by the same bits and no tiling changes them;
+ * with --precision tf32/bf16 (or MIEB_CUDA_GEMM=cublas) cuBLAS computes them.
+ */
+mieb_status mieb_cuda_scores_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, float *S, int64_t lds);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,7 @@
  * Block (doc item j, query item i); each warp takes one query token at a time and its
  * lanes stride over the doc item's tokens for the max; thread 0 then adds the warps'
  * maxima in token order, so the sum is accumulated exactly as the CPU reference does
- * (only the dot products themselves come from a different GEMM).
+ * (at fp32 the token products are the CPU's bits too: kernels/canon_gemm.cu).
  */
 #include <limits.h>
 #include <math.h>

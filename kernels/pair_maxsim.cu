@@ -1,12 +1,13 @@
 /**
  * pair_maxsim.cu - late interaction for explicit (query, doc) pairs, without a GEMM:
  * one block per pair; for each query token in order, every thread takes doc tokens,
- * computes their dots sequentially over the dimension, and the block reduces the max;
- * thread 0 adds the maxima in token order, as the CPU reference does.
+ * computes their dots in the CPU backend's fixed order (canon_dot_serial), and the block
+ * reduces the max; thread 0 adds the maxima in token order, as the CPU reference does.
  * Candidate lists are short (mteb's top_ranked), so simplicity wins over tensor cores.
  */
 #include <math.h>
 
+#include "canon_lanes.cuh"
 #include "cuda_check.h"
 #include "pair_maxsim.cuh"
 
@@ -29,10 +30,7 @@ static __global__ void __launch_bounds__(PAIR_MAXSIM_THREADS)
             const float *qt = q + t * dim;
             float m = -INFINITY;
             for (int64_t u = u0 + threadIdx.x; u < u1; u += PAIR_MAXSIM_THREADS) {
-                const float *du = d + u * dim;
-                float s = 0.0f;
-                for (int64_t x = 0; x < dim; x++)
-                    s += qt[x] * du[x];
+                const float s = canon_dot_serial(qt, d + u * dim, dim);
                 m = s > m ? s : m;
             }
             for (int o = 16; o > 0; o >>= 1) {

@@ -3,13 +3,15 @@
  * corpus, reported as queries x docs x dim per second (and the GEMM-equivalent TFLOP/s).
  *
  *   bench_cuda_topk [--queries 10000] [--docs 1000000] [--dim 512] [--k 1000]
- *                   [--block N] [--cpu-docs N] [--precision fp32|tf32|bf16]
+ *                   [--block N] [--cpu-docs N] [--cublas-docs N] [--precision fp32|tf32|bf16]
  *
  * One corpus block of unit vectors is generated once and scored repeatedly until --docs
  * documents have been searched, as the driver streams blocks (block size defaults to the
  * backend's max_block_rows, at most 200,000). The time covers what topk_block does:
  * staging, uploads, GEMMs, selection, the final sort and the download. With --cpu-docs N
- * the CPU backend scores N documents too, for a speed-up figure.
+ * the CPU backend scores N documents too, for a speed-up figure. With --cublas-docs N (fp32)
+ * a second CUDA backend scores N documents with cuBLAS' SGEMM (MIEB_CUDA_GEMM=cublas) in
+ * place of the fixed-order kernel (kernels/canon_gemm.cu), for what the CPU's bits cost.
  * Exit status: 0 ran, 1 failed, 77 no usable GPU.
  */
 #include <stdio.h>
@@ -52,7 +54,7 @@ static double search(struct mieb_backend *be, const struct mieb_vecs *q, const s
 
 int main(int argc, char **argv)
 {
-    int64_t nq = 10000, nd = 1000000, dim = 512, k = 1000, block = 0, cpu_docs = 0;
+    int64_t nq = 10000, nd = 1000000, dim = 512, k = 1000, block = 0, cpu_docs = 0, cublas_docs = 0;
     enum mieb_precision prec = MIEB_PREC_FP32;
     for (int a = 1; a + 1 < argc; a += 2) {
         long long v = strtoll(argv[a + 1], NULL, 10);
@@ -68,6 +70,8 @@ int main(int argc, char **argv)
             block = v;
         else if (!strcmp(argv[a], "--cpu-docs"))
             cpu_docs = v;
+        else if (!strcmp(argv[a], "--cublas-docs"))
+            cublas_docs = v;
         else if (!strcmp(argv[a], "--precision"))
             prec = !strcmp(argv[a + 1], "tf32") ? MIEB_PREC_TF32 : !strcmp(argv[a + 1], "bf16") ? MIEB_PREC_BF16
                                                                                                : MIEB_PREC_FP32;
@@ -135,7 +139,26 @@ int main(int argc, char **argv)
             mieb_backend_free(cpu);
         }
     }
-    printf("RESULT gpu_qdd_per_s=%.4g docs_per_s=%.4g seconds=%.3f\n", qdd / t, (double)nd / t, t);
+    double cublas_ratio = 0.0; /* cuBLAS' rate / the fixed order's, same run */
+    if (cublas_docs > 0 && prec == MIEB_PREC_FP32) {
+        struct mieb_backend *cb = NULL;
+        setenv("MIEB_CUDA_GEMM", "cublas", 1);
+        mieb_status st = mieb_backend_cuda_init(&o, &cb);
+        unsetenv("MIEB_CUDA_GEMM");
+        double tb = st == MIEB_OK && search(cb, &q.v, &d.v, block, k, s, i) >= 0
+                        ? search(cb, &q.v, &d.v, cublas_docs, k, s, i) : -1.0;
+        if (tb > 0) {
+            double qb = (double)nq * (double)cublas_docs * (double)dim;
+            cublas_ratio = (qb / tb) / (qdd / t);
+            printf("GPU, cuBLAS SGEMM order: %.3f s for %lld docs, %.3g queries*docs*dim/s; cuBLAS / fixed order "
+                   "x%.2f\n", tb, (long long)cublas_docs, qb / tb, cublas_ratio);
+        } else {
+            fprintf(stderr, "bench_cuda_topk: the cuBLAS run failed: %s\n", mieb_last_error());
+        }
+        mieb_backend_free(cb);
+    }
+    printf("RESULT gpu_qdd_per_s=%.4g docs_per_s=%.4g seconds=%.3f cublas_over_fixed=%.3f\n", qdd / t,
+           (double)nd / t, t, cublas_ratio);
     gt_set_free(&q);
     gt_set_free(&d);
     free(s);

@@ -292,6 +292,7 @@ else
     say "bench_cuda_topk"
     # shellcheck disable=SC2086
     timeout "$(cap 180)" "$gt/bench_cuda_topk" --queries 10000 --docs 1000000 --dim 512 --k 1000 --cpu-docs 20000 \
+        --cublas-docs 1000000 \
         ${MIEB_GPU_BENCH_ARGS:-} 2>&1 | tee "$log_dir/bench.log"
     rc=${PIPESTATUS[0]}
     res="$(grep '^RESULT' "$log_dir/bench.log" | tail -1 | sed 's/^RESULT //')"

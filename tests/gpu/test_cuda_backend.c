@@ -5,9 +5,11 @@
  *   test_cuda_backend [--seed N] [--verbose]
  *
  * Top-k for k = 1, 10, 1000, 1001 and k >= the block size, on exact-arithmetic inputs
- * with many ties (must be identical to the CPU, ids included) and on random unit vectors
- * (scores within tolerance, ids differing only among near-ties); the same under a small
- * memory limit that forces query groups and many corpus tiles; MaxSim; score_pairs;
+ * with many ties and on random unit vectors: identical to the CPU, scores and ids, because
+ * fp32 scores are computed in the CPU's fixed order (kernels/canon_gemm.cu); with cuBLAS'
+ * order (MIEB_CUDA_GEMM=cublas) random inputs may differ within tolerance and only among
+ * near-ties; the same under a small memory limit that forces query groups and many corpus
+ * tiles; MaxSim; score_pairs;
  * OOM recovery (an impossible allocation, then allocations that fail until the tiles are
  * small enough); budget errors; TF32 and BF16 smoke tests; kmeans_assign labels (exact
  * inputs with ties: identical; random inputs: different only at near-ties; k = 1, k = n,
@@ -159,15 +161,26 @@ static void test_topk_exact(struct mieb_backend *gpu)
     gt_set_free(&d);
 }
 
-static void test_topk_random(struct mieb_backend *gpu)
+/* An fp32 backend whose scores come from cuBLAS in its own order (the benchmarks' peer). */
+static struct mieb_backend *cublas_fp32_backend(size_t mem_limit)
 {
-    struct gt_set q, d;
+    setenv("MIEB_CUDA_GEMM", "cublas", 1);
+    struct mieb_backend *be = gt_cuda_new(mem_limit, MIEB_PREC_FP32);
+    unsetenv("MIEB_CUDA_GEMM");
+    return be;
+}
+
+/* Random unit vectors: the default (fixed-order) backend must equal the CPU exactly; `label`
+   names the backend in the case names. */
+static void test_topk_random(struct mieb_backend *gpu, const char *label, const struct gt_tol *tol)
+{
+    struct gt_set q = {0}, d = {0};
     const int64_t ks[] = {1, 10, 1000, 1001};
-    int ok = gt_set_make(&q, 100, 128, 1, 0, 0) && gt_set_make(&d, 30000, 128, 1, 0, 0);
+    int ok = gpu && gt_set_make(&q, 100, 128, 1, 0, 0) && gt_set_make(&d, 30000, 128, 1, 0, 0);
     for (size_t i = 0; ok && i < sizeof ks / sizeof ks[0]; i++) {
         char name[64];
-        snprintf(name, sizeof name, "topk cosine random k=%lld", (long long)ks[i]);
-        gt_result(name, topk_case(gpu, name, &q.v, &d.v, MIEB_SIM_COSINE, ks[i], &TOL_FP32, MIEB_OK));
+        snprintf(name, sizeof name, "topk cosine random%s k=%lld", label, (long long)ks[i]);
+        gt_result(name, topk_case(gpu, name, &q.v, &d.v, MIEB_SIM_COSINE, ks[i], tol, MIEB_OK));
     }
     if (!ok)
         gt_result("topk cosine random (inputs)", 0);
@@ -179,10 +192,15 @@ static void test_topk_random(struct mieb_backend *gpu)
 static void test_topk_tiled(void)
 {
     struct mieb_backend *small = gt_cuda_new((size_t)6 << 20, MIEB_PREC_FP32);
-    struct gt_set q, d, mq, md;
+    struct gt_set q = {0}, d = {0}, mq = {0}, md = {0}, rq = {0}, rd = {0};
     int ok = small && gt_set_make(&q, 300, 64, 0, 0, 0) && gt_set_make(&d, 20000, 64, 0, 0, 0) &&
-             gt_set_make(&mq, 40, 64, 0, 0, 9) && gt_set_make(&md, 3000, 64, 0, 1, 40);
+             gt_set_make(&mq, 40, 64, 0, 0, 9) && gt_set_make(&md, 3000, 64, 0, 1, 40) &&
+             gt_set_make(&rq, 300, 96, 1, 0, 0) && gt_set_make(&rd, 20000, 96, 1, 0, 0);
     if (ok) {
+        /* random scores under other tiles: still the CPU's bits, so the same ranking */
+        gt_result("topk cosine random tiled 6MiB k=1001",
+                  topk_case(small, "topk cosine random tiled 6MiB k=1001", &rq.v, &rd.v, MIEB_SIM_COSINE, 1001,
+                            &TOL_EXACT, MIEB_OK));
         gt_result("topk tiled 6MiB k=1001", topk_case(small, "topk tiled 6MiB k=1001", &q.v, &d.v, MIEB_SIM_DOT,
                                                       1001, &TOL_EXACT, MIEB_OK));
         gt_result("topk tiled 6MiB k=7", topk_case(small, "topk tiled 6MiB k=7", &q.v, &d.v, MIEB_SIM_DOT, 7,
@@ -200,6 +218,8 @@ static void test_topk_tiled(void)
     gt_set_free(&d);
     gt_set_free(&mq);
     gt_set_free(&md);
+    gt_set_free(&rq);
+    gt_set_free(&rd);
     mieb_backend_free(small);
 }
 
@@ -216,13 +236,19 @@ static void test_maxsim(struct mieb_backend *gpu)
         gt_result(name, topk_case(gpu, name, &q.v, &d.v, MIEB_SIM_MAXSIM, ks[i], &TOL_EXACT, MIEB_OK));
     }
     if (ok) {
-        struct gt_tol tol = {0, 2e-4, 1e-4, 5e-4}; /* sums of up to 32 maxima */
+        /* token products in the CPU's order, maxima added in token order: the CPU's bits */
         gt_result("maxsim random k=100",
-                  topk_case(gpu, "maxsim random k=100", &rq.v, &rd.v, MIEB_SIM_MAXSIM, 100, &tol, MIEB_OK));
+                  topk_case(gpu, "maxsim random k=100", &rq.v, &rd.v, MIEB_SIM_MAXSIM, 100, &TOL_EXACT, MIEB_OK));
         gt_result("pairs maxsim exact", pairs_case(gpu, "pairs maxsim exact", &q.v, &d.v, MIEB_SIM_MAXSIM, 5000,
                                                    &TOL_EXACT));
         gt_result("pairs maxsim random",
-                  pairs_case(gpu, "pairs maxsim random", &rq.v, &rd.v, MIEB_SIM_MAXSIM, 5000, &tol));
+                  pairs_case(gpu, "pairs maxsim random", &rq.v, &rd.v, MIEB_SIM_MAXSIM, 5000, &TOL_EXACT));
+        struct mieb_backend *cb = cublas_fp32_backend(0);
+        struct gt_tol tol = {0, 2e-4, 1e-4, 5e-4}; /* sums of up to 32 maxima */
+        gt_result("maxsim random (cublas) k=100",
+                  cb && topk_case(cb, "maxsim random (cublas) k=100", &rq.v, &rd.v, MIEB_SIM_MAXSIM, 100, &tol,
+                                  MIEB_OK));
+        mieb_backend_free(cb);
     } else {
         gt_result("maxsim (inputs)", 0);
     }
@@ -240,7 +266,7 @@ static void test_pairs(struct mieb_backend *gpu)
     if (ok) {
         gt_result("pairs dot exact", pairs_case(gpu, "pairs dot exact", &q.v, &d.v, MIEB_SIM_DOT, 20000, &TOL_EXACT));
         gt_result("pairs cosine random",
-                  pairs_case(gpu, "pairs cosine random", &rq.v, &rd.v, MIEB_SIM_COSINE, 20000, &TOL_FP32));
+                  pairs_case(gpu, "pairs cosine random", &rq.v, &rd.v, MIEB_SIM_COSINE, 20000, &TOL_EXACT));
     } else {
         gt_result("pairs (inputs)", 0);
     }
@@ -558,7 +584,10 @@ int main(int argc, char **argv)
         return 1;
     }
     test_topk_exact(gpu);
-    test_topk_random(gpu);
+    test_topk_random(gpu, "", &TOL_EXACT);
+    struct mieb_backend *cb = cublas_fp32_backend(0);
+    test_topk_random(cb, " (cublas)", &TOL_FP32);
+    mieb_backend_free(cb);
     test_topk_tiled();
     test_maxsim(gpu);
     test_pairs(gpu);

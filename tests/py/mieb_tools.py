@@ -89,3 +89,16 @@ def mteb_fewshot_draw(labels, spl, n_exp):
                 counter[labels[i]] += 1
         out.append(sel)
     return out
+
+
+def run_mteb_script(mteb_py: Path, script: Path, *args: str, cache: Path, timeout: int) -> subprocess.CompletedProcess:
+    """Runs one of the test drivers in .venv-mteb (the pinned mteb with its whole stack), offline,
+    with mteb's cache under `cache`; a failing driver is an AssertionError with its stderr."""
+    if not mteb_py.exists():
+        raise RuntimeError(f"{mteb_py} is missing: run scripts/setup-mteb-env.sh (scripts/test.sh does)")
+    env = dict(os.environ, HF_DATASETS_DISABLE_PROGRESS_BARS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
+               TRANSFORMERS_OFFLINE="1", MTEB_CACHE=str(cache), TQDM_DISABLE="1")
+    res = subprocess.run([str(mteb_py), str(script), *args], capture_output=True, text=True, env=env, timeout=timeout)
+    if res.returncode != 0:
+        raise AssertionError(f"{script.name} failed ({res.returncode}):\n{res.stderr[-8000:]}")
+    return res

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from mieb_tools import build_dir
+from mieb_tools import build_dir, run_mteb_script
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 MTEB_PY = Path(os.environ.get("MIEB_MTEB_VENV", SRC / ".venv-mteb")) / "bin" / "python"
@@ -48,15 +48,8 @@ def _mieb(*args: str, registry: Path | None = None, check: int | None = 0) -> su
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    if not MTEB_PY.exists():
-        raise RuntimeError(f"{MTEB_PY} is missing: run scripts/setup-mteb-env.sh (scripts/test.sh does)")
     out = tmp_path_factory.mktemp("mteb_parity")
-    env = dict(os.environ, HF_DATASETS_DISABLE_PROGRESS_BARS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", MTEB_CACHE=str(out / "mteb-cache"), TQDM_DISABLE="1")
-    res = subprocess.run([str(MTEB_PY), str(SRC / "tests/py/mteb_parity_driver.py"), str(out)], capture_output=True,
-                         text=True, env=env, timeout=1500)
-    if res.returncode != 0:
-        raise AssertionError(f"mteb_parity_driver.py failed ({res.returncode}):\n{res.stderr[-8000:]}")
+    run_mteb_script(MTEB_PY, SRC / "tests/py/mteb_parity_driver.py", str(out), cache=out / "mteb-cache", timeout=1500)
     report = json.loads((out / "driver.json").read_text())
     registry = out / "export/task-data/mieb-registry.json"
     tasks = report["tasks"]

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from mieb_tools import run_mteb_script
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 MTEB_PY = Path(os.environ.get("MIEB_MTEB_VENV", SRC / ".venv-mteb")) / "bin" / "python"
@@ -41,15 +42,9 @@ KNN = {"n_neighbors": 5, "weights": "uniform", "metric": "minkowski", "p": 2, "m
 
 @pytest.fixture(scope="module")
 def mteb_view(tmp_path_factory):
-    if not MTEB_PY.exists():
-        raise RuntimeError(f"{MTEB_PY} is missing: run scripts/setup-mteb-env.sh (scripts/test.sh does)")
     home = tmp_path_factory.mktemp("mteb_registry")
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               MTEB_CACHE=str(home / "mteb-cache"), TQDM_DISABLE="1")
-    res = subprocess.run([str(MTEB_PY), str(SRC / "tests/py/mteb_registry_dump.py"), str(SRC / "configs/tasks.json")],
-                         capture_output=True, text=True, env=env, timeout=600)
-    if res.returncode != 0:
-        raise AssertionError(f"mteb_registry_dump.py failed ({res.returncode}):\n{res.stderr[-6000:]}")
+    res = run_mteb_script(MTEB_PY, SRC / "tests/py/mteb_registry_dump.py", str(SRC / "configs/tasks.json"),
+                          cache=home / "mteb-cache", timeout=600)
     view = json.loads(res.stdout)
     return view["mteb_version"], {t["name"]: t for t in view["tasks"]}
 

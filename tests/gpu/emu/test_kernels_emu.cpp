@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include "canon_gemm_kernel.inc"
 #include "kmeans_argmin_kernel.inc"
 #include "maxsim_kernel.inc"
 #include "pair_dot_kernel.inc"
@@ -47,6 +48,76 @@ static uint32_t rnd()
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
     return (uint32_t)(rng_state >> 11);
+}
+
+/* host/backend/canon_dot.h's definition, written out from its comment: 16 fma chains over
+ * k = l, l + 16, ... (elements past K are zeros, in the last step only), then the tree. */
+static float ref_canon_dot(const float *a, const float *b, int64_t K)
+{
+    float acc[16] = {0};
+    for (int64_t c = 0; c < K; c += 16)
+        for (int l = 0; l < 16; l++)
+            acc[l] = std::fma(c + l < K ? a[c + l] : 0.0f, c + l < K ? b[c + l] : 0.0f, acc[l]);
+    float s8[8], s4[4], s2[2];
+    for (int l = 0; l < 8; l++)
+        s8[l] = acc[l] + acc[l + 8];
+    for (int l = 0; l < 4; l++)
+        s4[l] = s8[l] + s8[l + 4];
+    for (int l = 0; l < 2; l++)
+        s2[l] = s4[l] + s4[l + 2];
+    return s2[0] + s2[1];
+}
+
+static bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+/* Random floats of mixed signs and magnitudes (sums whose order shows in the last bits);
+ * kind 1 adds products that underflow to -0 (the sign of a zero score must follow the
+ * definition too), kind 2 is all zeros, kind 3 all -1e-30 (with B all 1e-30: every product,
+ * lane and score is -0, which one fma(0, 0, acc) past K would turn into +0). */
+static float rnd_value(int kind)
+{
+    if (kind == 2)
+        return 0.0f;
+    if (kind == 3)
+        return -1e-30f;
+    if (kind == 1 && rnd() % 4 == 0)
+        return (rnd() & 1 ? 1e-30f : -1e-30f);
+    return (float)((int)(rnd() % 2000001) - 1000000) / 1000000.0f * (float)(1 << (rnd() % 5));
+}
+
+/* canon_gemm_kernel against the definition, bit for bit, over m x n x K with rows padded
+ * (lda, ldb > K) and C's leading dimension wider than n. */
+static void check_canon_gemm(int64_t m, int64_t n, int64_t K, int kind)
+{
+    const int64_t lda = K + 3, ldb = K + 5, ldc = n + 2;
+    std::vector<float> A((size_t)(m * lda + 1)), B((size_t)(n * ldb + 1)), C((size_t)(m * ldc + 1), 7.0f);
+    for (auto &x : A)
+        x = rnd_value(kind);
+    for (auto &x : B)
+        x = kind == 3 || (kind == 1 && rnd() % 4 == 0) ? 1e-30f : rnd_value(kind);
+    emu_launch({(unsigned)((n + CG_BN - 1) / CG_BN), (unsigned)((m + CG_BM - 1) / CG_BM), 1}, CG_THREADS,
+               [&] { canon_gemm_kernel(m, n, K, A.data(), lda, B.data(), ldb, C.data(), ldc); });
+    int64_t bad = 0, untouched = 0, naive_differs = 0;
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < n; j++) {
+            const float want = ref_canon_dot(&A[(size_t)(i * lda)], &B[(size_t)(j * ldb)], K);
+            float naive = 0.0f; /* a plain left-to-right sum: shows the inputs do tell orders apart */
+            for (int64_t k = 0; k < K; k++)
+                naive = std::fma(A[(size_t)(i * lda + k)], B[(size_t)(j * ldb + k)], naive);
+            naive_differs += !same_bits(naive, want);
+            if (!same_bits(C[(size_t)(i * ldc + j)], want) && bad++ < 3)
+                fprintf(stderr, "  canon_gemm %lldx%lldx%lld: C[%lld][%lld] = %a, definition %a\n", (long long)m,
+                        (long long)n, (long long)K, (long long)i, (long long)j, C[(size_t)(i * ldc + j)], want);
+        }
+        for (int64_t j = n; j < ldc; j++)
+            untouched += C[(size_t)(i * ldc + j)] != 7.0f;
+    }
+    EXPECT(bad == 0, "canon_gemm %lldx%lldx%lld kind %d: %lld of %lld scores differ from the definition",
+           (long long)m, (long long)n, (long long)K, kind, (long long)bad, (long long)(m * n));
+    EXPECT(untouched == 0, "canon_gemm: %lld cells past n written", (long long)untouched);
+    printf("canon gemm %lldx%lldx%lld (kind %d): %s (a sequential sum differs in %lld of %lld)\n", (long long)m,
+           (long long)n, (long long)K, kind, bad || untouched ? "MISMATCH" : "bit-identical", (long long)naive_differs,
+           (long long)(m * n));
 }
 
 /* The top-k of one call, as cuda_topk_block.c drives the kernel: tiles of `tile`
@@ -218,27 +289,23 @@ static void check_maxsim()
 
 static void check_pairs()
 {
-    const int dim = 37, nqr = 6, ndr = 9, np = 21;
+    const int dim = 37, nqr = 6, ndr = 9, np = 21; /* 21 pairs: the last block's second half-warps idle */
     std::vector<float> q((size_t)nqr * dim), d((size_t)ndr * dim);
     for (auto &x : q)
-        x = (float)((int)(rnd() % 9) - 4);
+        x = rnd_value(0);
     for (auto &x : d)
-        x = (float)((int)(rnd() % 9) - 4);
+        x = rnd_value(0);
     std::vector<int64_t> qi(np), di(np);
     for (int p = 0; p < np; p++) {
         qi[p] = rnd() % 3; /* items for MaxSim (offsets below), rows for dot */
         di[p] = rnd() % 4;
     }
     std::vector<float> out(np, -7.0f);
-    emu_launch({(unsigned)((np + PAIR_DOT_WARPS - 1) / PAIR_DOT_WARPS), 1, 1}, PAIR_DOT_WARPS * 32,
+    emu_launch({(unsigned)((np + PAIR_DOT_PER_BLOCK - 1) / PAIR_DOT_PER_BLOCK), 1, 1}, PAIR_DOT_WARPS * 32,
                [&] { pair_dot_kernel(q.data(), d.data(), dim, qi.data(), di.data(), np, out.data()); });
     int bad = 0;
-    for (int p = 0; p < np; p++) {
-        float s = 0.0f;
-        for (int x = 0; x < dim; x++)
-            s += q[(size_t)qi[p] * dim + x] * d[(size_t)di[p] * dim + x];
-        bad += out[p] != s;
-    }
+    for (int p = 0; p < np; p++)
+        bad += !same_bits(out[p], ref_canon_dot(&q[(size_t)qi[p] * dim], &d[(size_t)di[p] * dim], dim));
     EXPECT(bad == 0, "pair_dot: %d of %d pairs differ", bad, np);
     printf("pair dot: %s\n", bad ? "MISMATCH" : "ok");
 
@@ -254,14 +321,12 @@ static void check_pairs()
             for (int64_t t = q_off[qi[p]]; t < q_off[qi[p] + 1]; t++) {
                 float m = -INFINITY;
                 for (int64_t u = d_off[di[p]]; u < d_off[di[p] + 1]; u++) {
-                    float s = 0.0f;
-                    for (int x = 0; x < dim; x++)
-                        s += q[(size_t)t * dim + x] * d[(size_t)u * dim + x];
+                    float s = ref_canon_dot(&q[(size_t)t * dim], &d[(size_t)u * dim], dim);
                     m = s > m ? s : m;
                 }
                 total += m;
             }
-        bad += out[p] != total;
+        bad += !same_bits(out[p], total);
     }
     EXPECT(bad == 0, "pair_maxsim: %d of %d pairs differ", bad, np);
     printf("pair maxsim: %s\n", bad ? "MISMATCH" : "ok");
@@ -709,6 +774,14 @@ int main()
     check_topk_floor("random, k=1001, big tile", 1, 10, 5000, 1001, 5000, 3);
     check_topk_floor("ties, k=n", 0, 5, 2000, 2000, 600, 5);
     check_topk_threshold_kept();
+    check_canon_gemm(1, 1, 1, 0);
+    check_canon_gemm(1, 1, 0, 0);   /* K = 0: +0 everywhere */
+    check_canon_gemm(33, 65, 17, 0); /* partial tiles; K one past a step */
+    check_canon_gemm(32, 32, 64, 0); /* whole tiles, one whole chunk */
+    check_canon_gemm(45, 37, 200, 0); /* several chunks, a partial step in the last */
+    check_canon_gemm(20, 40, 20, 1); /* -0 lanes: the steps past K must not run */
+    check_canon_gemm(9, 70, 48, 2);  /* all zeros */
+    check_canon_gemm(5, 6, 32, 3);   /* -0 scores: K a whole number of steps, short of a chunk */
     check_maxsim();
     check_pairs();
     check_kmeans_argmin("ties, k=1", 0, 13, 1, 3);

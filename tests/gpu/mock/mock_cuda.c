@@ -25,8 +25,10 @@
 #include "maxsim.cuh"
 #include "pair_dot.cuh"
 #include "pair_maxsim.cuh"
+#include "backend/canon_dot.h"
 #include "backend/logreg_math.h"
 #include "backend/pair_math.h"
+#include "canon_gemm.cuh"
 #include "compo_scores.cuh"
 #include "sts_pairs.cuh"
 #include "thrust_shim.h"
@@ -285,12 +287,24 @@ mieb_status mieb_cuda_pair_dot(struct mieb_cuda_ctx *ctx, const float *q, const 
                                const int64_t *qi, const int64_t *di, int64_t n, float *out)
 {
     REQUIRE(ctx && n >= 0 && dim >= 1);
-    for (int64_t p = 0; p < n; p++) {
-        float s = 0.0f;
-        for (int64_t x = 0; x < dim; x++)
-            s += q[qi[p] * dim + x] * d[di[p] * dim + x];
-        out[p] = s;
-    }
+    for (int64_t p = 0; p < n; p++)
+        out[p] = mieb_canon_dot(q + qi[p] * dim, d + di[p] * dim, dim);
+    return MIEB_OK;
+}
+
+/* kernels/canon_gemm.cuh's contract is the CPU's own definition, which the kernel's code
+   is held to bit for bit on the emulator (tests/gpu/emu) */
+mieb_status mieb_cuda_canon_gemm_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n, int64_t K, const float *A,
+                                    int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc)
+{
+    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
+    REQUIRE(m >= 0 && n >= 0 && K >= 0 && lda >= K && ldb >= K && ldc >= n);
+    if (m == 0 || n == 0)
+        return MIEB_OK;
+    REQUIRE(A && B && C);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            C[i * ldc + j] = mieb_canon_dot(A + i * lda, B + j * ldb, K);
     return MIEB_OK;
 }
 
@@ -342,9 +356,7 @@ mieb_status mieb_cuda_pair_maxsim(struct mieb_cuda_ctx *ctx, const float *q, con
             for (int64_t t = q_off[qi[p]]; t < q_off[qi[p] + 1]; t++) {
                 float m = -1e30f;
                 for (int64_t u = u0; u < u1; u++) {
-                    float s = 0.0f;
-                    for (int64_t x = 0; x < dim; x++)
-                        s += q[t * dim + x] * d[u * dim + x];
+                    float s = mieb_canon_dot(q + t * dim, d + u * dim, dim);
                     m = s > m ? s : m;
                 }
                 total += m;
