@@ -9,9 +9,15 @@
  * Each file's copy is compiled for its own instruction set, with its kernels inlined.
  *
  * A is packed whole in strips of CANON_MR rows; B one panel of CANON_NB rows at a time, in
- * groups of CANON_NR rows. Edges, and everything when no workspace could be had, take
- * tile_edge: the same bits, slower.
+ * groups of CANON_NR rows. Within a panel, A is taken in blocks of CANON_MB rows (a file may
+ * define it; the default, one strip, runs each strip against the whole panel): each group of
+ * B then serves every strip of the block from L1 while the block's strips come from L2. The
+ * order of the tiles changes no bit, only which operand streams. Edges, and everything when
+ * no workspace could be had, take tile_edge: the same bits, slower.
  */
+#ifndef CANON_MB
+#define CANON_MB CANON_MR
+#endif
 static void canon_gemm_blocked(const float *A, int64_t lda, int64_t m, const float *B, int64_t ldb, int64_t n,
                                int64_t K, float *C, int64_t ldc)
 {
@@ -31,14 +37,17 @@ static void canon_gemm_blocked(const float *A, int64_t lda, int64_t m, const flo
         if (ap)
             for (int64_t j = j0; j < jfull; j += CANON_NR)
                 pack(B, ldb, j, CANON_NR, K, nc, bp + (j - j0) * nc * 16);
-        for (int64_t i = 0; i < m; i += CANON_MR) {
-            int mr = m - i < CANON_MR ? (int)(m - i) : CANON_MR;
+        for (int64_t i0 = 0; i0 < m; i0 += CANON_MB) {
+            int64_t i1 = m - i0 < CANON_MB ? m : i0 + CANON_MB;
             for (int64_t j = j0; j < j1; j += CANON_NR) {
                 int nr = j1 - j < CANON_NR ? (int)(j1 - j) : CANON_NR;
-                if (ap && mr == CANON_MR && nr == CANON_NR)
-                    tile_packed(ap + i * nc * 16, bp + (j - j0) * nc * 16, nc, C + i * ldc + j, ldc);
-                else
-                    tile_edge(A + i * lda, lda, mr, B + j * ldb, ldb, nr, K, C + i * ldc + j, ldc);
+                for (int64_t i = i0; i < i1; i += CANON_MR) {
+                    int mr = m - i < CANON_MR ? (int)(m - i) : CANON_MR;
+                    if (ap && mr == CANON_MR && nr == CANON_NR)
+                        tile_packed(ap + i * nc * 16, bp + (j - j0) * nc * 16, nc, C + i * ldc + j, ldc);
+                    else
+                        tile_edge(A + i * lda, lda, mr, B + j * ldb, ldb, nr, K, C + i * ldc + j, ldc);
+                }
             }
         }
     }
