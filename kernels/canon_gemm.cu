@@ -29,6 +29,7 @@
 #define CG_BN 32 /* 4 micro-tile columns */
 #define CG_KC 64
 #define CG_PAD 2
+static_assert(CG_BM == CG_BN, "the staging loop fills As and Bs row for row");
 
 static __global__ void __launch_bounds__(CG_THREADS)
     canon_gemm_kernel(int64_t m, int64_t n, int64_t K, const float *__restrict__ A, int64_t lda,
