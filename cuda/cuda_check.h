@@ -1,5 +1,5 @@
 /**
- * cuda_check.h - the check macros for CUDA runtime and cuBLAS calls (STYLE.md §7.9).
+ * cuda_check.h - the check macros for CUDA runtime and cuBLAS calls: every call is checked where it is made, and a failure names the call, file and line.
  *
  * Every macro is built from one generator, MIEB_CHECK_GEN_, which evaluates the call
  * once, and on failure records the statement text, the function, file, line, the current

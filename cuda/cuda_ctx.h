@@ -1,6 +1,6 @@
 /**
  * cuda_ctx.h - the CUDA backend's context: one device, its streams, events, cuBLAS handle
- * and memory pools (STYLE.md §7.11: a context owns resources, functions borrow them).
+ * and memory pools (a context owns resources, functions borrow them).
  *
  * Streams: `stream` runs every GEMM, kernel and sort; `copy_stream` carries corpus tiles
  * host -> device, so that uploading tile t+1 overlaps computing tile t. The two per-slot

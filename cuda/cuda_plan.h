@@ -1,6 +1,6 @@
 /**
  * cuda_plan.h - tile sizes for the CUDA operations, chosen so the working set fits a
- * byte budget (STYLE.md §7.10; faiss' chooseTileSize / bfKnn tiling).
+ * byte budget (as faiss' chooseTileSize / bfKnn tile their searches).
  *
  * topk_block works on three nested tilings:
  *   group   - queries whose running top-k state lives on the device at once

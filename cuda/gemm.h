@@ -1,7 +1,7 @@
 /**
  * gemm.h - the one GEMM wrapper: ROW-MAJOR, not BLAS column-major.
  *
- * Nothing else in mieb-eval calls cublasSgemm or cublasGemmEx (STYLE.md §7.12): the
+ * Nothing else in mieb-eval calls cublasSgemm or cublasGemmEx (one wrapper for every GEMM, so precision and layout are decided in one place): the
  * operand swap that maps row-major onto column-major cuBLAS, the int range checks and
  * the choice of arithmetic live here once.
  */

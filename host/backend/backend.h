@@ -72,7 +72,7 @@ struct mieb_sts_pair_out {
  * the same call shape at the same position. Callers start every query set at a multiple
  * of MIEB_GRID_Q of the role's item list and every corpus block at a multiple of
  * MIEB_GRID_D (which divides mteb's 50,000-document chunk), and a backend whose GEMM is
- * shape-dependent tiles along them (the CUDA backend's plan, issue 2's open item).
+ * shape-dependent tiles along them (as the CUDA backend's plan does).
  * The CPU backend no longer needs it: its scores are canon_dot.h's fixed-order sums, a
  * function of the two vectors alone, so they are bit-identical whatever --mem-limit,
  * --threads, corpus parts or screen were used.

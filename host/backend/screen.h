@@ -50,7 +50,7 @@ void mieb_screen_set_enabled(int on);
 /** The smallest block, and the largest k relative to it, for which the screen pays: with
     AMX, and with VDPBF16PS, whose approximate scores cost a third of the exact ones (not a
     sixteenth), so that the candidates' rescoring (at least k of the block) must be a
-    smaller share (bench/README.md, "Twelfth sitting": even at 20 documents per k). */
+    smaller share (bench/README.md, the screen's block sizes: even at 20 documents per k). */
 #define MIEB_SCREEN_MIN_DOCS 2048
 #define MIEB_SCREEN_MIN_DOCS_PER_K 8
 #define MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16 40

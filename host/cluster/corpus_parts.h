@@ -1,5 +1,5 @@
 /**
- * corpus_parts.h - retrieval split over processes by corpus (issue 6, "Distributed scoring").
+ * corpus_parts.h - retrieval split over processes by corpus.
  *
  * `run --corpus-parts K --corpus-part I --partials-dir DIR`: for every (split, subset) of a
  * retrieval-family task, part I searches ALL kept queries against its own contiguous range

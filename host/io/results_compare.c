@@ -19,8 +19,8 @@
  * operation, so they must agree after mteb's own 6-decimal rounding. The linear probe
  * (and VOC2007's kNN) and MiniBatchKMeans clustering are reproduced too and agree exactly in
  * every test, but they iterate (L-BFGS, k-means) over floating-point sums whose order BLAS
- * chooses, so one flipped prediction or assignment is possible on other data: 1e-4 is the
- * specification's parity target (PROTOCOLS.md, "to about 1e-4"), one flip in 10,000 rows.
+ * chooses, so one flipped prediction or assignment is possible on other data: 1e-4 allows
+ * one flip in 10,000 rows.
  */
 static const struct {
     enum mieb_family fam;

@@ -1,6 +1,6 @@
 /**
  * gpu_test_util.h - seeded inputs and CPU-vs-CUDA comparisons for the GPU tests
- * (STYLE.md §7.4-7.5: same seeded input to both backends; exact values where the
+ * (the same seeded input to both backends; exact values where the
  * arithmetic is exact, a tolerance and tie-aware id checks where it is not; print the
  * first mismatches, the largest error and the seed).
  */

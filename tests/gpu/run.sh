@@ -298,7 +298,7 @@ else
     res="$(grep '^RESULT' "$log_dir/bench.log" | tail -1 | sed 's/^RESULT //')"
     if [ "$rc" -eq 0 ]; then record "topk benchmark" PASS "$res"; else record "topk benchmark" FAIL "exit $rc"; fi
   fi
-  # the linear probe at the ImageNet shape (issue 3: the 5 fits on a GPU in under 2 s), against
+  # the linear probe at the ImageNet shape (the 5 fits, timed on the GPU), against
   # sklearn on this machine's cores; needs numpy, h5py, scikit-learn and threadpoolctl
   if ! want probe 200; then
     :
@@ -312,7 +312,7 @@ else
   else
     record "probe benchmark" SKIP "python3 lacks numpy/h5py/scikit-learn/threadpoolctl"
   fi
-  # retrieval side by side with faiss-cpu on this machine's cores (issue 2's ratio); faiss is not
+  # retrieval side by side with faiss-cpu on this machine's cores (the ratio bench/README.md reports); faiss is not
   # in every image: carry its wheel (tests/gpu/README.md) or the step is skipped
   if ! want retrieval 180; then
     :

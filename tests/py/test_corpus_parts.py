@@ -1,4 +1,4 @@
-"""Corpus-sharded retrieval (issue 6): `mieb-eval run --corpus-parts K --corpus-part I
+"""Corpus-sharded retrieval: `mieb-eval run --corpus-parts K --corpus-part I
 --partials-dir DIR` for every part, then `mieb-eval merge`, must write the results file a
 single process writes (the same bytes apart from evaluation_time, date and
 evaluation_phases), for any K, including K larger than the number of mteb's 50,000-document

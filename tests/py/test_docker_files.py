@@ -1,4 +1,4 @@
-"""docker/ (issue 6): no Docker engine runs in CI, so the Dockerfiles are parsed here.
+"""docker/: no Docker engine runs in CI, so the Dockerfiles are parsed here.
 Their build stage must call exactly the scripts CI runs (scripts/install-deps.sh with
 MIEB_SKIP_PY=1, scripts/build.sh), the installed binary, the runtime COPY --from, the configs
 location the binary searches (<bin>/../configs/tasks.json, host/config/registry.c) and the

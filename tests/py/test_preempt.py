@@ -1,4 +1,4 @@
-"""`mieb-eval run` and SIGUSR1 (issue 6: Slurm's pre-emption notice, --signal=B:USR1@SECONDS):
+"""`mieb-eval run` and SIGUSR1 (Slurm's pre-emption notice, --signal=B:USR1@SECONDS):
 the run stops at the next corpus block or task boundary, keeps every finished result, writes
 nothing for the task it was in, and exits 75; rerunning the same command with
 --overwrite-strategy only-missing completes it, and the results then equal an uninterrupted

@@ -1,7 +1,6 @@
 """configs/tasks.json held to the installed mteb itself, task by task.
 
-The registry began as the specification's tasks.json, which was read from the mteb 2.20.0
-source; the parity target is the pinned release (tools/requirements-mteb-lock.txt), and where
+docs/PROTOCOLS.md was read from the mteb 2.20.0 source; the parity target is the pinned release (tools/requirements-mteb-lock.txt), and where
 the two differ the installed release wins (PROTOCOLS.md, preamble). mteb_registry_dump.py runs in
 .venv-mteb and reports what the installed mteb says of each of the 132 tasks: type, main score,
 splits, subsets, languages, dataset path and revision, the class attributes that decide the

@@ -1,4 +1,4 @@
-"""scripts/slurm/ (issue 6) on a real one-node Slurm cluster started inside this test.
+"""scripts/slurm/ on a real one-node Slurm cluster started inside this test.
 
 munged (own key and socket) and Debian's slurmctld + slurmd (own slurm.conf: linuxproc
 process tracking, no cgroups, two fake GPUs so the templates' --gres=gpu:1 is honoured as

@@ -1,4 +1,4 @@
-"""`mieb-eval run --shard-index I --num-shards K` (issue 6): the final task list (after -t/-b
+"""`mieb-eval run --shard-index I --num-shards K`: the final task list (after -t/-b
 resolution, in its order) is split deterministically, task j going to shard j % K. With K=3
 the three shards' result files together must be exactly a single run's (same task set, same
 "scores"), no task may be scored by two shards, and bad I/K must be a usage error (exit 2)."""

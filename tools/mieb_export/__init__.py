@@ -4,7 +4,7 @@
     export(model, tasks, "out/task-data", "out/embeddings")     # model: an mteb encoder
     mteb.evaluate(ReplayEncoder("out/embeddings"), tasks)       # mteb scores the same vectors
 
-The data contract is FORMAT.md of the specification; see README.md "Exporting from mteb".
+The data contract is docs/FORMAT.md; see README.md "Exporting from mteb".
 """
 
 from .export import REGISTRY_NAME, ModelMismatch, export
