@@ -8,9 +8,11 @@
 
 #include "../core/pyfloat.h"
 
-/* Colours told apart by most readers (Tableau 10), one per model, reused after ten. */
-static const char *const PALETTE[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+/* Colours told apart by most readers: Tableau 10, then Tableau 20's light and extra shades, so
+   20 models get 20 colours (reused after that). */
+static const char *const PALETTE[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+                                      "#ff9da7", "#9c755f", "#bab0ac", "#a0cbe8", "#ffbe7d", "#8cd17d", "#b6992d",
+                                      "#499894", "#86bcb6", "#d37295", "#fabfd2", "#79706e", "#d4a6c8"};
 
 static const char *const CSS =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;color:#222;"
@@ -37,7 +39,16 @@ static const char *const CSS =
     "svg text.na{font-size:9px;fill:#999}svg .grid{stroke:#e8e8e8}svg .axis{stroke:#888}\n"
     "svg .ring{fill:none;stroke:#dcdcdc}svg .radar-area{fill-opacity:.12;stroke-width:2}\n"
     "svg .line{fill:none;stroke-width:2}svg .range{stroke-width:2;opacity:.45}svg .mean{stroke-width:3}\n"
-    "svg rect.bar:hover,svg rect.seg:hover{opacity:.75}\n";
+    "svg rect.bar:hover,svg rect.seg:hover{opacity:.75}\n"
+    /* charts never overflow their card: scaled down to it, and the "fit" ones scaled to fill it */
+    "svg.chart{max-width:100%;height:auto}svg.chart.fit{width:100%}\n"
+    ".pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:12px;align-items:start}"
+    ".pair>.card{margin:0}\n"
+    "table.heat td.heat{text-align:center;padding:3px 3px;font-size:12px;font-variant-numeric:tabular-nums}"
+    "table.heat td.best{font-weight:700}table.heat th.vert{vertical-align:bottom;padding:4px 2px}\n"
+    "table.heat th.vert>span{writing-mode:vertical-rl;transform:rotate(180deg);display:inline-block;"
+    "max-height:230px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-weight:600}\n"
+    "table.heat th.vert .sw{margin:0 0 5px 0}table.time th{white-space:normal}\n";
 
 const cJSON *mieb_report_doc(const struct mieb_report_ctx *c, int p, int t)
 {
@@ -145,7 +156,10 @@ static mieb_status summary(struct mieb_report_ctx *c)
             mieb_html_fmt(c->h, "<td data-col=\"Rank(Borda)\">-</td>");
         mieb_html_fmt(c->h, "<td data-col=\"Tasks\">%d/%d</td></tr>\n", row->n_complete, lb->n_tasks);
     }
-    mieb_html_fmt(c->h, "</table></div>\n<div class=\"card\"><table class=\"type-means\">\n"
+    mieb_html_fmt(c->h, "</table></div>\n");
+    if (lb->n_models > MIEB_REPORT_MAX_GROUPED) /* the type means are the next section's heatmap */
+        return MIEB_OK;
+    mieb_html_fmt(c->h, "<div class=\"card\"><table class=\"type-means\">\n"
                         "<tr><th class=\"l\">Task type (tasks)</th>");
     model_columns(c);
     double *by_row = malloc(((size_t)lb->n_models + 1) * sizeof *by_row);
@@ -193,6 +207,35 @@ static double score_ceil(const double *v, size_t n)
     return hi > 1.0 ? ceil(hi * 10.0) / 10.0 : 1.0;
 }
 
+/* Many models: the type means (v: [model position][type]) and both overall means as one heatmap. */
+static mieb_status type_heatmap(struct mieb_report_ctx *c, const double *v)
+{
+    const struct mieb_leaderboard *lb = c->lb;
+    const int nm = lb->n_models, nr = lb->n_types + 2;
+    struct mieb_heat_row *rows = calloc((size_t)nr, sizeof *rows);
+    double *by_type = malloc(((size_t)nr * nm + 1) * sizeof *by_type);
+    if (!rows || !by_type) {
+        free(rows);
+        free(by_type);
+        return mieb_fail(MIEB_ERR_OOM, "report");
+    }
+    for (int k = 0; k < nr; k++)
+        for (int p = 0; p < nm; p++)
+            by_type[(size_t)k * nm + p] = k < lb->n_types ? v[(size_t)p * lb->n_types + k]
+                                          : k == lb->n_types ? lb->rows[lb->order[p]].mean_task_type
+                                                             : lb->rows[lb->order[p]].mean_task;
+    for (int k = 0; k < nr; k++)
+        rows[k] = (struct mieb_heat_row){k < lb->n_types ? lb->types[k] : k == lb->n_types ? "Mean(TaskType)" : "Mean(Task)",
+                                         by_type + (size_t)k * nm, k >= lb->n_types};
+    mieb_html_fmt(c->h, "<p class=\"note\">With more than %d models, a heatmap: each row is coloured from its lowest "
+                        "score (light) to its highest (dark, bold).</p>\n",
+                  MIEB_REPORT_MAX_GROUPED);
+    mieb_report_heatmap(c, "type-heat", rows, nr);
+    free(rows);
+    free(by_type);
+    return MIEB_OK;
+}
+
 static mieb_status task_types(struct mieb_report_ctx *c)
 {
     const struct mieb_leaderboard *lb = c->lb;
@@ -206,11 +249,16 @@ static mieb_status task_types(struct mieb_report_ctx *c)
     double lo = score_floor(v, n), hi = score_ceil(v, n);
     mieb_html_fmt(c->h, "<h2 id=\"types\">Task types</h2>\n<p class=\"note\">Mean score of each task type "
                         "(100 &#215; score); a type with an incomplete task has no mean (n/a).</p>\n");
+    if (lb->n_models > MIEB_REPORT_MAX_GROUPED) {
+        mieb_status st = type_heatmap(c, v);
+        free(v);
+        return st;
+    }
     mieb_report_legend(c);
-    mieb_html_fmt(c->h, "<div class=\"row\"><div class=\"card\"><h3>Mean per task type</h3>\n");
+    mieb_html_fmt(c->h, "<div class=\"pair\"><div class=\"card\"><h3>Mean per task type</h3>\n");
     struct mieb_svg_bars bars = {.id = "type-means", .horizontal = 1, .n_groups = lb->n_types, .groups = lb->types,
                                  .n_series = lb->n_models, .series = c->series, .v = v, .vmin = lo, .vmax = hi,
-                                 .mul = 100.0, .value_labels = 1, .decimals = 1, .plot_len = 300.0};
+                                 .mul = 100.0, .value_labels = 1, .decimals = 1, .fit_width = 560.0};
     mieb_svg_bars(c->h, &bars);
     mieb_html_fmt(c->h, "</div><div class=\"card\"><h3>Radar over task types</h3>\n");
     struct mieb_svg_radar radar = {.id = "radar", .n_axes = lb->n_types, .axes = lb->types, .n_series = lb->n_models,
@@ -238,8 +286,17 @@ static mieb_status per_type(struct mieb_report_ctx *c)
         all[t] = lb->tasks[t]->name;
     const double label_w = all ? mieb_svg_max_width(all, lb->n_tasks) : 0.0; /* one label column for all charts */
     free(all);
-    mieb_html_fmt(c->h, "<h2 id=\"per-type\">Tasks by type</h2>\n<p class=\"note\">Main score of every task "
-                        "(100 &#215; score), one chart per task type.</p>\n");
+    mieb_html_fmt(c->h, "<h2 id=\"per-type\">Tasks by type</h2>\n");
+    if (lb->n_models > MIEB_REPORT_MAX_GROUPED) {
+        mieb_html_fmt(c->h, "<p class=\"note\">With more than %d models, the <a href=\"#heatmap\">heatmap</a> shows "
+                            "every task's score.</p>\n",
+                      MIEB_REPORT_MAX_GROUPED);
+        free(names);
+        free(v);
+        return MIEB_OK;
+    }
+    mieb_html_fmt(c->h, "<p class=\"note\">Main score of every task (100 &#215; score), one chart per task "
+                        "type.</p>\n");
     mieb_report_legend(c);
     for (int k = 0; k < lb->n_types; k++) {
         int n = 0;
@@ -256,7 +313,7 @@ static mieb_status per_type(struct mieb_report_ctx *c)
         struct mieb_svg_bars bars = {.id = id, .horizontal = 1, .n_groups = n, .groups = names,
                                      .n_series = lb->n_models, .series = c->series, .v = v,
                                      .vmin = score_floor(v, nv), .vmax = score_ceil(v, nv), .mul = 100.0,
-                                     .value_labels = 1, .decimals = 1, .label_w = label_w};
+                                     .value_labels = 1, .decimals = 1, .label_w = label_w, .fit_width = 1160.0};
         mieb_svg_bars(c->h, &bars);
         mieb_html_fmt(c->h, "</div>\n");
     }
@@ -265,10 +322,49 @@ static mieb_status per_type(struct mieb_report_ctx *c)
     return MIEB_OK;
 }
 
+/* Every task's score per model as a heatmap, tasks grouped by type under a heading row each. */
+static mieb_status heatmap(struct mieb_report_ctx *c)
+{
+    const struct mieb_leaderboard *lb = c->lb;
+    const int nm = lb->n_models, nr = lb->n_types + lb->n_tasks;
+    struct mieb_heat_row *rows = calloc((size_t)nr + 1, sizeof *rows);
+    double *v = malloc(((size_t)lb->n_tasks * nm + 1) * sizeof *v);
+    if (!rows || !v) {
+        free(rows);
+        free(v);
+        return mieb_fail(MIEB_ERR_OOM, "report");
+    }
+    int r = 0;
+    for (int k = 0; k < lb->n_types; k++) {
+        rows[r++] = (struct mieb_heat_row){lb->types[k], NULL, 0};
+        for (int t = 0; t < lb->n_tasks; t++) {
+            if (lb->task_type[t] != k)
+                continue;
+            for (int p = 0; p < nm; p++)
+                v[(size_t)t * nm + p] = lb->rows[lb->order[p]].task_score[t];
+            rows[r++] = (struct mieb_heat_row){lb->tasks[t]->name, v + (size_t)t * nm, 0};
+        }
+    }
+    mieb_html_fmt(c->h, "<h2 id=\"heatmap\">Heatmap</h2>\n<p class=\"note\">Main score of every task (100 &#215; "
+                        "score), models in leaderboard order; each row is coloured from its lowest score (light) to "
+                        "its highest (dark, bold).</p>\n");
+    mieb_report_heatmap(c, "tasks-heat", rows, r);
+    free(rows);
+    free(v);
+    return MIEB_OK;
+}
+
 /* Every task's score per model and, for each other model, its difference from the baseline. */
 static mieb_status task_table(struct mieb_report_ctx *c)
 {
     const struct mieb_leaderboard *lb = c->lb;
+    if (lb->n_models > MIEB_REPORT_MAX_GROUPED) {
+        mieb_html_fmt(c->h, "<h2 id=\"tasks\">Per task</h2>\n<p class=\"note\">With more than %d models, the "
+                            "<a href=\"#heatmap\">heatmap</a> holds every task's score; a model's differences "
+                            "from another are in <code>mieb-eval compare</code> or a report of the two.</p>\n",
+                      MIEB_REPORT_MAX_GROUPED);
+        return MIEB_OK;
+    }
     double *by_row = malloc(((size_t)lb->n_models + 1) * sizeof *by_row);
     if (!by_row)
         return mieb_fail(MIEB_ERR_OOM, "report");
@@ -345,7 +441,8 @@ mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, in
                          "revision(s) &#183; mieb-eval %s</p>\n",
                       bench ? bench : "(the tasks found)", lb->n_tasks, lb->n_types, lb->n_models, MIEB_VERSION);
         mieb_html_fmt(h, "<nav><a href=\"#summary\">Summary</a><a href=\"#types\">Task types</a>"
-                         "<a href=\"#per-type\">Tasks by type</a><a href=\"#tasks\">Per task</a>"
+                         "<a href=\"#per-type\">Tasks by type</a><a href=\"#heatmap\">Heatmap</a>"
+                         "<a href=\"#tasks\">Per task</a>"
                          "<a href=\"#probe\">Linear probe</a><a href=\"#recall\">Recall@k</a>"
                          "<a href=\"#languages\">Languages</a><a href=\"#time\">Time</a></nav>\n");
         st = summary(&c);
@@ -354,6 +451,8 @@ mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, in
         st = task_types(&c);
     if (st == MIEB_OK)
         st = per_type(&c);
+    if (st == MIEB_OK)
+        st = heatmap(&c);
     if (st == MIEB_OK)
         st = task_table(&c);
     if (st == MIEB_OK) {

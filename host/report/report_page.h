@@ -30,6 +30,22 @@ struct mieb_report_ctx {
 mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, int baseline, const char *bench,
                              struct mieb_html *h);
 
+/** Above this many models, grouped bars and delta columns give way to heatmaps (unreadable past it). */
+#define MIEB_REPORT_MAX_GROUPED 5
+
+/** A heatmap row: a label and one score per model (leaderboard position), or a group heading (v NULL). */
+struct mieb_heat_row {
+    const char *label;
+    const double *v; /* [n_models], NaN where missing; NULL: a heading row */
+    int total;       /* drawn as a total (Mean rows) */
+};
+/**
+ * A table of rows x models whose cells are coloured by their place between the row's lowest and
+ * highest score (the light and the dark end), the highest marked; the values are printed as
+ * 100 x score with 1 decimal (2 in each cell's tooltip) and carried in data-value (report_heatmap.c).
+ */
+void mieb_report_heatmap(struct mieb_report_ctx *c, const char *id, const struct mieb_heat_row *rows, int n_rows);
+
 /* ---- sections (report_sections.c) ---- */
 void mieb_report_probe(struct mieb_report_ctx *c);
 void mieb_report_recall(struct mieb_report_ctx *c);

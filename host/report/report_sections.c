@@ -158,6 +158,28 @@ static bool pairs_add(struct pairs *ps, const char *split, const char *subset)
     return true;
 }
 
+/* Many models: a task's subsets as heatmap rows (v: [model position][subset]). False: out of memory. */
+static bool language_heatmap(struct mieb_report_ctx *c, int t, const char *id, int n, const char *const *labels,
+                             const double *v)
+{
+    const int nm = c->lb->n_models;
+    struct mieb_heat_row *rows = calloc((size_t)n + 1, sizeof *rows);
+    double *by_subset = malloc(((size_t)n * nm + 1) * sizeof *by_subset);
+    if (rows && by_subset) {
+        for (int i = 0; i < n; i++) {
+            for (int p = 0; p < nm; p++)
+                by_subset[(size_t)i * nm + p] = v[(size_t)p * n + i];
+            rows[i] = (struct mieb_heat_row){labels[i], by_subset + (size_t)i * nm, 0};
+        }
+        mieb_html_fmt(c->h, "<h3>%s</h3>\n", c->lb->tasks[t]->name);
+        mieb_report_heatmap(c, id, rows, n);
+    }
+    bool ok = rows && by_subset;
+    free(rows);
+    free(by_subset);
+    return ok;
+}
+
 static mieb_status language_chart(struct mieb_report_ctx *c, int t)
 {
     const struct mieb_leaderboard *lb = c->lb;
@@ -206,6 +228,10 @@ static mieb_status language_chart(struct mieb_report_ctx *c, int t)
     for (size_t i = 0; i < (size_t)nm * ps.n; i++)
         lo = fmin(lo, isnan(v[i]) ? 0.0 : v[i]);
     snprintf(id, sizeof id, "lang-%s", lb->tasks[t]->name);
+    if (nm > MIEB_REPORT_MAX_GROUPED) {
+        ok = language_heatmap(c, t, id, ps.n, (const char *const *)labels, v);
+        goto out;
+    }
     mieb_html_fmt(c->h, "<div class=\"card\"><h3>%s</h3>\n", lb->tasks[t]->name);
     struct mieb_svg_bars bars = {.id = id, .horizontal = 0, .n_groups = ps.n, .groups = (const char *const *)labels,
                                  .n_series = nm, .series = c->series, .v = v,
@@ -236,7 +262,7 @@ void mieb_report_languages(struct mieb_report_ctx *c)
             multi |= mieb_rp_multi_subset(mieb_report_doc(c, p, t));
         if (!multi)
             continue;
-        if (!shown++)
+        if (!shown++ && lb->n_models <= MIEB_REPORT_MAX_GROUPED)
             mieb_report_legend(c);
         mieb_status st = language_chart(c, t);
         if (st != MIEB_OK)

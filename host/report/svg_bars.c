@@ -11,7 +11,10 @@
 void mieb_svg_bars(struct mieb_html *h, const struct mieb_svg_bars *c)
 {
     const double label_w = c->label_w > 0 ? c->label_w : mieb_svg_max_width(c->groups, c->n_groups);
-    const double plot_len = c->plot_len > 0 ? c->plot_len : c->horizontal ? 560.0 : 280.0;
+    const double right = c->value_labels ? 50 : 20;
+    const int fit = c->horizontal && c->fit_width > 0;
+    const double plot_len = fit ? fmax(c->fit_width - (label_w + 16) - right, 120.0)
+                            : c->plot_len > 0 ? c->plot_len : c->horizontal ? 560.0 : 280.0;
     const double span = c->vmax - c->vmin, sc = plot_len / (span > 0 ? span : 1.0);
     const double step = mieb_svg_tick_step(c->vmin * c->mul, c->vmax * c->mul);
     double bar = BAR, left, top, width, height, v0, across0;
@@ -19,7 +22,7 @@ void mieb_svg_bars(struct mieb_html *h, const struct mieb_svg_bars *c)
     if (c->horizontal) {
         left = label_w + 16;
         top = 10;
-        width = left + plot_len + (c->value_labels ? 50 : 20);
+        width = left + plot_len + right;
         height = top + c->n_groups * (c->n_series * bar + GAP) + 28;
         v0 = left; /* pixel of vmin on the x axis */
         across0 = top;
@@ -37,10 +40,10 @@ void mieb_svg_bars(struct mieb_html *h, const struct mieb_svg_bars *c)
     }
     const double group = c->n_series * bar + GAP;
     mieb_html_fmt(h,
-                  "<svg class=\"chart bars\" data-chart=\"%s\" data-horizontal=\"%d\" data-v0=\"%.2f\" "
+                  "<svg class=\"chart bars%R\" data-chart=\"%s\" data-horizontal=\"%d\" data-v0=\"%.2f\" "
                   "data-scale=\"%v\" data-vmin=\"%v\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
                   "role=\"img\">\n",
-                  c->id, c->horizontal, v0, sc, c->vmin, width, height, width, height);
+                  fit ? " fit" : "", c->id, c->horizontal, v0, sc, c->vmin, width, height, width, height);
     /* value axis: grid lines and tick labels */
     double first = ceil(c->vmin * c->mul / step - 1e-9) * step;
     for (double t = first; t <= c->vmax * c->mul + 1e-9; t += step) {

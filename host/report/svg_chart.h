@@ -9,6 +9,8 @@
  * data-scale: pixels per unit), so a test can check both what is drawn and where.
  * Charts have no legend of their own: the page prints one per section (series colours).
  * Values are in the units given (scores in [0, 1]); axes and labels show value x `mul`.
+ * All coordinates are in the viewBox's units: the page may scale a chart to its card
+ * (CSS), which moves no data-* mapping.
  * NaN values are missing: nothing is drawn for them but a small "n/a" mark.
  */
 #ifndef MIEB_REPORT_SVG_CHART_H
@@ -40,6 +42,9 @@ struct mieb_svg_bars {
     int value_labels;               /* print the shown value at the end of each bar */
     int decimals;                   /* of the value labels */
     double plot_len;                /* pixels of the value axis; 0: 560 (horizontal), 280 (vertical) */
+    double fit_width;               /* horizontal: > 0 sets the chart's whole width, the value axis taking
+                                       what the labels leave (plot_len ignored); the page then scales it
+                                       to its card (class "fit") */
     double label_w;                 /* room for the group labels; 0: the widest label's */
 };
 void mieb_svg_bars(struct mieb_html *h, const struct mieb_svg_bars *c);

@@ -30,7 +30,7 @@ void mieb_svg_lines(struct mieb_html *h, const struct mieb_svg_lines *c)
     const double xs = PW / (lspan > 0 ? lspan : 1.0);
     char buf[48];
     mieb_html_fmt(h,
-                  "<svg class=\"chart lines\" data-chart=\"%s\" data-v0=\"%.2f\" data-scale=\"%v\" data-vmin=\"%v\" "
+                  "<svg class=\"chart lines fit\" data-chart=\"%s\" data-v0=\"%.2f\" data-scale=\"%v\" data-vmin=\"%v\" "
                   "data-x0=\"%.2f\" data-xscale=\"%v\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
                   "role=\"img\">\n<text class=\"title\" x=\"%.2f\" y=\"14\">%s</text>\n",
                   c->id, v0, sc, c->vmin, left, xs, width, height, width, height, left, c->title);

@@ -28,7 +28,7 @@ void mieb_svg_radar(struct mieb_html *h, const struct mieb_svg_radar *c)
     const double step = mieb_svg_tick_step(c->vmin * c->mul, c->vmax * c->mul);
     char buf[48];
     mieb_html_fmt(h,
-                  "<svg class=\"chart radar\" data-chart=\"%s\" data-cx=\"%.2f\" data-cy=\"%.2f\" data-r=\"%.2f\" "
+                  "<svg class=\"chart radar fit\" data-chart=\"%s\" data-cx=\"%.2f\" data-cy=\"%.2f\" data-r=\"%.2f\" "
                   "data-vmin=\"%v\" data-vmax=\"%v\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
                   "role=\"img\">\n",
                   c->id, cx, cy, R, c->vmin, c->vmax, width, height, width, height);

@@ -514,3 +514,133 @@ def test_chromium_renders_without_console_errors(suite, tmp_path):
     keep = os.environ.get("MIEB_REPORT_SCREENSHOT")
     if keep:
         shutil.copy(png, keep)
+
+
+# ---- many models: heatmaps instead of grouped bars, and a layout that fits its cards ----
+
+N_MANY = 20
+
+
+@pytest.fixture(scope="module")
+def many(suite):
+    """20 model folders: the two scored models' results with every score scaled by a model's own
+    factor (clipped to [0, 1]), each under its own name and revision."""
+    root, outs, html = suite
+    rng = np.random.default_rng(5)
+    base = [model_dir(o) for o in outs]
+    folder = root / "many"
+
+    def scale(o, f):
+        if isinstance(o, dict):
+            return {k: (v if k in ("hf_subset", "languages", "mteb_version") else scale(v, f)) for k, v in o.items()}
+        if isinstance(o, list):
+            return [scale(x, f) for x in o]
+        return min(1.0, max(0.0, o * f)) if isinstance(o, float) else o
+
+    for i in range(N_MANY):
+        src = base[i % 2]
+        dst = folder / f"org__model-{i:02d}" / f"rev{i}"
+        dst.mkdir(parents=True)
+        f = float(rng.uniform(0.5, 1.5))
+        for p in src.glob("*.json"):
+            doc = json.loads(p.read_text())
+            if p.name == "model_meta.json":
+                doc.update(name=f"org/model-{i:02d}", revision=f"rev{i}")
+            else:
+                doc["scores"] = scale(doc["scores"], f)
+            (dst / p.name).write_text(json.dumps(doc))
+    out = root / "many.html"
+    r = mieb("report", folder, "--html", out)
+    assert r.returncode == 0, r.stderr
+    return folder, out
+
+
+def heat_cells(text, chart):
+    m = re.search(rf'<table class="heat" data-heatmap="{re.escape(chart)}">(.*?)</table>', text, flags=re.S)
+    assert m, chart
+    cells = Cells()
+    cells.feed(m.group(0))
+    return {(c[0]["data-series"], c[0]["data-label"]): (float(c[0]["data-value"]), c[1], c[0])
+            for r in cells.rows for c in r[1] if "heat" in c[0].get("class", "")}
+
+
+def test_many_models_heatmaps(many):
+    folder, out = many
+    text = out.read_text(encoding="utf-8")
+    models = {}
+    for d in sorted(folder.glob("*/*")):
+        models[json.loads((d / "model_meta.json").read_text())["name"]] = {
+            p.stem: json.loads(p.read_text()) for p in d.glob("*.json") if p.name != "model_meta.json"}
+    tasks = [t for t in TASKS if any(t in f for f in models.values())]
+    cells = heat_cells(text, "tasks-heat")
+    assert len(cells) == N_MANY * len(tasks)
+    for m, files in models.items():
+        for t in tasks:
+            want = task_score(t, files.get(t))
+            got, shown, attrs = cells[(m, t)]
+            assert close(got, want), (m, t)
+            assert shown == ("-" if math.isnan(want) else f"{round(want * 100, 1):.1f}")
+    # the highest score of each row is marked, and only scores equal to it
+    for t in tasks:
+        row = {m: cells[(m, t)] for m in models}
+        hi = max(v[0] for v in row.values() if not math.isnan(v[0]))
+        lo = min(v[0] for v in row.values() if not math.isnan(v[0]))
+        for m, (v, _, a) in row.items():
+            assert ("best" in a["class"].split()) == (hi > lo and v == hi), (t, m)
+    # type means as a heatmap; no grouped bars, radar or delta columns for 20 models
+    types = heat_cells(text, "type-heat")
+    assert {lab for _, lab in types} >= {"Mean(TaskType)", "Mean(Task)"}
+    charts = svgs(text)
+    assert "radar" not in charts and "type-means" not in charts
+    assert not [k for k in charts if k.startswith("type-") or k.startswith("lang-")]
+    assert 'class="delta' not in text
+    assert heat_cells(text, "lang-WITT2IRetrieval")
+    # 20 distinct colours in the legend swatches
+    assert len(set(re.findall(r'<th class="vert"[^>]*><span><span class="sw" style="background:(#[0-9a-f]{6})', text))) == N_MANY
+
+
+LAYOUT_PROBE = """<script>
+window.addEventListener('load', function () {
+  var out = [];
+  document.querySelectorAll('svg.chart, table.heat').forEach(function (el) {
+    var card = el.closest('.card');
+    var w = el.tagName.toLowerCase() === 'svg' ? el.getBoundingClientRect().width : el.scrollWidth;
+    out.push({kind: el.tagName.toLowerCase(), id: el.getAttribute('data-chart') || el.getAttribute('data-heatmap'),
+              width: w, room: card.clientWidth - 28, fit: el.classList.contains('fit')});
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'layout';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def layout(html: Path, width: int, tmp: Path):
+    probe = tmp / f"probe-{html.stem}-{width}.html"
+    probe.write_text(html.read_text(encoding="utf-8").replace("</body>", LAYOUT_PROBE + "</body>"), encoding="utf-8")
+    r = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        f"--user-data-dir={tmp / 'prof'}", f"--window-size={width},3000", "--virtual-time-budget=10000",
+                        "--dump-dom", probe.resolve().as_uri()], capture_output=True, text=True, timeout=180)
+    m = re.search(r'<pre id="layout">(.*?)</pre>', r.stdout, flags=re.S)
+    assert m, r.stderr[-2000:]
+    return json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+
+
+@pytest.mark.skipif(chromium() is None, reason="chromium is not installed (scripts/install-deps.sh installs it)")
+@pytest.mark.parametrize("width", [1400, 800])
+def test_layout_fits_cards(suite, many, tmp_path, width):
+    """No chart is wider than its card at either width (recall@k charts once overflowed theirs), the
+    charts marked to fill their card do (bar charts once filled half), and at 1400 px the 20 models'
+    heatmaps fit without scrolling."""
+    pages = {"2": suite[2], "20": many[1]}
+    for n, html in pages.items():
+        items = layout(html, width, tmp_path)
+        assert any(i["kind"] == "svg" for i in items)
+        for i in items:
+            if i["kind"] == "svg":
+                assert i["width"] <= i["room"] + 1.5, (n, width, i)
+                if i["fit"]:
+                    assert i["width"] >= i["room"] - 1.5, (n, width, i)
+            elif width >= 1400:
+                assert i["width"] <= i["room"] + 1.5, (n, width, i)
