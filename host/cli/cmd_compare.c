@@ -28,6 +28,7 @@
 #include "io/csv.h"
 #include "io/json_py.h"
 #include "io/per_sample_reader.h"
+#include "analysis/compare.h"
 #include "metrics/bootstrap.h"
 
 static void compare_usage(FILE *f)
@@ -65,182 +66,6 @@ static void compare_usage(FILE *f)
           f);
 }
 
-struct row {
-    const struct mieb_task *task;
-    const char *kind;  /* "task", "type" or "mean" */
-    const char *name;  /* task name, task type, "Mean(Task)" / "Mean(TaskType)" */
-    const char *type;
-    enum mieb_bs_stat stat;
-    int n_units;
-    int64_t n_samples;
-    struct mieb_bs_result res;
-};
-
-struct note {
-    const char *task;
-    char reason[600];
-    int is_error;
-};
-
-struct cmp {
-    const char *dir[2];
-    int64_t R;
-    double alpha;
-    struct mieb_rs rs;
-    struct row *rows;
-    int n_rows, n_task_rows;
-    struct note *notes;
-    int n_notes, cap_notes, n_errors;
-};
-
-static const char *stat_name(enum mieb_bs_stat s)
-{
-    static const char *n[] = {"mean", "spearman", "pearson", "nmi"};
-    return n[s];
-}
-
-static void add_note(struct cmp *c, const char *task, int is_error, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void add_note(struct cmp *c, const char *task, int is_error, const char *fmt, ...)
-{
-    if (c->n_notes == c->cap_notes) {
-        int cap = c->cap_notes ? 2 * c->cap_notes : 16;
-        struct note *nn = realloc(c->notes, (size_t)cap * sizeof *nn);
-        if (!nn) { /* out of memory for a note: count an error all the same */
-            c->n_errors += is_error;
-            return;
-        }
-        c->notes = nn;
-        c->cap_notes = cap;
-    }
-    struct note *n = &c->notes[c->n_notes++];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(n->reason, sizeof n->reason, fmt, ap);
-    va_end(ap);
-    n->task = task;
-    n->is_error = is_error;
-    c->n_errors += is_error;
-}
-
-/* Compare one task: read and pair its units in both folders, then bootstrap. */
-static mieb_status compare_task(struct cmp *c, const struct mieb_registry *reg, const struct mieb_task *t)
-{
-    char p[2][PATH_MAX];
-    bool has[2];
-    for (int s = 0; s < 2; s++) {
-        snprintf(p[s], sizeof p[s], "%s/%s", c->dir[s], t->name);
-        has[s] = mieb_dir_exists(p[s]);
-    }
-    if (!has[0] || !has[1]) {
-        add_note(c, t->name, 0, "%s", !has[0] && !has[1] ? "in neither folder" : has[0] ? "only in A" : "only in B");
-        return MIEB_OK;
-    }
-    /* an aggregate's units are its sub-task's subsets (aggregate.tsv marks that it was run) */
-    const struct mieb_task *src = t->is_aggregate ? mieb_registry_find(reg, t->aggregate_of) : t;
-    if (!src) {
-        add_note(c, t->name, 1, "aggregate of %s, which is not in the registry", t->aggregate_of);
-        return MIEB_OK;
-    }
-    int is_ret = src->family == MIEB_FAMILY_RETRIEVAL, nu = t->n_splits * t->n_subsets;
-    struct mieb_psr_unit *ua = calloc((size_t)(nu > 0 ? nu : 1), sizeof *ua), *ub = calloc((size_t)(nu > 0 ? nu : 1), sizeof *ub);
-    struct mieb_bs_unit *bu = calloc((size_t)(nu > 0 ? nu : 1), sizeof *bu);
-    mieb_status st = ua && ub && bu ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "compare %s", t->name);
-    bool ok = st == MIEB_OK && nu > 0;
-    if (st == MIEB_OK && nu == 0)
-        add_note(c, t->name, 1, "the registry lists no split or subset");
-    int64_t total = 0;
-    for (int k = 0; ok && k < nu; k++) {
-        const char *split = t->splits[k / t->n_subsets], *subset = t->subsets[k % t->n_subsets];
-        char f[2][PATH_MAX + 512];
-        for (int s = 0; s < 2; s++)
-            snprintf(f[s], sizeof f[s], "%s/%s/%s/%s/%s", c->dir[s], src->name, split, subset,
-                     mieb_psr_file_name(is_ret));
-        if (!mieb_file_exists(f[0]) || !mieb_file_exists(f[1])) {
-            add_note(c, t->name, 0, "incomplete: %s lacks %s", !mieb_file_exists(f[0]) ? "A" : "B", f[!mieb_file_exists(f[0]) ? 0 : 1]);
-            ok = false;
-            break;
-        }
-        mieb_status rs = mieb_psr_read(f[0], is_ret, t->main_score, &ua[k]);
-        if (rs == MIEB_OK)
-            rs = mieb_psr_read(f[1], is_ret, t->main_score, &ub[k]);
-        if (rs == MIEB_OK)
-            rs = mieb_psr_pair(&ua[k], &ub[k], f[0], f[1]);
-        if (rs == MIEB_ERR_OOM) {
-            st = rs;
-            ok = false;
-        } else if (rs != MIEB_OK) {
-            add_note(c, t->name, rs != MIEB_ERR_UNSUPPORTED, "%s", mieb_last_error());
-            ok = false;
-        } else {
-            bu[k] = (struct mieb_bs_unit){ua[k].stat, ua[k].n, mieb_psr_side(&ua[k]), mieb_psr_side(&ub[k])};
-            total += ua[k].n;
-        }
-    }
-    if (ok) {
-        struct row *r = &c->rows[c->n_rows];
-        *r = (struct row){.task = t, .kind = "task", .name = t->name, .type = t->type, .stat = bu[0].stat,
-                          .n_units = nu, .n_samples = total};
-        st = mieb_bs_task(&c->rs, bu, nu, c->R, c->alpha, &r->res);
-        if (st == MIEB_OK)
-            c->n_rows++;
-        else
-            mieb_fail_context(st, "task %s", t->name);
-    }
-    for (int k = 0; ua && ub && k < nu; k++)
-        mieb_psr_unit_free(&ua[k]), mieb_psr_unit_free(&ub[k]);
-    free(ua), free(ub), free(bu);
-    return st;
-}
-
-/* Per task type (first-appearance order), then Mean(Task) and Mean(TaskType). */
-static mieb_status add_aggregates(struct cmp *c)
-{
-    int nt = c->n_task_rows = c->n_rows;
-    if (nt == 0)
-        return MIEB_OK;
-    const struct mieb_bs_result **parts = malloc((size_t)nt * sizeof *parts);
-    if (!parts)
-        return mieb_fail(MIEB_ERR_OOM, "compare aggregates");
-    mieb_status st = MIEB_OK;
-    int first_type = c->n_rows;
-    for (int i = 0; i < nt && st == MIEB_OK; i++) {
-        bool seen = false;
-        for (int k = first_type; k < c->n_rows && !seen; k++)
-            seen = !strcmp(c->rows[k].type, c->rows[i].type);
-        if (seen)
-            continue;
-        int m = 0;
-        int64_t ns = 0;
-        for (int j = i; j < nt; j++)
-            if (!strcmp(c->rows[j].type, c->rows[i].type)) {
-                parts[m++] = &c->rows[j].res;
-                ns += c->rows[j].n_samples;
-            }
-        struct row *r = &c->rows[c->n_rows];
-        *r = (struct row){.kind = "type", .name = c->rows[i].type, .type = c->rows[i].type, .n_units = m,
-                          .n_samples = ns};
-        if ((st = mieb_bs_mean_of(parts, m, c->alpha, &r->res)) == MIEB_OK)
-            c->n_rows++;
-    }
-    int n_types = c->n_rows - first_type;
-    int64_t ns = 0;
-    for (int j = 0; j < nt; j++)
-        ns += c->rows[j].n_samples;
-    for (int k = 0; k < 2 && st == MIEB_OK; k++) {
-        int m = k == 0 ? nt : n_types, base = k == 0 ? 0 : first_type;
-        for (int j = 0; j < m; j++)
-            parts[j] = &c->rows[base + j].res;
-        struct row *r = &c->rows[c->n_rows];
-        *r = (struct row){.kind = "mean", .name = k == 0 ? "Mean(Task)" : "Mean(TaskType)", .type = "", .n_units = m,
-                          .n_samples = ns};
-        if ((st = mieb_bs_mean_of(parts, m, c->alpha, &r->res)) == MIEB_OK)
-            c->n_rows++;
-    }
-    free(parts);
-    return st;
-}
-
 static void fmt_pct(double x, char *b, size_t n)
 {
     if (isnan(x))
@@ -259,9 +84,7 @@ static void fmt_p(double p, char *b, size_t n)
         snprintf(b, n, "%.4f", p);
 }
 
-static bool significant(const struct row *r, double alpha) { return !isnan(r->res.p_value) && r->res.p_value < alpha; }
-
-static void print_table(const struct cmp *c)
+static void print_table(const struct mieb_cmp *c)
 {
     size_t wn = 4, wt = 4;
     for (int i = 0; i < c->n_rows; i++) {
@@ -275,7 +98,7 @@ static void print_table(const struct cmp *c)
     printf("%-*s  %-*s  %8s  %8s  %8s  %8s  %8s  %8s  %8s\n", (int)wn, "task", (int)wt, "type", "n", "A", "B",
            "delta", "ci_low", "ci_high", "p");
     for (int i = 0; i < c->n_rows; i++) {
-        const struct row *r = &c->rows[i];
+        const struct mieb_cmp_row *r = &c->rows[i];
         char a[32], b[32], d[32], lo[32], hi[32], p[32], n[32];
         if (i == c->n_task_rows)
             printf("\n");
@@ -283,7 +106,7 @@ static void print_table(const struct cmp *c)
         fmt_pct(r->res.ci_low, lo, sizeof lo), fmt_pct(r->res.ci_high, hi, sizeof hi), fmt_p(r->res.p_value, p, sizeof p);
         snprintf(n, sizeof n, "%lld", (long long)r->n_samples);
         printf("%-*s  %-*s  %8s  %8s  %8s  %8s  %8s  %8s  %8s%s\n", (int)wn, r->name, (int)wt, r->task ? r->type : "", n, a, b, d, lo,
-               hi, p, significant(r, c->alpha) ? " *" : "");
+               hi, p, mieb_cmp_significant(r, c->alpha) ? " *" : "");
     }
     if (c->n_task_rows)
         printf("* p < %g\n", c->alpha);
@@ -300,7 +123,7 @@ static cJSON *num_or_null(double x)
     return cJSON_CreateRaw(buf);
 }
 
-static void add_result(cJSON *o, const struct row *r, double alpha)
+static void add_result(cJSON *o, const struct mieb_cmp_row *r, double alpha)
 {
     cJSON_AddNumberToObject(o, "n_samples", (double)r->n_samples);
     cJSON_AddItemToObject(o, "a", num_or_null(r->res.a));
@@ -309,11 +132,11 @@ static void add_result(cJSON *o, const struct row *r, double alpha)
     cJSON_AddItemToObject(o, "ci_low", num_or_null(r->res.ci_low));
     cJSON_AddItemToObject(o, "ci_high", num_or_null(r->res.ci_high));
     cJSON_AddItemToObject(o, "p_value", num_or_null(r->res.p_value));
-    cJSON_AddBoolToObject(o, "significant", significant(r, alpha));
+    cJSON_AddBoolToObject(o, "significant", mieb_cmp_significant(r, alpha));
     cJSON_AddNumberToObject(o, "n_valid", (double)r->res.n_valid);
 }
 
-static mieb_status write_json(const struct cmp *c, uint32_t seed, const char *path)
+static mieb_status write_json(const struct mieb_cmp *c, uint32_t seed, const char *path)
 {
     cJSON *root = cJSON_CreateObject(), *m = cJSON_CreateObject(), *tasks = cJSON_CreateArray(),
           *types = cJSON_CreateArray(), *means = cJSON_CreateArray(), *skipped = cJSON_CreateArray(),
@@ -330,13 +153,13 @@ static mieb_status write_json(const struct cmp *c, uint32_t seed, const char *pa
                                           "(1 + n_valid)");
     cJSON_AddItemToObject(root, "method", m);
     for (int i = 0; i < c->n_rows; i++) {
-        const struct row *r = &c->rows[i];
+        const struct mieb_cmp_row *r = &c->rows[i];
         cJSON *o = cJSON_CreateObject();
         if (!strcmp(r->kind, "task")) {
             cJSON_AddStringToObject(o, "task", r->name);
             cJSON_AddStringToObject(o, "type", r->type);
             cJSON_AddStringToObject(o, "main_score", r->task->main_score);
-            cJSON_AddStringToObject(o, "statistic", stat_name(r->stat));
+            cJSON_AddStringToObject(o, "statistic", mieb_cmp_stat_name(r->stat));
             cJSON_AddNumberToObject(o, "n_units", r->n_units);
         } else {
             cJSON_AddStringToObject(o, !strcmp(r->kind, "type") ? "type" : "name", r->name);
@@ -365,7 +188,7 @@ static mieb_status write_json(const struct cmp *c, uint32_t seed, const char *pa
     return st;
 }
 
-static mieb_status write_csv(const struct cmp *c, const char *path)
+static mieb_status write_csv(const struct mieb_cmp *c, const char *path)
 {
     static const char *hdr[] = {"kind", "name", "type", "main_score", "statistic", "n_samples", "a", "b", "delta",
                                 "ci_low", "ci_high", "p_value", "significant", "n_valid", "resamples"};
@@ -377,7 +200,7 @@ static mieb_status write_csv(const struct cmp *c, const char *path)
     if (st == MIEB_OK)
         st = mieb_buf_append(&b, "\n", 1);
     for (int i = 0; i < c->n_rows && st == MIEB_OK; i++) {
-        const struct row *r = &c->rows[i];
+        const struct mieb_cmp_row *r = &c->rows[i];
         char v[8][40];
         const double x[6] = {r->res.a, r->res.b, r->res.delta, r->res.ci_low, r->res.ci_high, r->res.p_value};
         for (int k = 0; k < 6; k++) {
@@ -391,8 +214,8 @@ static mieb_status write_csv(const struct cmp *c, const char *path)
         char rs[32];
         snprintf(rs, sizeof rs, "%lld", (long long)c->R);
         const char *f[] = {r->kind, r->name, r->type, r->task ? r->task->main_score : "",
-                           r->task ? stat_name(r->stat) : "", v[6], v[0], v[1], v[2], v[3], v[4], v[5],
-                           significant(r, c->alpha) ? "true" : "false", v[7], rs};
+                           r->task ? mieb_cmp_stat_name(r->stat) : "", v[6], v[0], v[1], v[2], v[3], v[4], v[5],
+                           mieb_cmp_significant(r, c->alpha) ? "true" : "false", v[7], rs};
         for (size_t k = 0; k < nh && st == MIEB_OK; k++)
             st = mieb_csv_field(&b, f[k], k == 0);
         if (st == MIEB_OK)
@@ -405,7 +228,7 @@ static mieb_status write_csv(const struct cmp *c, const char *path)
 }
 
 /* Folders of A or B that name no registry task: listed as skipped. */
-static void note_unknown_dirs(struct cmp *c, const struct mieb_registry *reg, char ***names, int *n_names)
+static void note_unknown_dirs(struct mieb_cmp *c, const struct mieb_registry *reg, char ***names, int *n_names)
 {
     for (int s = 0; s < 2; s++) {
         DIR *d = opendir(c->dir[s]);
@@ -426,7 +249,7 @@ static void note_unknown_dirs(struct cmp *c, const struct mieb_registry *reg, ch
             *names = nn;
             if (!(nn[*n_names] = strdup(e->d_name)))
                 break;
-            add_note(c, nn[(*n_names)++], 0, "not a task of the registry");
+            mieb_cmp_note(c, nn[(*n_names)++], 0, "not a task of the registry");
         }
         if (d)
             closedir(d);
@@ -525,7 +348,7 @@ int mieb_cmd_compare(int argc, char **argv)
     const struct mieb_task **tasks = calloc((size_t)reg.n_tasks + (size_t)argc + 1, sizeof *tasks);
     char **unknown = NULL;
     int n_tasks = 0, n_unknown = 0;
-    struct cmp c = {.dir = {dirs[0], dirs[1]}, .R = (int64_t)R, .alpha = alpha};
+    struct mieb_cmp c = {0};
     if (!tasks) {
         rc = MIEB_EXIT_FATAL;
         goto done;
@@ -570,23 +393,9 @@ int mieb_cmd_compare(int argc, char **argv)
                 tasks[n_tasks++] = &reg.tasks[i];
         }
     }
-    c.rows = calloc((size_t)n_tasks * 2 + 4, sizeof *c.rows); /* tasks, types, the two means */
-    if (!c.rows) {
-        rc = MIEB_EXIT_FATAL;
-        goto done;
-    }
-    mieb_rs_seed(&c.rs, (uint32_t)seed);
-    for (int i = 0; i < n_tasks && st == MIEB_OK; i++) {
-        bool dup = false; /* a task named twice is compared once */
-        for (int j = 0; j < i && !dup; j++)
-            dup = tasks[j] == tasks[i];
-        if (!dup)
-            st = compare_task(&c, &reg, tasks[i]);
-    }
-    if (!bench_name && !n_t)
+    st = mieb_cmp_run(&c, &reg, tasks, n_tasks, dirs[0], dirs[1], (int64_t)R, alpha, (uint32_t)seed);
+    if (st == MIEB_OK && !bench_name && !n_t)
         note_unknown_dirs(&c, &reg, &unknown, &n_unknown);
-    if (st == MIEB_OK)
-        st = add_aggregates(&c);
     if (st != MIEB_OK) {
         fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
         rc = MIEB_EXIT_FATAL;
@@ -610,11 +419,10 @@ int mieb_cmd_compare(int argc, char **argv)
         rc = MIEB_EXIT_TASK_FAILED;
     }
 done:
-    for (int i = 0; c.rows && i < c.n_rows; i++)
-        mieb_bs_result_free(&c.rows[i].res);
+    mieb_cmp_free(&c);
     for (int i = 0; i < n_unknown; i++)
         free(unknown[i]);
-    free(unknown), free(c.rows), free(c.notes), free(tasks), free(tnames);
+    free(unknown), free(tasks), free(tnames);
     mieb_registry_free(&reg);
     return rc;
 }
