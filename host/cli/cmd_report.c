@@ -5,10 +5,12 @@
  * per task type, a radar, per-task deltas, linear-probe spread, recall@k curves,
  * per-language scores and time per task and stage (host/report/).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/compare.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
@@ -20,6 +22,7 @@
 static void report_usage(FILE *f)
 {
     fputs("usage: mieb-eval report DIR [DIR ...] --html OUT.html [-b BENCHMARK] [--baseline MODEL]\n"
+          "                       [--per-query MODEL=DIR ...] [--resamples N] [--seed S] [--alpha A]\n"
           "\n"
           "Writes one self-contained HTML page (inline CSS and SVG; no script, nothing fetched)\n"
           "about the models whose mteb result folders are given (as for `summary`): the leaderboard\n"
@@ -34,10 +37,19 @@ static void report_usage(FILE *f)
           "  --baseline MODEL   the model deltas are taken against (its name, or name@revision);\n"
           "                     default: the first model found in the first DIR\n"
           "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"
+          "  --per-query MODEL=DIR  the `run --per-query` folder of a model (name or name@revision);\n"
+          "                     give the baseline's and others': each other model's deltas then show\n"
+          "                     the paired bootstrap interval and '*' where p < alpha, exactly as\n"
+          "                     `mieb-eval compare DIR BASELINE_DIR -t <the page's tasks> --seed S`\n"
+          "                     computes them (README \"Comparing two models\")\n"
+          "  --resamples N      bootstrap replicates (default 1000)\n"
+          "  --seed S           numpy RandomState seed, 0 .. 2^32-1 (default 42)\n"
+          "  --alpha A          1 - confidence level (default 0.05)\n"
           "\n"
           "Exit status: 0 ok; 1 some result file could not be read (named on stderr) or no\n"
-          "result folder was found; 2 bad command line or unknown baseline; 4 registry\n"
-          "unreadable or the page could not be written.\n",
+          "result folder was found; 2 bad command line, unknown baseline or --per-query model, or\n"
+          "no per-query folder for the baseline; 4 registry unreadable or the page could not be\n"
+          "written.\n",
           f);
 }
 
@@ -53,6 +65,8 @@ static int find_baseline(const struct mieb_leaderboard *lb, const char *want, co
                 return i;
             continue;
         }
+        if (!first_dir)
+            return -1;
         size_t l = strlen(first_dir);
         while (l > 1 && first_dir[l - 1] == '/')
             l--;
@@ -62,15 +76,114 @@ static int find_baseline(const struct mieb_leaderboard *lb, const char *want, co
     return want ? -1 : 0;
 }
 
+/* --per-query MODEL=DIR, --resamples, --seed, --alpha, and what they give. */
+struct ci_opts {
+    const char *spec[256];
+    int n;
+    long long R, seed;
+    double alpha;
+};
+
+/* One of the bootstrap options at argv[i] (consuming its value): 1 taken, 0 not one of them, -1 bad value. */
+static int ci_option(struct ci_opts *o, const char *a, const char *val)
+{
+    if (strcmp(a, "--per-query") && strcmp(a, "--resamples") && strcmp(a, "--seed") && strcmp(a, "--alpha"))
+        return 0;
+    if (!val) {
+        fprintf(stderr, "mieb-eval report: %s needs a value\n", a);
+        return -1;
+    }
+    if (!strcmp(a, "--per-query")) {
+        const char *eq = strchr(val, '=');
+        if (!eq || eq == val || !eq[1] || o->n == (int)(sizeof o->spec / sizeof *o->spec)) {
+            fprintf(stderr, "mieb-eval report: --per-query %s: expected MODEL=DIR\n", val);
+            return -1;
+        }
+        o->spec[o->n++] = val;
+        return 1;
+    }
+    if (!strcmp(a, "--alpha")) {
+        char *end;
+        errno = 0;
+        double v = strtod(val, &end);
+        if (errno || end == val || *end || !(v > 0.0 && v < 1.0)) {
+            fprintf(stderr, "mieb-eval report: --alpha %s: expected a number between 0 and 1\n", val);
+            return -1;
+        }
+        o->alpha = v;
+        return 1;
+    }
+    int r = !strcmp(a, "--resamples");
+    if (!mieb_cli_parse_i64(val, r ? 1 : 0, r ? 10000000LL : 4294967295LL, r ? &o->R : &o->seed)) {
+        fprintf(stderr, "mieb-eval report: %s %s: expected an integer %s\n", a, val,
+                r ? "1 .. 10000000" : "0 .. 4294967295");
+        return -1;
+    }
+    return 1;
+}
+
+/* For every model named by --per-query other than the baseline, compare it with the baseline
+   (cmp[row], NULL elsewhere). 2: a usage error (reported), 4: out of memory, 0: done. */
+static int compare_models(const struct ci_opts *o, const struct mieb_registry *reg, const struct mieb_leaderboard *lb,
+                          int base, const struct mieb_task *const *tasks, int n_tasks, struct mieb_cmp **cmp)
+{
+    const char **dir = calloc((size_t)lb->n_models + 1, sizeof *dir);
+    int rc = 0;
+    if (!dir)
+        return MIEB_EXIT_FATAL;
+    for (int k = 0; k < o->n && !rc; k++) {
+        const char *eq = strchr(o->spec[k], '=');
+        char name[1024];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - o->spec[k]), o->spec[k]);
+        int row = find_baseline(lb, name, NULL);
+        if (row < 0 || !mieb_dir_exists(eq + 1)) {
+            fprintf(stderr, "mieb-eval report: --per-query %s: %s\n", o->spec[k],
+                    row < 0 ? "no such model in the result folders" : "no such folder");
+            rc = MIEB_EXIT_USAGE;
+        } else {
+            dir[row] = eq + 1;
+        }
+    }
+    if (!rc && !dir[base]) {
+        fprintf(stderr, "mieb-eval report: --per-query: the baseline %s has no per-query folder\n",
+                lb->rows[base].model->name);
+        rc = MIEB_EXIT_USAGE;
+    }
+    for (int i = 0; !rc && i < lb->n_models; i++) {
+        if (i == base || !dir[i])
+            continue;
+        if (!(cmp[i] = calloc(1, sizeof *cmp[i])) ||
+            mieb_cmp_run(cmp[i], reg, tasks, n_tasks, dir[i], dir[base], o->R, o->alpha, (uint32_t)o->seed) != MIEB_OK) {
+            fprintf(stderr, "mieb-eval report: %s\n", mieb_last_error());
+            rc = MIEB_EXIT_FATAL;
+            break;
+        }
+        for (int k = 0; k < cmp[i]->n_notes; k++)
+            fprintf(stderr, "mieb-eval report: %s against the baseline: %s %s: %s\n", lb->rows[i].model->name,
+                    cmp[i]->notes[k].is_error ? "error:" : "no interval for", cmp[i]->notes[k].task,
+                    cmp[i]->notes[k].reason);
+    }
+    free(dir);
+    return rc;
+}
+
 int mieb_cmd_report(int argc, char **argv)
 {
     const char *dirs[256], *bench_name = NULL, *html = NULL, *registry = NULL, *baseline = NULL;
     int n_dirs = 0;
+    struct ci_opts ci = {.R = 1000, .seed = 42, .alpha = 0.05};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             report_usage(stdout);
             return MIEB_EXIT_OK;
+        }
+        int took = ci_option(&ci, a, val);
+        if (took < 0)
+            return MIEB_EXIT_USAGE;
+        if (took) {
+            i++;
+            continue;
         }
         const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &bench_name
                            : !strcmp(a, "--html")                           ? &html
@@ -119,6 +232,7 @@ int mieb_cmd_report(int argc, char **argv)
     struct mieb_leaderboard lb = {0};
     struct mieb_html page = {0};
     cJSON **docs = NULL;
+    struct mieb_cmp **cmp = NULL; /* [n_models] with --per-query */
     st = mieb_results_scan(dirs, n_dirs, &models, &n_models, &n_bad);
     if (st == MIEB_OK)
         st = mieb_lb_pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
@@ -141,7 +255,14 @@ int mieb_cmd_report(int argc, char **argv)
         rc = MIEB_EXIT_USAGE;
         goto done;
     }
-    st = mieb_report_page(&lb, docs, base, bench ? bench->name : NULL, &page);
+    if (ci.n && !(cmp = calloc((size_t)n_models + 1, sizeof *cmp))) {
+        rc = MIEB_EXIT_FATAL;
+        goto done;
+    }
+    if (ci.n && (rc = compare_models(&ci, &reg, &lb, base, tasks, n_tasks, cmp)) != 0)
+        goto done;
+    st = mieb_report_page(&lb, docs, base, bench ? bench->name : NULL, (const struct mieb_cmp *const *)cmp,
+                          ci.alpha, &page);
     if (st == MIEB_OK)
         st = mieb_write_file_atomic(html, page.buf.data, page.buf.len);
     if (st != MIEB_OK) {
@@ -155,6 +276,12 @@ int mieb_cmd_report(int argc, char **argv)
         rc = MIEB_EXIT_TASK_FAILED;
     }
 done:
+    for (int i = 0; cmp && i < n_models; i++)
+        if (cmp[i]) {
+            mieb_cmp_free(cmp[i]);
+            free(cmp[i]);
+        }
+    free(cmp);
     mieb_html_free(&page);
     mieb_rp_docs_free(docs, n_models * n_tasks);
     mieb_leaderboard_free(&lb);

@@ -48,7 +48,8 @@ static const char *const CSS =
     "table.heat td.best{font-weight:700}table.heat th.vert{vertical-align:bottom;padding:4px 2px}\n"
     "table.heat th.vert>span{writing-mode:vertical-rl;transform:rotate(180deg);display:inline-block;"
     "max-height:230px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-weight:600}\n"
-    "table.heat th.vert .sw{margin:0 0 5px 0}table.time th{white-space:normal}\n";
+    "table.heat th.vert .sw{margin:0 0 5px 0}table.time th{white-space:normal}\n"
+    "span.ci{color:#777;font-size:11px}span.sig{font-weight:700;margin-left:2px}\n";
 
 const cJSON *mieb_report_doc(const struct mieb_report_ctx *c, int p, int t)
 {
@@ -89,8 +90,56 @@ static void revision_cell(struct mieb_report_ctx *c, const char *rev)
     mieb_html_fmt(c->h, "<td class=\"l\" title=\"%s\">%s&#8230;</td>", rev, shortrev);
 }
 
-/* The cells of one table row: each model's value, then each other model's difference from the baseline. */
-static void score_cells(struct mieb_report_ctx *c, const double *by_row)
+/* The bootstrap row of a table row (kind "task", "type" or "mean"; name) for the model of row index i, when
+   --per-query folders gave one that covers the same tasks (an aggregate over fewer tasks would not). */
+static const struct mieb_cmp_row *ci_row(const struct mieb_report_ctx *c, int i, const char *kind, const char *name)
+{
+    if (!c->cmp || !c->cmp[i] || !kind)
+        return NULL;
+    const struct mieb_cmp_row *r = mieb_cmp_find(c->cmp[i], kind, name);
+    if (!r || !strcmp(kind, "task"))
+        return r;
+    const struct mieb_leaderboard *lb = c->lb;
+    int want = 0;
+    if (!strcmp(kind, "type")) {
+        for (int t = 0; t < lb->n_tasks; t++)
+            want += !strcmp(lb->types[lb->task_type[t]], name);
+    } else {
+        want = !strcmp(name, "Mean(Task)") ? lb->n_tasks : lb->n_types;
+    }
+    return r->n_units == want ? r : NULL;
+}
+
+/* What the intervals on the deltas are, when there are any. */
+static void ci_legend(const struct mieb_report_ctx *c)
+{
+    int any = 0;
+    for (int i = 0; c->cmp && i < c->lb->n_models; i++)
+        any |= c->cmp[i] != NULL;
+    if (!any)
+        return;
+    const struct mieb_cmp *first = NULL;
+    for (int i = 0; !first; i++)
+        first = c->cmp[i];
+    mieb_html_fmt(c->h, "<p class=\"note\">[low, high]: the %g%% interval of &#916; from a paired bootstrap over the "
+                        "queries or samples of the <code>--per-query</code> files (%lld resamples, as "
+                        "<code>mieb-eval compare</code> computes it); <b>*</b>: p &lt; %g.</p>\n",
+                  100.0 * (1.0 - c->alpha), (long long)first->R, c->alpha);
+}
+
+/* A delta cell's interval and significance mark, from the paired bootstrap. */
+static void ci_text(const struct mieb_report_ctx *c, const struct mieb_cmp_row *r)
+{
+    const struct mieb_bs_result *b = &r->res;
+    if (isnan(b->ci_low) || isnan(b->ci_high))
+        return;
+    mieb_html_fmt(c->h, " <span class=\"ci\">[%+.2f, %+.2f]</span>%R", b->ci_low * 100.0, b->ci_high * 100.0,
+                  mieb_cmp_significant(r, c->alpha) ? "<span class=\"sig\">*</span>" : "");
+}
+
+/* The cells of one table row: each model's value, then each other model's difference from the baseline,
+   with its bootstrap interval where --per-query folders gave one (kind, name: the row, for ci_row). */
+static void score_cells(struct mieb_report_ctx *c, const double *by_row, const char *kind, const char *name)
 {
     const struct mieb_leaderboard *lb = c->lb;
     char a[32];
@@ -110,8 +159,16 @@ static void score_cells(struct mieb_report_ctx *c, const double *by_row)
             continue;
         }
         snprintf(a, sizeof a, "%+.2f", d * 100.0);
-        mieb_html_fmt(c->h, "<td class=\"delta%R\" data-series=\"%s\" data-value=\"%v\">%s</td>",
-                      d > 0 ? " pos" : d < 0 ? " neg" : "", c->series[p].name, d, a);
+        const struct mieb_cmp_row *r = ci_row(c, lb->order[p], kind, name);
+        mieb_html_fmt(c->h, "<td class=\"delta%R\" data-series=\"%s\" data-value=\"%v\"", d > 0 ? " pos" : d < 0 ? " neg" : "",
+                      c->series[p].name, d);
+        if (r)
+            mieb_html_fmt(c->h, " data-ci-low=\"%v\" data-ci-high=\"%v\" data-p=\"%v\"", r->res.ci_low, r->res.ci_high,
+                          r->res.p_value);
+        mieb_html_fmt(c->h, ">%s", a);
+        if (r)
+            ci_text(c, r);
+        mieb_html_fmt(c->h, "</td>");
     }
     mieb_html_fmt(c->h, "</tr>\n");
 }
@@ -159,6 +216,7 @@ static mieb_status summary(struct mieb_report_ctx *c)
     mieb_html_fmt(c->h, "</table></div>\n");
     if (lb->n_models > MIEB_REPORT_MAX_GROUPED) /* the type means are the next section's heatmap */
         return MIEB_OK;
+    ci_legend(c);
     mieb_html_fmt(c->h, "<div class=\"card\"><table class=\"type-means\">\n"
                         "<tr><th class=\"l\">Task type (tasks)</th>");
     model_columns(c);
@@ -173,16 +231,16 @@ static mieb_status summary(struct mieb_report_ctx *c)
             by_row[i] = lb->rows[i].type_mean[k];
         mieb_html_fmt(c->h, "<tr data-label=\"%s\"><td class=\"l\">%s <span class=\"dim\">(%d)</span></td>",
                       lb->types[k], lb->types[k], n);
-        score_cells(c, by_row);
+        score_cells(c, by_row, "type", lb->types[k]);
     }
     for (int i = 0; i < lb->n_models; i++)
         by_row[i] = lb->rows[i].mean_task_type;
     mieb_html_fmt(c->h, "<tr class=\"total\" data-label=\"Mean(TaskType)\"><td class=\"l\">Mean(TaskType)</td>");
-    score_cells(c, by_row);
+    score_cells(c, by_row, "mean", "Mean(TaskType)");
     for (int i = 0; i < lb->n_models; i++)
         by_row[i] = lb->rows[i].mean_task;
     mieb_html_fmt(c->h, "<tr class=\"total\" data-label=\"Mean(Task)\"><td class=\"l\">Mean(Task)</td>");
-    score_cells(c, by_row);
+    score_cells(c, by_row, "mean", "Mean(Task)");
     free(by_row);
     mieb_html_fmt(c->h, "</table></div>\n");
     return MIEB_OK;
@@ -369,10 +427,10 @@ static mieb_status task_table(struct mieb_report_ctx *c)
     if (!by_row)
         return mieb_fail(MIEB_ERR_OOM, "report");
     mieb_html_fmt(c->h, "<h2 id=\"tasks\">Per task</h2>\n<p class=\"note\">Main score (100 &#215; score). "
-                        "&#916;: the model minus the baseline, <b>%s</b>.</p>\n"
-                        "<div class=\"card\"><table class=\"tasks\">\n<tr><th class=\"l\">Task</th>"
-                        "<th class=\"l\">Metric</th>",
+                        "&#916;: the model minus the baseline, <b>%s</b>.</p>\n",
                   c->series[lb->rows[c->baseline].rank - 1].name);
+    ci_legend(c);
+    mieb_html_fmt(c->h, "<div class=\"card\"><table class=\"tasks\">\n<tr><th class=\"l\">Task</th><th class=\"l\">Metric</th>");
     model_columns(c);
     for (int k = 0; k < lb->n_types; k++) {
         mieb_html_fmt(c->h, "<tr class=\"type\"><td colspan=\"%d\">%s</td></tr>\n", 1 + 2 * lb->n_models,
@@ -384,7 +442,7 @@ static mieb_status task_table(struct mieb_report_ctx *c)
                 by_row[i] = lb->rows[i].task_score[t];
             mieb_html_fmt(c->h, "<tr data-task=\"%s\"><td class=\"l\">%s</td><td class=\"l\">%s</td>",
                           lb->tasks[t]->name, lb->tasks[t]->name, lb->tasks[t]->main_score);
-            score_cells(c, by_row);
+            score_cells(c, by_row, "task", lb->tasks[t]->name);
         }
     }
     mieb_html_fmt(c->h, "</table></div>\n");
@@ -426,9 +484,9 @@ static mieb_status make_series(struct mieb_report_ctx *c, char ***labels)
 }
 
 mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, int baseline, const char *bench,
-                             struct mieb_html *h)
+                             const struct mieb_cmp *const *cmp, double alpha, struct mieb_html *h)
 {
-    struct mieb_report_ctx c = {lb, docs, baseline, bench, NULL, h};
+    struct mieb_report_ctx c = {lb, docs, baseline, bench, NULL, h, cmp, alpha};
     char **labels = NULL;
     mieb_status st = make_series(&c, &labels);
     if (st == MIEB_OK) {

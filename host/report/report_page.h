@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../analysis/compare.h"
 #include "../metrics/leaderboard.h"
 #include "html_writer.h"
 #include "svg_chart.h"
@@ -21,14 +22,18 @@ struct mieb_report_ctx {
     const char *bench;               /* benchmark name, or NULL */
     struct mieb_svg_series *series;  /* [n_models] name (unique label) and colour */
     struct mieb_html *h;
+    const struct mieb_cmp *const *cmp; /* [n_models] by row index: the model against the baseline from
+                                          --per-query folders (compare.h), or NULL; may itself be NULL */
+    double alpha;                      /* '*' marks p < alpha */
 };
 
 /**
  * Write the whole page into h (check h->st afterwards). docs: mieb_rp_docs_load's
- * matrix; baseline: a row index.
+ * matrix; baseline: a row index; cmp (may be NULL): per row index, that model compared with the
+ * baseline, whose intervals and p-values the delta cells then show.
  */
 mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, int baseline, const char *bench,
-                             struct mieb_html *h);
+                             const struct mieb_cmp *const *cmp, double alpha, struct mieb_html *h);
 
 /** Above this many models, grouped bars and delta columns give way to heatmaps (unreadable past it). */
 #define MIEB_REPORT_MAX_GROUPED 5

@@ -644,3 +644,68 @@ def test_layout_fits_cards(suite, many, tmp_path, width):
                     assert i["width"] >= i["room"] - 1.5, (n, width, i)
             elif width >= 1400:
                 assert i["width"] <= i["room"] + 1.5, (n, width, i)
+
+
+# ---- confidence intervals on the deltas (--per-query) ----
+
+def test_per_query_intervals_match_compare(suite, tmp_path):
+    """Each delta's interval and p-value are compare's for the same folders, tasks and seed, on task,
+    task-type and mean rows; '*' marks exactly the rows with p < alpha."""
+    root, outs, html = suite
+    outs2, pq = [], []
+    # the other model: the same task data (seed 7), embeddings made for a dot-product model
+    dot = tmp_path / "suite7dot"
+    r = mieb("synth", "--out", dot, "--seed", 7, "--scale", "0.01", "--dim", 32, "--model-sim", "dot",
+             "--tasks", ",".join(RUN_TASKS))
+    assert r.returncode == 0, r.stderr
+    for emb, name in ((root / "suite7" / "embeddings", "org/base"), (dot / "embeddings", "org/other")):
+        out, q = tmp_path / f"out-{name[4:]}", tmp_path / f"pq-{name[4:]}"
+        r = mieb("run", "--task-data", root / "suite7" / "task-data", "--embeddings", emb, "-t", *RUN_TASKS,
+                 "--output-folder", out, "--per-query", q, "-q")
+        assert r.returncode == 0, r.stderr
+        meta = model_dir(out) / "model_meta.json"
+        meta.write_text(json.dumps(dict(json.loads(meta.read_text()), name=name)))
+        outs2.append(out)
+        pq.append(q)
+    page_html = tmp_path / "ci.html"
+    r = mieb("report", *outs2, "--html", page_html, "--per-query", f"org/base={pq[0]}",
+             "--per-query", f"org/other={pq[1]}", "--resamples", 300, "--seed", 3, "--alpha", 0.1)
+    assert r.returncode == 0, r.stderr
+    text = page_html.read_text()
+    cells = Cells()
+    cells.feed(text)
+    ref = reference(outs2)
+    cmp_json = tmp_path / "cmp.json"
+    r = mieb("compare", pq[1], pq[0], "-t", *ref["tasks"], "--resamples", 300, "--seed", 3, "--alpha", 0.1,
+             "--json", cmp_json)
+    assert r.returncode == 0, r.stderr
+    cmp = json.loads(cmp_json.read_text())
+    want = {("task", o["task"]): o for o in cmp["tasks"]}
+    want.update({("type", o["type"]): o for o in cmp["task_types"]})
+    want.update({("mean", o["name"]): o for o in cmp["means"]})
+    seen = 0
+    for attrs, cs in cells.rows:
+        key = ("task", attrs["data-task"]) if "data-task" in attrs else \
+              ("mean" if attrs.get("data-label", "").startswith("Mean(") else "type", attrs.get("data-label"))
+        if key[1] is None:
+            continue
+        deltas = [a for a, t in cs if "delta" in a.get("class", "") and a.get("data-series") == "org/other"]
+        if not deltas:
+            continue
+        (d,) = deltas
+        w = want.get(key)
+        if w is None or w["ci_low"] is None:
+            assert "data-ci-low" not in d, key
+            continue
+        assert float(d["data-ci-low"]) == w["ci_low"] and float(d["data-ci-high"]) == w["ci_high"], key
+        assert (float(d["data-p"]) == w["p_value"]) if w["p_value"] is not None else d["data-p"] == "nan"
+        seen += 1
+    assert seen >= len(cmp["tasks"]) + 2  # every compared task and both means
+    # the marks: one per significant row shown
+    n_sig = sum(1 for o in list(cmp["tasks"]) + list(cmp["task_types"]) + list(cmp["means"]) if o["significant"])
+    assert text.count('<span class="sig">*</span>') == n_sig
+    # bad uses: no folder for the baseline, an unknown model, a malformed spec
+    assert mieb("report", *outs2, "--html", tmp_path / "x.html", "--per-query", f"org/other={pq[1]}").returncode == 2
+    assert mieb("report", *outs2, "--html", tmp_path / "x.html", "--per-query", f"nobody={pq[1]}").returncode == 2
+    assert mieb("report", *outs2, "--html", tmp_path / "x.html", "--per-query", str(pq[1])).returncode == 2
+    assert not (tmp_path / "x.html").exists()
