@@ -30,6 +30,7 @@
 #include "core/fileutil.h"
 #include "core/tmpfiles.h"
 #include "families/family.h"
+#include "plan/task_shards.h"
 #include "io/results_writer.h"
 #include "io/task_data.h"
 
@@ -114,9 +115,10 @@ static void run_usage(FILE *f)
           "  --num-shards K       for K processes (machines, GPUs) run side by side with the same arguments:\n"
           "                       the final task list (-t names in order, then each -b benchmark's tasks in\n"
           "                       mteb's order, without duplicates and without the benchmark tasks skipped\n"
-          "                       for absent inputs) is split deterministically, task j (0-based) going to\n"
-          "                       shard j % K; 0 <= I < K. The K shards together score every task once;\n"
-          "                       they may share one --output-folder\n"
+          "                       for absent inputs) is split deterministically by each task's cost from\n"
+          "                       the registry's sizes: costliest first, each to the shard with the least\n"
+          "                       work so far (equal costs: task j to shard j % K); 0 <= I < K. The K\n"
+          "                       shards together score every task once; they may share one --output-folder\n"
           "  --corpus-parts K     with --corpus-part I and --partials-dir DIR: retrieval tasks search only\n"
           "  --corpus-part I      part I of the corpus (a contiguous range of mteb's 50,000-document chunks)\n"
           "  --partials-dir DIR   with ALL queries and write DIR/<task>/<split>/<subset>/part-IIIII-of-KKKKK.h5\n"
@@ -644,12 +646,19 @@ int mieb_cmd_run(int argc, char **argv)
         }
         n_todo = kept;
     }
-    /* ---- task sharding (issue 6): task j of the final list goes to shard j % K ---- */
+    /* ---- task sharding: the final list split by cost (plan/task_shards.h) ---- */
     if (o.num_shards) {
-        int kept = 0;
+        int kept = 0, *shard = malloc(((size_t)n_todo + 1) * sizeof *shard);
+        if (!shard || mieb_shard_assign(&reg, todo, n_todo, (int)o.num_shards, shard) != MIEB_OK) {
+            free(shard);
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", "out of memory for the task shards");
+            mieb_registry_free(&reg);
+            return MIEB_EXIT_FATAL;
+        }
         for (int j = 0; j < n_todo; j++)
-            if (j % o.num_shards == o.shard_index)
+            if (shard[j] == o.shard_index)
                 todo[kept++] = todo[j];
+        free(shard);
         MIEB_LOGI("shard %ld of %ld: %d of %d task(s)", o.shard_index, o.num_shards, kept, n_todo);
         n_todo = kept;
     }

@@ -1,5 +1,6 @@
 """`mieb-eval run --shard-index I --num-shards K`: the final task list (after -t/-b
-resolution, in its order) is split deterministically, task j going to shard j % K. With K=3
+resolution, in its order) is split deterministically by each task's cost
+(tests/unit/test_task_shards.c checks the split itself). With K=3
 the three shards' result files together must be exactly a single run's (same task set, same
 "scores"), no task may be scored by two shards, and bad I/K must be a usage error (exit 2)."""
 import json
@@ -53,8 +54,8 @@ def check_union(suite, tag, selection, expected_order):
         r = run(suite, out, *selection, "--shard-index", i, "--num-shards", K)
         assert r.returncode == 0, r.stderr
         got = results(out)
-        # task j of the final list goes to shard j % K
-        assert sorted(got) == sorted(expected_order[i::K]), (i, sorted(got))
+        # a share of the final list (which share is the cost split's: tests/unit/test_task_shards.c)
+        assert set(got) <= set(expected_order), (i, sorted(got))
         for name, scores in got.items():
             assert name not in seen, f"{name} scored by shards {seen[name]} and {i}"
             seen[name] = i
