@@ -1,0 +1,78 @@
+"""tools/check_layers.py keeps the layer map true: the tree as it is passes (includes, and calls
+between the CPU build's object files), and an upward include, an include into a folder of no
+layer, or an upward call added to a copy of the tree fails it, naming the edge."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from mieb_tools import build_dir
+
+SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+CHECK = SRC / "tools" / "check_layers.py"
+
+
+def check(*args):
+    return subprocess.run([sys.executable, str(CHECK), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def copy_tree(tmp):
+    root = tmp / "tree"
+    for d in ("host", "cuda", "kernels", "tools"):
+        shutil.copytree(SRC / d, root / d)
+    return root
+
+
+def test_tree_and_objects_hold():
+    r = check("--root", SRC, "--objects", build_dir())
+    assert r.returncode == 0, r.stderr
+    assert "the layer map holds" in r.stdout
+
+
+def test_upward_include_fails(tmp_path):
+    root = copy_tree(tmp_path)
+    f = root / "host" / "core" / "radix_sort.c"
+    f.write_text('#include "../families/family.h"\n' + f.read_text())
+    r = check("--root", root)
+    assert r.returncode == 1
+    assert "host/core uses host/families" in r.stderr and "radix_sort.c includes host/families/family.h" in r.stderr
+
+
+def test_sideways_and_unmapped_fail(tmp_path):
+    root = copy_tree(tmp_path)
+    f = root / "host" / "analysis" / "compare.c"
+    f.write_text('#include "../families/family.h"\n' + f.read_text())  # families and analysis share a layer
+    (root / "host" / "extra").mkdir()
+    (root / "host" / "extra" / "x.h").write_text("#define X 1\n")
+    g = root / "host" / "cli" / "main.c"
+    g.write_text('#include "../extra/x.h"\n' + g.read_text())
+    r = check("--root", root)
+    assert r.returncode == 1
+    assert "host/analysis uses host/families" in r.stderr
+    assert "host/extra is in no layer" in r.stderr
+
+
+def test_cut_edge_must_leave_the_known_list(tmp_path):
+    root = copy_tree(tmp_path)
+    # cut config -> backend: model_meta.h stops including backend.h (a copy need not compile)
+    h = root / "host" / "config" / "model_meta.h"
+    h.write_text("\n".join(l for l in h.read_text().splitlines() if "backend/backend.h" not in l))
+    r = check("--root", root)
+    assert r.returncode == 1 and "host/config -> host/backend no longer exists" in r.stderr
+
+
+def test_upward_call_fails(tmp_path):
+    # an object file in host/core that calls a function of host/families
+    objs = tmp_path / "objs" / "host" / "core"
+    objs.mkdir(parents=True)
+    fam = tmp_path / "objs" / "host" / "families"
+    fam.mkdir(parents=True)
+    (tmp_path / "a.c").write_text("int mieb_family_thing(void);\nint core_fn(void) { return mieb_family_thing(); }\n")
+    (tmp_path / "b.c").write_text("int mieb_family_thing(void) { return 1; }\n")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    subprocess.run([cc, "-c", str(tmp_path / "a.c"), "-o", str(objs / "a.c.o")], check=True)
+    subprocess.run([cc, "-c", str(tmp_path / "b.c"), "-o", str(fam / "b.c.o")], check=True)
+    r = check("--root", SRC, "--objects", tmp_path / "objs")
+    assert r.returncode == 1
+    assert "host/core uses host/families" in r.stderr and "calls mieb_family_thing" in r.stderr

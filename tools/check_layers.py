@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""check_layers.py - the layer map of the C and CUDA sources, enforced.
+
+Each folder belongs to a layer; a file may include headers of its own folder and of folders in
+lower layers only, and (with --objects) an object file may call functions defined only in its
+own folder or lower ones. LAYERS below is the map the README draws. KNOWN lists the upward
+edges that exist today and are still to be cut; an edge not in it fails the check, and so does
+an entry of KNOWN that no longer exists (so the list only shrinks).
+
+    tools/check_layers.py [--root DIR] [--objects BUILD_DIR]
+Exit status: 0 the map holds, 1 an upward include or call, 2 usage or unreadable tree.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+# bottom to top; folders on one line are one layer (they may not use each other)
+LAYERS = [
+    ["host/core"],
+    ["host/config"],
+    ["host/io"],
+    ["host/backend"],
+    ["kernels"],
+    ["cuda"],
+    ["host/metrics"],
+    ["host/families", "host/analysis"],
+    ["host/cluster", "host/report"],
+    ["host/plan"],
+    ["host/cli"],
+]
+
+# upward edges that exist today, each still to be cut: (from folder, to folder)
+KNOWN = {
+    ("host/config", "host/backend"),   # model_meta.h takes the similarity enum from backend.h
+    ("host/config", "host/io"),        # the registry and benchmarks use io's JSON helpers
+    ("host/io", "host/metrics"),       # the per-sample reader and synth use metrics
+    ("kernels", "cuda"),               # kernel launchers use cuda_check.h and cuda_ctx.h
+}
+
+RANK = {folder: i for i, layer in enumerate(LAYERS) for folder in layer}
+SOURCE = re.compile(r"\.(c|h|cu|cuh)$")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def folder_of(rel):
+    parts = Path(rel).parts
+    if parts[0] == "host" and len(parts) > 2:
+        return "/".join(parts[:2])
+    return parts[0] if len(parts) > 1 else None
+
+
+def resolve(root, src_rel, inc):
+    """The repository path an #include "..." names: beside the file, else under host/, cuda/, kernels/."""
+    for base in (Path(src_rel).parent, Path("host"), Path("cuda"), Path("kernels")):
+        p = os.path.normpath(base / inc)
+        if (root / p).is_file():
+            return p
+    return None
+
+
+def include_edges(root):
+    edges = {}
+    for top in ("host", "cuda", "kernels"):
+        for dp, _, files in os.walk(root / top):
+            for f in files:
+                if not SOURCE.search(f):
+                    continue
+                rel = os.path.relpath(os.path.join(dp, f), root)
+                text = Path(root, rel).read_text(errors="replace")
+                for m in INCLUDE.finditer(text):
+                    tgt = resolve(root, rel, m.group(1))
+                    if tgt:
+                        a, b = folder_of(rel), folder_of(tgt)
+                        if a and b and a != b:
+                            edges.setdefault((a, b), []).append(f"{rel} includes {tgt}")
+    return edges
+
+
+def object_edges(build):
+    """(from folder, to folder) for every call from an object file to a function defined in another folder."""
+    objs = [p for p in Path(build).rglob("*.o") if re.search(r"/(host/\w+|cuda|kernels)/", str(p))]
+    defined, undefined = {}, []
+    for o in objs:
+        m = re.search(r"/((host/\w+)|cuda|kernels)/[^/]+$", str(o))
+        folder = m.group(1)
+        out = subprocess.run(["nm", "--defined-only", "-g", str(o)], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in "TDBRC":
+                defined[parts[2]] = folder
+        out = subprocess.run(["nm", "-u", str(o)], capture_output=True, text=True).stdout
+        undefined += [(folder, o.name, line.split()[-1]) for line in out.splitlines() if line.strip()]
+    edges = {}
+    for folder, name, sym in undefined:
+        tgt = defined.get(sym)
+        if tgt and tgt != folder:
+            edges.setdefault((folder, tgt), []).append(f"{folder}/{name} calls {sym} ({tgt})")
+    return edges
+
+
+def upward(edges):
+    bad = {}
+    for (a, b), why in edges.items():
+        if a not in RANK or b not in RANK:
+            bad[(a, b)] = why + [f"{a if a not in RANK else b} is in no layer of tools/check_layers.py"]
+        elif RANK[b] > RANK[a] or (RANK[b] == RANK[a] and a != b):
+            bad[(a, b)] = why
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", default=Path(__file__).resolve().parents[1], type=Path)
+    ap.add_argument("--objects", help="a build folder whose object files are checked for upward calls")
+    args = ap.parse_args()
+    if not (args.root / "host").is_dir():
+        print(f"check_layers: {args.root}: no host/ folder", file=sys.stderr)
+        return 2
+    edges = include_edges(args.root)
+    if args.objects:
+        for k, v in object_edges(args.objects).items():
+            edges.setdefault(k, []).extend(v)
+    bad = upward(edges)
+    new = {k: v for k, v in bad.items() if k not in KNOWN}
+    gone = sorted(KNOWN - set(bad))
+    for (a, b), why in sorted(new.items()):
+        print(f"check_layers: {a} uses {b}, a layer above it or beside it:", file=sys.stderr)
+        for w in why[:5]:
+            print(f"    {w}", file=sys.stderr)
+    for a, b in gone:
+        print(f"check_layers: {a} -> {b} no longer exists: remove it from KNOWN", file=sys.stderr)
+    if new or gone:
+        return 1
+    print(f"check_layers: the layer map holds ({len(edges)} folder edges, {len(bad)} known upward ones still to cut)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
