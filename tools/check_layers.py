@@ -26,7 +26,7 @@ LAYERS = [
     ["kernels"],
     ["cuda"],
     ["host/metrics"],
-    ["host/families", "host/analysis"],
+    ["host/families", "host/analysis", "host/synth"],
     ["host/cluster", "host/report"],
     ["host/plan"],
     ["host/cli"],
@@ -36,7 +36,6 @@ LAYERS = [
 KNOWN = {
     ("host/config", "host/backend"),   # model_meta.h takes the similarity enum from backend.h
     ("host/config", "host/io"),        # the registry and benchmarks use io's JSON helpers
-    ("host/io", "host/metrics"),       # the per-sample reader and synth use metrics
     ("kernels", "cuda"),               # kernel launchers use cuda_check.h and cuda_ctx.h
 }
 
@@ -79,9 +78,14 @@ def include_edges(root):
     return edges
 
 
-def object_edges(build):
-    """(from folder, to folder) for every call from an object file to a function defined in another folder."""
-    objs = [p for p in Path(build).rglob("*.o") if re.search(r"/(host/\w+|cuda|kernels)/", str(p))]
+def object_edges(build, root):
+    """(from folder, to folder) for every call from an object file to a function defined in another
+    folder. Objects whose source file is gone (left in a build folder by a move) are skipped."""
+    objs = []
+    for p in Path(build).rglob("*.o"):
+        m = re.search(r"/((?:host/\w+|cuda|kernels)/[^/]+)\.o$", str(p))
+        if m and (root / m.group(1)).is_file():
+            objs.append(p)
     defined, undefined = {}, []
     for o in objs:
         m = re.search(r"/((host/\w+)|cuda|kernels)/[^/]+$", str(o))
@@ -121,7 +125,7 @@ def main():
         return 2
     edges = include_edges(args.root)
     if args.objects:
-        for k, v in object_edges(args.objects).items():
+        for k, v in object_edges(args.objects, args.root).items():
             edges.setdefault(k, []).extend(v)
     bad = upward(edges)
     new = {k: v for k, v in bad.items() if k not in KNOWN}

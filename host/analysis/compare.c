@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../core/fileutil.h"
-#include "../io/per_sample_reader.h"
+#include "per_sample_reader.h"
 
 const char *mieb_cmp_stat_name(enum mieb_bs_stat s)
 {

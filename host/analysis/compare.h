@@ -4,7 +4,7 @@
  * what `mieb-eval report --per-query` marks on its deltas.
  *
  * For every task present in both folders, its main score is recomputed from the per-query /
- * per-sample files of all its (split, subset) units (io/per_sample_reader.h) and a paired
+ * per-sample files of all its (split, subset) units (per_sample_reader.h) and a paired
  * bootstrap gives delta = A - B, its percentile interval and a two-sided p-value
  * (metrics/bootstrap.h). One RandomState(seed) serves the tasks in the order given, so the
  * numbers are reproducible with numpy (README "Comparing two models").

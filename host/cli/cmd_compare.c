@@ -4,7 +4,7 @@
  *
  * A and B are the `run --per-query` folders of the two models (the same task data). For every
  * task present in both, its main score is recomputed from the per-query / per-sample files of
- * all its (split, subset) units (io/per_sample_reader.h) and a paired bootstrap gives the
+ * all its (split, subset) units (analysis/per_sample_reader.h) and a paired bootstrap gives the
  * delta A - B, its percentile confidence interval and a two-sided p-value
  * (metrics/bootstrap.h); then the same per task type, Mean(Task) and Mean(TaskType) over the
  * compared tasks. One RandomState(seed) serves all tasks in table order, so the numbers are
@@ -27,7 +27,7 @@
 #include "core/pyfloat.h"
 #include "io/csv.h"
 #include "io/json_py.h"
-#include "io/per_sample_reader.h"
+#include "analysis/per_sample_reader.h"
 #include "analysis/compare.h"
 #include "metrics/bootstrap.h"
 

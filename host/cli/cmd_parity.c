@@ -2,7 +2,7 @@
  * cmd_parity.c - `mieb-eval parity --reference DIR --candidate DIR`: compares two mteb
  * result folders (typically mteb.evaluate's, through the replay model of tools/mieb_export,
  * and mieb-eval's on the same embeddings) task by task and key by key, with the per-family
- * tolerances of host/io/results_compare.c; prints a table and exits 1 when anything is above
+ * tolerances of host/analysis/results_compare.c; prints a table and exits 1 when anything is above
  * tolerance or present on one side only.
  */
 #include <math.h>
@@ -15,7 +15,7 @@
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/pyfloat.h"
-#include "io/results_compare.h"
+#include "analysis/results_compare.h"
 #include "io/results_reader.h"
 
 #define MAX_TASK_FILTER 512

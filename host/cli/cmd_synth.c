@@ -2,7 +2,7 @@
  * cmd_synth.c - `mieb-eval synth`: write a deterministic synthetic suite (task data,
  * embeddings, model_meta.json) in the layout of FORMAT.md. Parses the command line,
  * loads the registry and dispatches each task to its family's generator
- * (host/io/synth_<family>.c); families without a generator yet are skipped with a note.
+ * (host/synth/synth_<family>.c); families without a generator yet are skipped with a note.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +13,8 @@
 #include "core/fileutil.h"
 #include "families/family.h"
 #include "io/h5_write.h"
-#include "io/synth.h"
-#include "io/synth_clf.h"
+#include "synth/synth.h"
+#include "synth/synth_clf.h"
 
 static void synth_usage(FILE *f)
 {

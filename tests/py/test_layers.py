@@ -73,6 +73,9 @@ def test_upward_call_fails(tmp_path):
     cc = shutil.which("cc") or shutil.which("gcc")
     subprocess.run([cc, "-c", str(tmp_path / "a.c"), "-o", str(objs / "a.c.o")], check=True)
     subprocess.run([cc, "-c", str(tmp_path / "b.c"), "-o", str(fam / "b.c.o")], check=True)
-    r = check("--root", SRC, "--objects", tmp_path / "objs")
+    root = copy_tree(tmp_path)  # the objects' sources must exist in the tree checked
+    (root / "host" / "core" / "a.c").write_text((tmp_path / "a.c").read_text())
+    (root / "host" / "families" / "b.c").write_text((tmp_path / "b.c").read_text())
+    r = check("--root", root, "--objects", tmp_path / "objs")
     assert r.returncode == 1
     assert "host/core uses host/families" in r.stderr and "calls mieb_family_thing" in r.stderr

@@ -1,4 +1,4 @@
-"""`mieb-eval synth` (host/cli/cmd_synth.c, host/io/synth_*.c): the files follow FORMAT.md
+"""`mieb-eval synth` (host/cli/cmd_synth.c, host/synth/synth_*.c): the files follow FORMAT.md
 (checked with h5py, independently of our readers), carry the planted structure the scorer
 tests rely on, are byte-identical across runs, and read back through our readers."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`mieb-eval synth` for Compositionality and Visual STS (host/io/synth_compositionality.c,
-host/io/synth_sts.c): FORMAT.md layout (checked with h5py), the planted structure and exact
+"""`mieb-eval synth` for Compositionality and Visual STS (host/synth/synth_compositionality.c,
+host/synth/synth_sts.c): FORMAT.md layout (checked with h5py), the planted structure and exact
 ties the scorer tests rely on, byte-identical reruns, aggregates generated through their
 sub-task, and `mieb-eval run` scoring the whole suite."""
 from __future__ import annotations

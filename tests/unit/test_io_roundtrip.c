@@ -16,7 +16,7 @@
 #include "io/h5_util.h"
 #include "io/h5_write.h"
 #include "io/half.h"
-#include "io/synth.h"
+#include "synth/synth.h"
 #include "io/task_data.h"
 
 static char tmp[64] = "/tmp/mieb_io_rt_XXXXXX";

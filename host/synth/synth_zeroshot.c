@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5_util.h"
+#include "../io/h5_util.h"
 #include "synth_clf.h"
 
 /* mteb's softmax(100*cosine) branch: modalities exactly ["image","text"] (zeroshot.c) */

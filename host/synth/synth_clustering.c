@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "h5_util.h"
+#include "../io/h5_util.h"
 #include "synth.h"
 
 struct clu_args {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../metrics/fewshot_sample.h"
-#include "h5_util.h"
+#include "../io/h5_util.h"
 #include "synth_clf.h"
 
 static int64_t json_num(const cJSON *obj, const char *key, int64_t dflt)

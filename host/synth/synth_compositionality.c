@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5_util.h"
+#include "../io/h5_util.h"
 #include "synth.h"
 
 static int64_t columns(const struct mieb_task *t, const char *key, int64_t dflt)

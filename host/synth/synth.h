@@ -1,7 +1,7 @@
 /**
  * synth.h - the deterministic synthetic suite behind `mieb-eval synth`.
  *
- * One generator per task family, each in host/io/synth_<family>.c with the signature of
+ * One generator per task family, each in host/synth/synth_<family>.c with the signature of
  * mieb_synth_retrieval(); cmd_synth.c parses the command line and dispatches on the
  * task's family. Everything is derived from (seed, task, split, subset) through a small
  * portable PRNG, and embeddings are built from integers scaled by a power of two, so the
@@ -16,8 +16,8 @@
 
 #include "../config/registry.h"
 #include "../core/status.h"
-#include "embeddings.h"
-#include "h5_write.h"
+#include "../io/embeddings.h"
+#include "../io/h5_write.h"
 
 enum mieb_synth_sim { MIEB_SYNTH_COSINE = 0, MIEB_SYNTH_DOT = 1, MIEB_SYNTH_MAXSIM = 2 };
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5_util.h"
+#include "../io/h5_util.h"
 #include "synth.h"
 
 static double param(const struct mieb_task *t, const char *key, double dflt)

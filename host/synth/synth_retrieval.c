@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5_util.h"
+#include "../io/h5_util.h"
 #include "synth.h"
 
 /* Growing int64/int32 arrays for the CSR qrels and candidates. */
