@@ -38,6 +38,27 @@ def _nvidia_smi_driver() -> str | None:
     return first[0].strip() if r.returncode == 0 and first else None
 
 
+def _driver_cuda_version(torch: Any) -> int | None:
+    """The CUDA version the installed driver supports (e.g. 12020), from torch's private
+    _cuda_getDriverVersion where it exists, else from libcuda's cuDriverGetVersion; None
+    when there is no driver library."""
+    try:
+        return int(torch._C._cuda_getDriverVersion())
+    except Exception:  # noqa: BLE001 - private API, absent in some builds
+        pass
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    v = ctypes.c_int(0)
+    try:
+        return int(v.value) if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else 0
+    except AttributeError:
+        return 0
+
+
 def _cuda_api(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
@@ -48,11 +69,11 @@ def driver_report(torch: Any) -> str:
     parts = []
     smi = _nvidia_smi_driver()
     parts.append(f"NVIDIA driver {smi} (nvidia-smi)" if smi else "no nvidia-smi on PATH")
-    try:
-        dv = int(torch._C._cuda_getDriverVersion())
-        parts.append(f"the driver supports CUDA {_cuda_api(dv)}" if dv > 0 else "torch finds no CUDA driver")
-    except Exception:  # noqa: BLE001 - private API, absent in CPU builds
-        pass
+    dv = _driver_cuda_version(torch)
+    if dv is None:
+        parts.append("no CUDA driver library (libcuda.so.1)")
+    elif dv > 0:
+        parts.append(f"the driver supports CUDA {_cuda_api(dv)}")
     built = getattr(torch.version, "cuda", None)
     if built:
         major = int(built.split(".")[0])
