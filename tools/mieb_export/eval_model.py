@@ -125,6 +125,17 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as e:
         return USAGE if e.code else OK
+    if args.batch_size < 1:
+        _say("--batch-size must be at least 1")
+        return USAGE
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        _say("interrupted; rerun the same command to resume")
+        return INTERRUPTED
+
+
+def _main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
     logging.getLogger("mieb_export").setLevel(logging.INFO)
     out: Path = args.output_folder
@@ -180,8 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE
     except KeyboardInterrupt:
         progress.finish()
-        _say("interrupted; rerun the same command to resume")
-        return INTERRUPTED
+        raise
     failed = dict(summary["failed"])
     for name, why in failed.items():
         _say(f"{name}: not exported: {why}")
