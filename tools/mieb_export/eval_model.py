@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", choices=MODES, default="auto",
                    help="auto (a live line on a terminal, else plain lines), tty, plain or off [auto]")
     p.add_argument("--progress-interval", type=float, default=30.0,
-                   help="seconds between plain progress lines [30]")
+                   help="seconds between plain progress lines [30, or $MIEB_EVAL_MODEL_PROGRESS_INTERVAL]")
     return p
 
 
