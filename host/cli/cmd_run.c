@@ -1,7 +1,7 @@
 /**
  * cmd_run.c - `mieb-eval run`: score tasks and write mteb results (FORMAT.md §4).
  *
- *   mieb-eval run --task-data DIR --embeddings DIR -t TASK [TASK ...] --output-folder DIR
+ *   mieb-eval run (--task-data DIR --embeddings DIR | --export DIR) -t TASK [TASK ...] --output-folder DIR
  *                 [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]
  *                 [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]
  *                 [--threads N] [-v | -q] [--log-format text|json] [--progress auto|tty|plain|off]
@@ -28,6 +28,7 @@
 #include "config/model_meta.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
+#include "core/mem_default.h"
 #include "core/tmpfiles.h"
 #include "families/family.h"
 #include "plan/task_shards.h"
@@ -61,7 +62,49 @@ struct run_opts {
     const char *eval_splits[16];    /* --eval-splits S ...: score only these splits */
     int n_eval_splits;
     const char *model, *model_revision; /* -m/--model, --model-revision: must match model_meta.json */
+    const char *export_dir;             /* --export DIR: DIR/task-data and DIR/embeddings */
+    char export_paths[2][PATH_MAX];
 };
+
+/* --export DIR: mieb-export's output folder stands for --task-data DIR/task-data --embeddings
+   DIR/embeddings; an export folder given to --task-data or --embeddings is refused with that hint. */
+static int is_export_dir(const char *d)
+{
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/task-data", d);
+    if (!mieb_dir_exists(p))
+        return 0;
+    snprintf(p, sizeof p, "%s/embeddings", d);
+    return mieb_dir_exists(p);
+}
+
+static int resolve_export(struct run_opts *o)
+{
+    if (o->export_dir) {
+        if (o->task_data || o->emb) {
+            fprintf(stderr, "mieb-eval run: --export DIR stands for --task-data DIR/task-data --embeddings "
+                            "DIR/embeddings: give one or the other\n");
+            return -1;
+        }
+        if (snprintf(o->export_paths[0], PATH_MAX, "%s/task-data", o->export_dir) >= PATH_MAX ||
+            snprintf(o->export_paths[1], PATH_MAX, "%s/embeddings", o->export_dir) >= PATH_MAX) {
+            fprintf(stderr, "mieb-eval run: --export: path too long\n");
+            return -1;
+        }
+        o->task_data = o->export_paths[0];
+        o->emb = o->export_paths[1];
+        return 0;
+    }
+    const char *opt[2] = {"--task-data", "--embeddings"}, *dir[2] = {o->task_data, o->emb};
+    for (int k = 0; k < 2; k++)
+        if (dir[k] && is_export_dir(dir[k])) {
+            fprintf(stderr, "mieb-eval run: %s %s holds task-data/ and embeddings/: it is an export folder; "
+                            "use --export %s (or --task-data %s/task-data --embeddings %s/embeddings)\n",
+                    opt[k], dir[k], dir[k], dir[k], dir[k]);
+            return -1;
+        }
+    return 0;
+}
 
 /* The signal that asked us to stop (SIGINT/SIGTERM: interrupted; SIGUSR1: pre-empted), or 0.
    Checked between tasks and subsets here, and between corpus blocks by the retrieval search
@@ -72,6 +115,7 @@ static void on_signal(int sig) { interrupted = sig; }
 static void run_usage(FILE *f)
 {
     fputs("usage: mieb-eval run --task-data DIR --embeddings DIR -t TASK [TASK ...] --output-folder DIR\n"
+          "       mieb-eval run --export DIR -t TASK [TASK ...] --output-folder DIR   (same options)\n"
           "                     [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]\n"
           "                     [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]\n"
           "                     [--threads N] [--precision fp32|tf32|bf16] [-v | -q]\n"
@@ -82,6 +126,7 @@ static void run_usage(FILE *f)
           "\n"
           "  --task-data DIR      folder of <TaskName>.h5 ground-truth files\n"
           "  --embeddings DIR     folder with model_meta.json and <TaskName>/<split>/<subset>/<role>.h5\n"
+          "  --export DIR         mieb-export's output folder: --task-data DIR/task-data --embeddings DIR/embeddings\n"
           "  -t, --tasks TASK...  tasks to score (names as in mteb)\n"
           "  -b, --benchmark B    every task of a benchmark: MIEB(eng), MIEB(Multilingual), MIEB(lite), MIEB(Img)\n"
           "  --task-types T...    keep only tasks of these types (e.g. Any2AnyRetrieval ImageClustering); alone,\n"
@@ -91,7 +136,10 @@ static void run_usage(FILE *f)
           "  --model-revision R   check the model revision likewise\n"
           "  --output-folder DIR  results go to DIR/results/<org>__<model>/<revision>/<TaskName>.json\n"
           "  --device D           auto (CUDA if usable, else CPU), cpu, cuda, cuda:N   [auto]\n"
-          "  --mem-limit SIZE     memory for embeddings and search state, e.g. 512M, 8G [half of RAM]\n"
+          "  --mem-limit SIZE     memory for embeddings and search state, e.g. 512M, 8G [half of the smallest of\n"
+          "                       RAM, this process's cgroup memory limit (v2 memory.max, v1\n"
+          "                       memory.limit_in_bytes) and Slurm's SLURM_MEM_PER_NODE or SLURM_MEM_PER_CPU\n"
+          "                       x CPUs; -v logs which]\n"
           "  --similarity S       override model_meta.json's similarity_fn_name\n"
           "  --overwrite-strategy always | never | only-missing (skip tasks whose result exists) [always]\n"
           "  --threads N          CPU threads; 0 = the CPUs this process may use [0]\n"
@@ -204,6 +252,9 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         } else if (!strcmp(a, "--embeddings")) {
             NEED_VAL();
             o->emb = val;
+        } else if (!strcmp(a, "--export")) {
+            NEED_VAL();
+            o->export_dir = val;
         } else if (!strcmp(a, "--output-folder") || !strcmp(a, "--output_folder")) {
             NEED_VAL();
             o->out = val;
@@ -368,8 +419,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         }
 #undef NEED_VAL
     }
+    if (resolve_export(o) != 0)
+        return -1;
     if (!o->task_data || !o->emb || !o->out) {
-        fprintf(stderr, "mieb-eval run: --task-data, --embeddings and --output-folder are required\n");
+        fprintf(stderr, "mieb-eval run: --task-data and --embeddings (or --export) and --output-folder are required\n");
         return -1;
     }
     if (!o->n_tasks && !o->n_benchmarks && !o->n_task_types) {
@@ -587,9 +640,11 @@ int mieb_cmd_run(int argc, char **argv)
         return pa > 0 ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
     }
     mieb_cli_log_init(o.log_format, o.verbose ? MIEB_LOG_DEBUG : o.quiet ? MIEB_LOG_WARN : MIEB_LOG_INFO);
-    if (!o.mem_limit) {
+    if (!o.mem_limit) { /* half of RAM, of the cgroup's limit or of Slurm's allocation (mem_default.h) */
         long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-        o.mem_limit = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 2 : (size_t)4 << 30;
+        char why[512];
+        o.mem_limit = mieb_mem_default(NULL, pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0, why, sizeof why);
+        MIEB_LOGD("--mem-limit default: %s", why);
     }
     if ((st = mieb_registry_load_default(&reg)) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());

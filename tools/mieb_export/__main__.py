@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-USAGE_EXIT, FAILED_EXIT = 2, 1
+USAGE_EXIT, FAILED_EXIT, NO_DEVICE_EXIT = 2, 1, 3
 
 
 def _size(s: str) -> int:
@@ -53,7 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--shard-size", type=_size, default=_size("2G"),
                    help="a role larger than this is written as shards of at most this size [2G]")
     p.add_argument("--num-proc", type=int, default=None, help="dataloader worker processes")
-    p.add_argument("--device", default=None, help="device for the model (mteb.get_model's device)")
+    p.add_argument("--device", default=None, help="device for the model (mteb.get_model's device); cuda or "
+                   "cuda:N is checked first and refused (exit 3) when torch cannot use it")
+    p.add_argument("--progress", choices=("auto", "tty", "plain", "off"), default="auto",
+                   help="per task and role: items done, items/s, ETA; a live line on a terminal, else "
+                   "a plain line every --progress-interval seconds [auto]")
+    p.add_argument("--progress-interval", type=float, default=30.0, help="seconds between plain progress lines [30]")
     p.add_argument("--overwrite", action="store_true", help="replace another model's export in the folder")
     p.add_argument("-q", "--quiet", action="store_true")
     return p
@@ -66,9 +71,20 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_EXIT if e.code else 0
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="mieb-export: %(levelname)s: %(message)s")
+    from .device import DeviceUnusable, check_device
+
+    try:
+        check_device(args.device)
+    except ValueError as e:
+        print(f"mieb-export: {e}", file=sys.stderr)
+        return USAGE_EXIT
+    except DeviceUnusable as e:
+        print(f"mieb-export: refusing to start: {e}. Nothing was encoded.", file=sys.stderr)
+        return NO_DEVICE_EXIT
     import mteb
 
     from .export import ModelMismatch, export
+    from .progress import Progress
 
     try:
         tasks = mteb.get_benchmark(args.benchmark).tasks if args.benchmark else _tasks(mteb, args.tasks)
@@ -90,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             model, tasks, Path(args.task_data or out / "task-data"), Path(args.embeddings or out / "embeddings"),
             encode_kwargs={"batch_size": args.batch_size}, dtype=args.dtype, shard_bytes=args.shard_size,
             num_proc=args.num_proc, overwrite=args.overwrite,
+            progress=None if args.quiet else Progress(args.progress, args.progress_interval),
         )
     except ModelMismatch as e:
         print(f"mieb-export: {e}", file=sys.stderr)

@@ -24,12 +24,12 @@ class ModelMismatch(Exception):
     """The embeddings folder already holds another model's export."""
 
 
-def _record_keys(loader: Any) -> list[list[bytes]]:
+def _record_keys(loader: Any, on_batch: Any = None) -> list[list[bytes]]:
     """Make `loader` record the key of every item the first time it is iterated to the end.
 
     The model receives mteb's own DataLoader object (only its class is swapped for a subclass
     whose iterator hashes each batch on its way to the model), so it sees exactly what
-    mteb.evaluate would hand it.
+    mteb.evaluate would hand it. `on_batch(n)` is told the size of each batch of that pass.
     """
     box: list[list[bytes]] = []
     base = type(loader)
@@ -39,7 +39,10 @@ def _record_keys(loader: Any) -> list[list[bytes]]:
             keys: list[bytes] = []
             for batch in base.__iter__(self):
                 if not box:
+                    n0 = len(keys)
                     keys.extend(item_key(it) for it in batch_items(batch))
+                    if on_batch is not None:
+                        on_batch(len(keys) - n0)
                 yield batch
             if not box:
                 box.append(keys)
@@ -107,11 +110,13 @@ def export(
     num_proc: int | None = None,
     corpus_chunk: int = CORPUS_CHUNK,
     overwrite: bool = False,
+    progress: Any = None,
 ) -> dict[str, Any]:
     """Export `tasks` encoded by `model` (an mteb encoder). Returns {"exported", "skipped", "failed"}.
 
     Interrupted exports resume: finished role files are kept, a role in progress continues
     after its last finished encode call. Task-data files are rewritten (they are cheap).
+    `progress`: a progress.Progress told of every task, role and batch (None: log lines only).
     """
     task_data_dir, emb_dir = Path(task_data_dir), Path(emb_dir)
     enc = dict(encode_kwargs or {})
@@ -137,8 +142,15 @@ def export(
     }
     summary: dict[str, Any] = {"exported": [], "skipped": [], "failed": {}}
     entries = []
-    for task in _expand(tasks):
+    todo = _expand(tasks)
+    if progress is not None:
+        from .device import describe_model
+
+        progress.start(len(todo), describe_model(model), dtype)
+    for task in todo:
         name = task.metadata.name
+        if progress is not None:
+            progress.task_start(name)
         loaded_here = not task.data_loaded
         try:
             if loaded_here:
@@ -146,6 +158,8 @@ def export(
             plan = plan_task(task, enc, num_proc, corpus_chunk)
         except Unsupported as e:
             logger.error("%s: not exported: %s", name, e)
+            if progress is not None:
+                progress.finish()
             summary["failed"][name] = str(e)
             continue
         sig = dict(signature, dataset_revision=task.metadata.dataset.get("revision"))
@@ -175,11 +189,13 @@ def export(
             if rp.n_rows == 0:
                 raise ValueError(f"mieb-export: {name} {rp.split}/{rp.subset}: role {rp.role} has no rows")
             done = w.rows_done()
+            if progress is not None:
+                progress.role_start(rp.split, rp.subset, rp.role, done, rp.n_rows)
             for seg in rp.segments:
                 if seg.start + seg.n <= done:
                     continue
                 loader = seg.make_loader()
-                box = _record_keys(loader)
+                box = _record_keys(loader, None if progress is None else progress.advance)
                 emb = model.encode(
                     loader,
                     task_metadata=task.metadata,
@@ -193,11 +209,20 @@ def export(
                         pass
                 w.write(seg.start, emb, box[0])
                 n_encoded += seg.n
+                if progress is not None:
+                    progress.segment_done()
             w.finish()
+            if progress is not None:
+                progress.role_end()
         if loaded_here:
             task.unload_data()
         (summary["exported"] if n_encoded else summary["skipped"]).append(name)
-        logger.info("%s: %s", name, f"{n_encoded} items encoded" if n_encoded else "already exported")
+        if progress is not None:
+            progress.task_end(name, n_encoded, not n_encoded)
+        else:
+            logger.info("%s: %s", name, f"{n_encoded} items encoded" if n_encoded else "already exported")
+    if progress is not None:
+        progress.finish()
     if entries:
         update_registry(task_data_dir / REGISTRY_NAME, entries)
     return summary

@@ -1,0 +1,247 @@
+"""mieb-eval-model: from a model to its MIEB scores, leaderboard summary and HTML report in one command.
+
+    tools/mieb-eval-model -m MODEL [--model-revision R] (-b "MIEB(lite)" | -t TASK ...) --output-folder OUT
+                          [--device cpu|cuda|cuda:N] [--batch-size N] [--dtype float32|float16|bfloat16]
+
+A thin driver over the existing pieces, each resumable, so rerunning the same command after an
+interruption continues where it stopped:
+  1. the export (mieb_export.export, as tools/mieb-export)      -> OUT/export/{task-data,embeddings}
+  2. mieb-eval run --export OUT/export --overwrite-strategy only-missing -> OUT/results/...
+  3. mieb-eval summary                                           -> OUT/summary.txt, .csv, .json
+  4. mieb-eval report                                            -> OUT/report.html
+and a last line naming where each is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .progress import MODES, Progress
+
+PROG = "mieb-eval-model"
+OK, FAILED, USAGE, NO_DEVICE, FATAL, INTERRUPTED = 0, 1, 2, 3, 4, 130
+# Test hook: SIGKILL this process after that many encode calls were written (an interruption
+# at an arbitrary point, with no chance to clean up).
+KILL_AFTER_ENV = "MIEB_EVAL_MODEL_KILL_AFTER_CALLS"
+
+
+def _say(msg: str) -> None:
+    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Encode MIEB tasks with a model (as mteb does), score them with mieb-eval, and write "
+        "the leaderboard summary and an HTML report. Rerun the same command to resume.",
+        epilog="exit status: 0 done; 1 some task could not be exported or scored (named on stderr); "
+        "2 bad command line, no mieb-eval binary, or OUT/export holds another model's export; "
+        "3 --device cuda[:N] asked for and torch cannot use it (nothing encoded); "
+        "4 mieb-eval could not run; 130 interrupted (rerun to resume).",
+    )
+    p.add_argument("-m", "--model", required=True,
+                   help="model name for mteb.get_model, or MODULE:CALLABLE returning an mteb encoder of your own")
+    p.add_argument("--model-revision", help="model revision")
+    t = p.add_mutually_exclusive_group(required=True)
+    t.add_argument("-b", "--benchmark", help='a benchmark, e.g. "MIEB(lite)"')
+    t.add_argument("-t", "--tasks", nargs="+", help="task names (MODULE:CLASS for a task class of your own)")
+    p.add_argument("--output-folder", required=True, type=Path,
+                   help="OUT: export/, results/, summary.{txt,csv,json} and report.html go here")
+    p.add_argument("--device", default=None,
+                   help="cpu, cuda or cuda:N for the model (default: the model loader's choice); a CUDA "
+                   "device torch cannot use is refused before any encoding (exit 3)")
+    p.add_argument("--batch-size", type=int, default=32, help="encode batch size [32]")
+    p.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default="float32",
+                   help="how the embeddings are stored [float32]")
+    p.add_argument("--num-proc", type=int, default=None, help="dataloader worker processes")
+    p.add_argument("--bin", help="the mieb-eval binary [build/mieb-eval of this checkout, else mieb-eval on PATH]")
+    p.add_argument("--score-device", default="auto", help="mieb-eval run's --device [auto]")
+    p.add_argument("--mem-limit", help="mieb-eval run's --mem-limit [its default]")
+    p.add_argument("--progress", choices=MODES, default="auto",
+                   help="auto (a live line on a terminal, else plain lines), tty, plain or off [auto]")
+    p.add_argument("--progress-interval", type=float, default=30.0,
+                   help="seconds between plain progress lines [30, or $MIEB_EVAL_MODEL_PROGRESS_INTERVAL]")
+    return p
+
+
+def find_bin(given: str | None) -> str | None:
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    here = Path(__file__).resolve().parents[2] / "build" / "mieb-eval"
+    if os.access(here, os.X_OK):
+        return str(here)
+    return shutil.which("mieb-eval")
+
+
+def load_model(name: str, revision: str | None, device: str | None) -> Any:
+    if ":" in name:  # MODULE:CALLABLE, an encoder of your own
+        import importlib
+
+        mod, _, attr = name.partition(":")
+        factory = getattr(importlib.import_module(mod), attr)
+        kw: dict[str, Any] = {}
+        try:
+            params = inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if device and "device" in params:
+            kw["device"] = device
+        if revision and "revision" in params:
+            kw["revision"] = revision
+        return factory(**kw)
+    import mteb
+
+    kw = {"device": device} if device else {}
+    return mteb.get_model(name, revision=revision, **kw)
+
+
+class _Progress(Progress):
+    def __init__(self, *a: Any, kill_after: int | None = None, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.calls, self.kill_after = 0, kill_after
+
+    def segment_done(self) -> None:
+        self.calls += 1
+        if self.kill_after is not None and self.calls >= self.kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _mieb(bin_: str, args: list[str], env: dict[str, str], capture: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run([bin_, *args], env=env, text=True,
+                          stdout=subprocess.PIPE if capture else None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:
+        return USAGE if e.code else OK
+    if args.batch_size < 1:
+        _say("--batch-size must be at least 1")
+        return USAGE
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        _say("interrupted; rerun the same command to resume")
+        return INTERRUPTED
+
+
+def _main(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
+    logging.getLogger("mieb_export").setLevel(logging.INFO)
+    out: Path = args.output_folder
+    bin_ = find_bin(args.bin)
+    if not bin_:
+        _say(f"no mieb-eval binary ({'--bin ' + args.bin + ' is not executable' if args.bin else 'build/mieb-eval of this checkout is missing and none is on PATH'}): "
+             "build it with scripts/build.sh or pass --bin")
+        return USAGE
+
+    # 1. the device, before anything is loaded or encoded
+    from .device import DeviceUnusable, check_device, describe_model
+
+    try:
+        device = check_device(args.device)
+    except ValueError as e:
+        _say(str(e))
+        return USAGE
+    except DeviceUnusable as e:
+        _say(f"refusing to start: {e}. Nothing was encoded; use --device cpu to encode on the CPU.")
+        return NO_DEVICE
+
+    import mteb
+
+    from .__main__ import _tasks
+    from .export import REGISTRY_NAME, ModelMismatch, export
+
+    try:
+        tasks = mteb.get_benchmark(args.benchmark).tasks if args.benchmark else _tasks(mteb, args.tasks)
+    except (KeyError, ValueError, ImportError, AttributeError) as e:
+        _say(str(e))
+        return USAGE
+    try:
+        model = load_model(args.model, args.model_revision, args.device)
+    except (OSError, ValueError, ImportError, AttributeError, KeyError) as e:
+        _say(f"cannot load model {args.model}: {e}")
+        return USAGE
+    where = describe_model(model)
+    if args.device and args.device.startswith("cuda") and where.startswith("cpu"):
+        _say(f"refusing to start: --device {args.device} was asked for but the model's weights are on {where}")
+        return NO_DEVICE
+
+    exp = out / "export"
+    interval = float(os.environ.get("MIEB_EVAL_MODEL_PROGRESS_INTERVAL", args.progress_interval))
+    kill_after = os.environ.get(KILL_AFTER_ENV)
+    progress = _Progress(args.progress, interval, kill_after=int(kill_after) if kill_after else None)
+    _say(f"[1/4] export into {exp} (resumes an interrupted one)")
+    try:
+        summary = export(model, tasks, exp / "task-data", exp / "embeddings",
+                         encode_kwargs={"batch_size": args.batch_size}, dtype=args.dtype,
+                         num_proc=args.num_proc, progress=progress)
+    except ModelMismatch as e:
+        _say(str(e))
+        return USAGE
+    except KeyboardInterrupt:
+        progress.finish()
+        raise
+    failed = dict(summary["failed"])
+    for name, why in failed.items():
+        _say(f"{name}: not exported: {why}")
+
+    # 2-4. mieb-eval: scores, summary, report. Tasks of one's own (MODULE:CLASS) are described
+    # by the export's registry; mteb's tasks are in mieb-eval's own.
+    env = dict(os.environ)
+    own = bool(args.tasks) and any(":" in t for t in args.tasks)
+    if own:
+        env["MIEB_REGISTRY"] = str(exp / "task-data" / REGISTRY_NAME)
+    sel = ["-b", args.benchmark] if args.benchmark else ["-t", *[t.metadata.name for t in tasks]]
+    bsel = ["-b", args.benchmark] if args.benchmark else []
+    run_args = ["run", "--export", str(exp), *sel, "--output-folder", str(out), "--overwrite-strategy",
+                "only-missing", "--device", args.score_device, "--progress", args.progress]
+    if args.mem_limit:
+        run_args += ["--mem-limit", args.mem_limit]
+    _say(f"[2/4] mieb-eval {' '.join(run_args)}")
+    r = _mieb(bin_, run_args, env, capture=True)
+    results = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+    if r.returncode in (75, 130):
+        _say("mieb-eval was interrupted; rerun the same command to resume")
+        return INTERRUPTED
+    if r.returncode not in (0, 1) or not results:
+        _say(f"mieb-eval run failed (exit {r.returncode})")
+        return FATAL if r.returncode not in (USAGE, NO_DEVICE) else r.returncode
+    run_failed = r.returncode == 1
+
+    txt, csv, js, html = out / "summary.txt", out / "summary.csv", out / "summary.json", out / "report.html"
+    _say("[3/4] mieb-eval summary")
+    s = _mieb(bin_, ["summary", str(out / "results"), *bsel, "--csv", str(csv), "--json", str(js)], env, capture=True)
+    if s.returncode not in (0, 1):
+        _say(f"mieb-eval summary failed (exit {s.returncode})")
+        return FATAL
+    tmp = txt.with_name(f".{txt.name}.tmp{os.getpid()}")
+    tmp.write_text(s.stdout, encoding="utf-8")
+    os.replace(tmp, txt)
+    sys.stdout.write(s.stdout)
+    _say("[4/4] mieb-eval report")
+    h = _mieb(bin_, ["report", str(out / "results"), "--html", str(html), *bsel], env, capture=True)
+    if h.returncode not in (0, 1):
+        _say(f"mieb-eval report failed (exit {h.returncode})")
+        return FATAL
+    status = FAILED if (failed or run_failed or s.returncode or h.returncode) else OK
+    if status:
+        _say("some tasks were not exported or scored (see above); the summary leaves their aggregates empty")
+    print(f"{PROG}: results {results}; summary {txt} ({csv.name}, {js.name}); report {html}; export {exp}",
+          flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.exit(main())
