@@ -118,6 +118,8 @@ int mieb_cmd_list_tasks(int argc, char **argv)
             list_usage(stderr);
             return MIEB_EXIT_USAGE;
         }
+        if (dst == &registry && !mieb_cli_path("list-tasks", a, val))
+            return MIEB_EXIT_USAGE;
         *dst = val;
         i++;
     }
