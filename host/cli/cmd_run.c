@@ -28,8 +28,10 @@
 #include "config/model_meta.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
+#include "core/set_aside.h"
 #include "core/tmpfiles.h"
 #include "families/family.h"
+#include "io/results_check.h"
 #include "io/results_writer.h"
 #include "io/task_data.h"
 
@@ -517,6 +519,29 @@ static mieb_status score_aggregate(const struct mieb_run_ctx *rc, const struct m
 }
 /* ---- end of aggregate tasks ---- */
 
+/*
+ * --overwrite-strategy never|only-missing: MIEB_OK when the task's result is there and whole
+ * (io/results_check.h: this task's, every split and subset this run would write), so the
+ * task is skipped; MIEB_ERR_NOT_FOUND when it is to be scored: absent, or not a result and
+ * now set aside with a warning. Any other status (an I/O error, out of memory) leaves the
+ * file as it is and the task unscored.
+ */
+static mieb_status result_present(const struct mieb_task *t, const char *path)
+{
+    static const char *const aggregate_subsets[] = {"default"}; /* sts_aggregate.c writes only it */
+    bool agg = mieb_aggregate_subtask(t->name) != NULL;
+    char why[1024], aside[PATH_MAX + 64];
+    mieb_status st = mieb_result_check(path, t->name, t->splits, t->n_splits, agg ? aggregate_subsets : t->subsets,
+                                       agg ? 1 : t->n_subsets);
+    if (st != MIEB_ERR_BAD_DATA && st != MIEB_ERR_TOO_LARGE)
+        return st;
+    snprintf(why, sizeof why, "%s", mieb_last_error());
+    MIEB_TRY(mieb_set_aside(path, aside, sizeof aside));
+    MIEB_LOGW("%s: the file there is not a whole result of the task (%s); kept as %s, scoring the task again",
+              t->name, why, aside);
+    return MIEB_ERR_NOT_FOUND;
+}
+
 /* Units of progress of a task: its (split, subset) pairs; an aggregate counts one. */
 /* A benchmark or --task-types run scores what is present: 1 when `t` can be scored here,
    else 0 after saying why it is skipped. */
@@ -727,16 +752,20 @@ int mieb_cmd_run(int argc, char **argv)
             mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
             continue;
         }
-        if (!as_part && strcmp(o.overwrite, "always") && mieb_file_exists(p)) {
+        mieb_clear_error();
+        st = !as_part && strcmp(o.overwrite, "always") ? result_present(todo[i], p) : MIEB_ERR_NOT_FOUND;
+        if (st == MIEB_OK) {
             MIEB_LOGI("%s: result exists, skipped (--overwrite-strategy %s)", todo[i]->name, o.overwrite);
             mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
             continue;
         }
         double t0 = mieb_now();
-        mieb_clear_error();
-        st = as_part ? mieb_corpus_part_task(&rc, todo[i], &part)
-             : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
-                                                     : score_task(&o, &rc, todo[i], results_dir);
+        if (st == MIEB_ERR_NOT_FOUND) {
+            mieb_clear_error();
+            st = as_part ? mieb_corpus_part_task(&rc, todo[i], &part)
+                 : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
+                                                         : score_task(&o, &rc, todo[i], results_dir);
+        }
         if (st == MIEB_ERR_INTERRUPTED)
             break;
         if (st != MIEB_OK) {
