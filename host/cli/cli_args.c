@@ -36,11 +36,36 @@ bool mieb_cli_int(const char *cmd, const char *opt, const char *val, long long l
     return false;
 }
 
-/* The number part of a size or real: plain decimal digits, so strtod's "nan", "inf", hex
-   and leading blanks never get through. */
-static bool plain_decimal(const char *s)
+/* Where the plain decimal number at the start of s ends (digits, a point, an exponent), or
+   s itself when there is none; strtod would also take "nan", "inf", hex and leading blanks. */
+static const char *decimal_end(const char *s)
 {
-    return isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1]));
+    const char *p = s, *digits;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (*p == '.')
+        for (p++; isdigit((unsigned char)*p);)
+            p++;
+    if (p == s || (p == s + 1 && *s == '.'))
+        return s;
+    if (*p == 'e' || *p == 'E') {
+        digits = p + 1 + (p[1] == '+' || p[1] == '-');
+        if (isdigit((unsigned char)*digits))
+            for (p = digits; isdigit((unsigned char)*p);)
+                p++;
+    }
+    return p;
+}
+
+/* The plain decimal at the start of s (NAN when there is none); *end after it. */
+static double decimal(const char *s, const char **end)
+{
+    *end = decimal_end(s);
+    if (*end == s)
+        return NAN;
+    char *e2;
+    double v = strtod(s, &e2);
+    return e2 == *end ? v : NAN;
 }
 
 /* K/M/G/T (any case), optionally followed by "i" and/or "B": KiB, MB, G, ... -> its multiple. */
@@ -63,8 +88,8 @@ static bool size_suffix(const char *s, double *mul)
 
 bool mieb_cli_size(const char *cmd, const char *opt, const char *val, size_t min, size_t *out)
 {
-    char *end = NULL;
-    double v = plain_decimal(val) ? strtod(val, &end) : NAN;
+    const char *end;
+    double v = decimal(val, &end);
     double mul = 1.0;
     /* 2^64 as a double: anything at or above it does not fit size_t (and the cast would be UB) */
     const double limit = (double)SIZE_MAX + 1.0;
@@ -85,8 +110,8 @@ bool mieb_cli_size(const char *cmd, const char *opt, const char *val, size_t min
 
 bool mieb_cli_parse_real(const char *s, double lo, double hi, double *out)
 {
-    char *end = NULL;
-    double v = plain_decimal(s) ? strtod(s, &end) : NAN;
+    const char *end;
+    double v = decimal(s, &end);
     if (!isfinite(v) || *end || v < lo || v > hi)
         return false;
     *out = v;
