@@ -297,9 +297,10 @@ def test_resume_sets_a_broken_corpus_part_aside(tmp_path):
 
 
 def test_catalogue_runs_the_build_under_test():
-    """Every bad-input test drives the binaries of MIEB_BUILD_DIR, so under scripts/sanitize.sh
-    (MIEB_BUILD_DIR = its ASan + UBSan build) each case above is also a sanitizer check."""
-    import io_helpers  # noqa: F401  (emb_dump: MIEB_BUILD_DIR/tests/emb_dump)
+    """Every bad-input test drives the binaries of MIEB_BUILD_DIR (mieb-eval here, in
+    test_limits and test_faults; tests/emb_dump through io_helpers), so under
+    scripts/sanitize.sh (MIEB_BUILD_DIR = its ASan + UBSan build) each case is also a
+    sanitizer check: --mem-limit nan and 1e30 stopped the old parser with a UBSan report."""
     import test_faults
     import test_limits
     from test_retrieval_e2e import BIN
