@@ -102,9 +102,11 @@ static int parse_args(int argc, char **argv, struct merge_args *a)
             fprintf(stderr, "mieb-eval merge: %s needs a value\n", o);
             return -1;
         }
-        bool in_dir = true; /* dst names an input folder (else an output one) */
+        /* dst names an input folder (else one that may be absent: an output folder, or the
+           partials folder, whose absence merge reports as missing parts, exit 1) */
+        bool in_dir = true;
         if (!strcmp(o, "--partials-dir"))
-            dst = &a->partials;
+            dst = &a->partials, in_dir = false;
         else if (!strcmp(o, "--task-data"))
             dst = &a->task_data;
         else if (!strcmp(o, "--embeddings"))

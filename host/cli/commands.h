@@ -45,7 +45,8 @@ bool mieb_cli_choice(const char *cmd, const char *opt, const char *val, const ch
 bool mieb_cli_path(const char *cmd, const char *opt, const char *val);
 /** An input folder: not empty, and an existing folder. */
 bool mieb_cli_dir(const char *cmd, const char *opt, const char *val);
-/** An output folder: not empty, and a folder where it exists already (else it is created). */
+/** An output folder (or an input folder whose absence the command reports itself): not
+    empty, and a folder where it exists already. */
 bool mieb_cli_out_dir(const char *cmd, const char *opt, const char *val);
 
 int mieb_cmd_run(int argc, char **argv);   /* mieb-eval run ...   (cmd_run.c) */
