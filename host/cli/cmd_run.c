@@ -333,6 +333,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
                     fprintf(stderr, "mieb-eval run: too many values for %s\n", a);
                     return -1;
                 }
+                if (!argv[i + 1][0]) { /* names nothing: every task would be skipped, exit 0 */
+                    mieb_cli_bad_value("run", a, "", types ? "a task type" : "a split name");
+                    return -1;
+                }
                 if (types)
                     o->task_types[o->n_task_types++] = argv[++i];
                 else
@@ -577,6 +581,15 @@ static void restrict_splits(const struct run_opts *o, struct mieb_registry *reg)
     }
 }
 
+/* --task-types: a misspelt type would select nothing and exit 0 */
+static bool type_known(const struct mieb_registry *reg, const char *type)
+{
+    for (int i = 0; i < reg->n_tasks; i++)
+        if (!strcmp(reg->tasks[i].type, type))
+            return true;
+    return false;
+}
+
 static int type_wanted(const struct run_opts *o, const struct mieb_task *t)
 {
     for (int i = 0; i < o->n_task_types; i++)
@@ -620,6 +633,13 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
+    for (int i = 0; i < o.n_task_types; i++)
+        if (!type_known(&reg, o.task_types[i])) {
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "bad --task-types '%s' (no registry task has this type)",
+                         o.task_types[i]);
+            mieb_registry_free(&reg);
+            return MIEB_EXIT_USAGE;
+        }
     if (o.n_eval_splits)
         restrict_splits(&o, &reg);
     for (int i = 0; i < o.n_tasks; i++) {

@@ -35,7 +35,10 @@ static void synth_usage(FILE *f)
           "  --shards K       split each role into K shard files (default 1: one file)\n"
           "  --model-sim S    similarity_fn_name in model_meta.json; MaxSim writes multi-vector roles\n"
           "  --compress       chunked + shuffle + deflate embeddings\n"
-          "  --registry FILE  task registry (default: $MIEB_REGISTRY or configs/tasks.json)\n",
+          "  --registry FILE  task registry (default: $MIEB_REGISTRY or configs/tasks.json)\n"
+          "\n"
+          "Exit status: 0 written; 2 bad command line (unknown option or task, a bad option value);\n"
+          "4 registry unreadable or the suite could not be written.\n",
           f);
 }
 

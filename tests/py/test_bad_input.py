@@ -163,6 +163,9 @@ BAD_VALUES = [
     (RUN + ["--per-query", ""], "--per-query"),
     (RUN + ["--corpus-parts", "2", "--corpus-part", "0", "--partials-dir", ""], "--partials-dir"),
     (RUN + ["--similarity", ""], "--similarity"),
+    (RUN + ["--task-types", ""], "--task-types"),
+    (RUN + ["--task-types", "NoSuchType"], "--task-types"),
+    (RUN + ["--eval-splits", ""], "--eval-splits"),
     (RUN + ["--device", "cuda:x"], "--device"),
     (RUN + ["--device", "cuda:99999999999"], "--device"),
     (MERGE[:1] + ["--partials-dir", "{tmp}/a-file"] + MERGE[3:], "--partials-dir"),
@@ -183,6 +186,7 @@ BAD_VALUES = [
     (["inspect", "--task-data", "{td}", "--embeddings", "", "-t", GOOD], "--embeddings"),
     (["inspect", "--task-data", "{tmp}/a-file", "--embeddings", "{ed}", "-t", GOOD], "--task-data"),
     (["list-tasks", "--registry", ""], "--registry"),
+    (["list-tasks", "--task-types", ""], "--task-types"),
 ]
 
 
