@@ -256,14 +256,20 @@ static void note_unknown_dirs(struct mieb_cmp *c, const struct mieb_registry *re
     }
 }
 
-static bool parse_num(const char *s, double lo, double hi, double *out)
+/* --resamples and --seed are whole numbers, --alpha a number strictly between 0 and 1. */
+static bool compare_number(const char *opt, const char *val, double *num)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
+    long long n;
+    if (!strcmp(opt, "--alpha")) {
+        if (mieb_cli_parse_real(val, 0.0, 1.0, num) && *num > 0.0 && *num < 1.0)
+            return true;
+        mieb_cli_bad_value("compare", opt, val, "a number between 0 and 1");
         return false;
-    *out = v;
+    }
+    bool resamples = !strcmp(opt, "--resamples");
+    if (!mieb_cli_int("compare", opt, val, resamples ? 1 : 0, resamples ? 10000000LL : 4294967295LL, &n))
+        return false;
+    *num = (double)n;
     return true;
 }
 
@@ -299,14 +305,13 @@ int mieb_cmd_compare(int argc, char **argv)
             return MIEB_EXIT_USAGE;
         }
         if (dst) {
+            if (dst != &bench_name && !mieb_cli_path("compare", a, val)) {
+                free(tnames);
+                return MIEB_EXIT_USAGE;
+            }
             *dst = argv[++i];
         } else if (num) {
-            double lo = num == &alpha ? 0.0 : num == &R ? 1 : 0, hi = num == &alpha ? 1.0 : num == &R ? 1e7 : 4294967295.0;
-            if (!parse_num(val, lo, hi, num) || (num != &alpha && *num != floor(*num)) ||
-                (num == &alpha && (*num <= 0.0 || *num >= 1.0))) {
-                fprintf(stderr, "mieb-eval compare: %s %s: expected %s\n", a, val,
-                        num == &alpha ? "a number between 0 and 1" : num == &R ? "an integer 1 .. 10000000"
-                                                                              : "an integer 0 .. 4294967295");
+            if (!compare_number(a, val, num)) {
                 free(tnames);
                 return MIEB_EXIT_USAGE;
             }
@@ -332,8 +337,7 @@ int mieb_cmd_compare(int argc, char **argv)
         return MIEB_EXIT_USAGE;
     }
     for (int s = 0; s < 2; s++)
-        if (!mieb_dir_exists(dirs[s])) {
-            fprintf(stderr, "mieb-eval compare: %s: no such folder\n", dirs[s]);
+        if (!mieb_cli_dir("compare", s ? "folder B" : "folder A", dirs[s])) {
             free(tnames);
             return MIEB_EXIT_USAGE;
         }

@@ -321,6 +321,10 @@ static int parse_args(int argc, char **argv, struct inspect_opts *o)
             fprintf(stderr, dst ? "mieb-eval inspect: %s needs a value\n" : "mieb-eval inspect: unknown argument '%s'\n", a);
             return MIEB_EXIT_USAGE;
         }
+        if ((dst == &o->task_data || dst == &o->emb) && !mieb_cli_dir("inspect", a, val))
+            return MIEB_EXIT_USAGE;
+        if (dst == &o->registry && !mieb_cli_path("inspect", a, val))
+            return MIEB_EXIT_USAGE;
         *dst = val;
         i++;
     }

@@ -23,7 +23,10 @@ static void list_usage(FILE *f)
           "\n"
           "  -b, --benchmark B     only the tasks of a benchmark, in mteb's order (MIEB(eng),\n"
           "                        MIEB(Multilingual), MIEB(lite), MIEB(Img), or eng, multilingual, lite, img)\n"
-          "  --task-types T,...    only tasks of these mteb types (e.g. Any2AnyRetrieval,ImageClustering)\n",
+          "  --task-types T,...    only tasks of these mteb types (e.g. Any2AnyRetrieval,ImageClustering)\n"
+          "\n"
+          "Exit status: 0 ok; 2 bad command line (unknown option, benchmark or task type, an empty\n"
+          "value); 4 registry unreadable.\n",
           f);
 }
 
@@ -116,6 +119,12 @@ int mieb_cmd_list_tasks(int argc, char **argv)
             fprintf(stderr, dst ? "mieb-eval list-tasks: %s needs a value\n" : "mieb-eval list-tasks: unknown argument '%s'\n",
                     a);
             list_usage(stderr);
+            return MIEB_EXIT_USAGE;
+        }
+        if (dst == &registry && !mieb_cli_path("list-tasks", a, val))
+            return MIEB_EXIT_USAGE;
+        if (dst == &types && !val[0]) { /* would list every task as if no type had been named */
+            mieb_cli_bad_value("list-tasks", a, val, "a comma-separated list of task types");
             return MIEB_EXIT_USAGE;
         }
         *dst = val;

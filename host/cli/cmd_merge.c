@@ -61,8 +61,8 @@ static void merge_usage(FILE *f)
           "part file or disagreeing attribute is listed on stderr.\n"
           "\n"
           "exit status: 0 every task merged; 1 at least one task not merged (missing or inconsistent parts,\n"
-          "invalid inputs); 2 bad command line; 4 could not run at all (registry, model_meta.json, output\n"
-          "folder not writable)\n",
+          "invalid inputs); 2 bad command line (also a bad option value, an empty path, an input folder\n"
+          "that is not one); 4 could not run at all (registry, model_meta.json, output folder not writable)\n",
           f);
 }
 
@@ -102,16 +102,19 @@ static int parse_args(int argc, char **argv, struct merge_args *a)
             fprintf(stderr, "mieb-eval merge: %s needs a value\n", o);
             return -1;
         }
+        /* dst names an input folder (else one that may be absent: an output folder, or the
+           partials folder, whose absence merge reports as missing parts, exit 1) */
+        bool in_dir = true;
         if (!strcmp(o, "--partials-dir"))
-            dst = &a->partials;
+            dst = &a->partials, in_dir = false;
         else if (!strcmp(o, "--task-data"))
             dst = &a->task_data;
         else if (!strcmp(o, "--embeddings"))
             dst = &a->emb;
         else if (!strcmp(o, "--output-folder") || !strcmp(o, "--output_folder"))
-            dst = &a->out;
+            dst = &a->out, in_dir = false;
         else if (!strcmp(o, "--per-query"))
-            dst = &a->per_query;
+            dst = &a->per_query, in_dir = false;
         else if (!strcmp(o, "-b") || !strcmp(o, "--benchmark") || !strcmp(o, "--benchmarks")) {
             if (a->n_benchmarks >= 16) {
                 fprintf(stderr, "mieb-eval merge: too many benchmarks\n");
@@ -122,25 +125,25 @@ static int parse_args(int argc, char **argv, struct merge_args *a)
             continue;
         } else if (!strcmp(o, "--threads")) {
             long long n;
-            if (!mieb_cli_parse_i64(val, 0, 4096, &n)) {
-                fprintf(stderr, "mieb-eval merge: --threads must be a whole number from 0 to 4096, not '%s'\n", val);
+            if (!mieb_cli_int("merge", o, val, 0, 4096, &n))
                 return -1;
-            }
             a->threads = (int)n;
             i++;
             continue;
         } else if (!strcmp(o, "--log-format")) {
-            if (strcmp(val, "text") && strcmp(val, "json")) {
-                fprintf(stderr, "mieb-eval merge: --log-format must be text or json\n");
+            static const char *const fmts[] = {"text", "json", NULL}; /* enum mieb_log_format order */
+            int k;
+            if (!mieb_cli_choice("merge", o, val, fmts, &k))
                 return -1;
-            }
-            a->log_format = !strcmp(val, "json") ? MIEB_LOGFMT_JSON : MIEB_LOGFMT_TEXT;
+            a->log_format = (enum mieb_log_format)k;
             i++;
             continue;
         } else {
             fprintf(stderr, "mieb-eval merge: unknown option '%s'\n", o);
             return -1;
         }
+        if (!(in_dir ? mieb_cli_dir : mieb_cli_out_dir)("merge", o, val))
+            return -1;
         *dst = val;
         i++;
     }

@@ -87,10 +87,8 @@ static int parse_tolerance(const char *s, struct opts *o)
         return -1;
     struct mieb_tolerance t = {true, 0.0};
     if (strcmp(eq + 1, "exact") != 0) {
-        char *end = NULL;
         t.exact = false;
-        t.abs_tol = strtod(eq + 1, &end);
-        if (!end || *end || end == eq + 1 || !(t.abs_tol >= 0.0) || isinf(t.abs_tol))
+        if (!mieb_cli_parse_real(eq + 1, 0.0, HUGE_VAL, &t.abs_tol))
             return -1;
     }
     o->ov[o->n_ov++] = (struct tol_override){fam, t};
@@ -135,6 +133,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             }
             i++;
             if (dst) {
+                if (!mieb_cli_path("parity", a, val))
+                    return -1;
                 *dst = val;
             } else if (parse_tolerance(val, o) != 0) {
                 fprintf(stderr, "mieb-eval parity: bad --tolerance '%s' (FAMILY=X with FAMILY one of retrieval, "

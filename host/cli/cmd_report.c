@@ -195,11 +195,15 @@ int mieb_cmd_report(int argc, char **argv)
                 fprintf(stderr, "mieb-eval report: %s needs a value\n", a);
                 return MIEB_EXIT_USAGE;
             }
+            if ((dst == &html || dst == &registry) && !mieb_cli_path("report", a, val))
+                return MIEB_EXIT_USAGE;
             *dst = val;
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "mieb-eval report: unknown option '%s'\n", a);
             report_usage(stderr);
+            return MIEB_EXIT_USAGE;
+        } else if (!mieb_cli_path("report", "result folder", a)) {
             return MIEB_EXIT_USAGE;
         } else if (n_dirs < (int)(sizeof dirs / sizeof *dirs)) {
             dirs[n_dirs++] = a;

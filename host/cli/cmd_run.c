@@ -29,8 +29,10 @@
 #include "config/registry.h"
 #include "core/fileutil.h"
 #include "core/mem_default.h"
+#include "core/set_aside.h"
 #include "core/tmpfiles.h"
 #include "families/family.h"
+#include "io/results_check.h"
 #include "plan/task_shards.h"
 #include "io/results_writer.h"
 #include "io/task_data.h"
@@ -136,12 +138,16 @@ static void run_usage(FILE *f)
           "  --model-revision R   check the model revision likewise\n"
           "  --output-folder DIR  results go to DIR/results/<org>__<model>/<revision>/<TaskName>.json\n"
           "  --device D           auto (CUDA if usable, else CPU), cpu, cuda, cuda:N   [auto]\n"
-          "  --mem-limit SIZE     memory for embeddings and search state, e.g. 512M, 8G [half of the smallest of\n"
-          "                       RAM, this process's cgroup memory limit (v2 memory.max, v1\n"
+          "  --mem-limit SIZE     memory for embeddings and search state: a number with an optional K, M, G\n"
+          "                       or T suffix (powers of 1024), e.g. 512M, 8G, 1.5G; at least 4K [half of the\n"
+          "                       smallest of RAM, this process's cgroup memory limit (v2 memory.max, v1\n"
           "                       memory.limit_in_bytes) and Slurm's SLURM_MEM_PER_NODE or SLURM_MEM_PER_CPU\n"
           "                       x CPUs; -v logs which]\n"
           "  --similarity S       override model_meta.json's similarity_fn_name\n"
-          "  --overwrite-strategy always | never | only-missing (skip tasks whose result exists) [always]\n"
+          "  --overwrite-strategy always | never | only-missing (skip tasks whose result is there and whole;\n"
+          "                       a file that is not a result of the task, with every split and subset\n"
+          "                       this run writes, is kept as <Task>.json.bad-<UTC time> and the task\n"
+          "                       scored again) [always]\n"
           "  --threads N          CPU threads; 0 = the CPUs this process may use [0]\n"
           "  --precision P        similarity arithmetic: fp32 (exact, default); tf32 or bf16 on CUDA only,\n"
           "                       faster, recorded in each result as similarity_precision\n"
@@ -187,7 +193,8 @@ static void run_usage(FILE *f)
           "    0  every requested task was scored (or skipped by --overwrite-strategy)\n"
           "    1  at least one task failed (invalid or missing inputs): named on stderr with the file\n"
           "       and dataset at fault, nothing written for it; the other tasks were scored\n"
-          "    2  bad command line (unknown option, task or benchmark)\n"
+          "    2  bad command line (unknown option, task or benchmark, a bad option value, an empty\n"
+          "       path, an input folder that is not one)\n"
           "    3  --device cuda and no usable GPU (or a build without CUDA)\n"
           "    4  could not run at all (unreadable registry or model_meta.json, output folder not\n"
           "       writable, CUDA failure)\n"
@@ -200,30 +207,31 @@ static void run_usage(FILE *f)
           f);
 }
 
-/* "512M", "8G", "1.5G", "1000000" -> bytes */
-static int parse_size(const char *s, size_t *out)
+/* The smallest --mem-limit: one page. Tests and tiny corpora use a few KiB to force many
+   blocks; below that a value is a mistake such as "0.4" for 0.4G, which used to become 0
+   bytes and so silently half of RAM. */
+#define MIN_MEM_LIMIT ((size_t)4096)
+
+/* --device: auto, cpu, cuda or cuda:N (N a whole number), before any backend starts. */
+static bool device_ok(const char *val)
 {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v <= 0)
-        return -1;
-    double mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (*end == 'i' || *end == 'B' || *end == 'b')
-        end++;
-    if (*end == 'B')
-        end++;
-    if (*end)
-        return -1;
-    *out = (size_t)(v * mul);
-    return 0;
+    long long n;
+    if (!strcmp(val, "auto") || !strcmp(val, "cpu") || !strcmp(val, "cuda") ||
+        (!strncmp(val, "cuda:", 5) && mieb_cli_parse_i64(val + 5, 0, INT_MAX, &n)))
+        return true;
+    mieb_cli_bad_value("run", "--device", val, "auto, cpu, cuda or cuda:N");
+    return false;
+}
+
+/* --similarity: what model_meta.json's similarity_fn_name may say, but never empty
+   (mieb_sim_parse reads an empty name as cosine). */
+static bool similarity_ok(const char *val)
+{
+    enum mieb_sim sim;
+    if (val[0] && mieb_sim_parse(val, &sim) == MIEB_OK)
+        return true;
+    mieb_cli_bad_value("run", "--similarity", val, "cosine, dot or MaxSim");
+    return false;
 }
 
 static int parse_args(int argc, char **argv, struct run_opts *o)
@@ -248,71 +256,75 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             return 1;
         } else if (!strcmp(a, "--task-data")) {
             NEED_VAL();
+            if (!mieb_cli_dir("run", a, val))
+                return -1;
             o->task_data = val;
         } else if (!strcmp(a, "--embeddings")) {
             NEED_VAL();
+            if (!mieb_cli_dir("run", a, val))
+                return -1;
             o->emb = val;
         } else if (!strcmp(a, "--export")) {
             NEED_VAL();
             o->export_dir = val;
         } else if (!strcmp(a, "--output-folder") || !strcmp(a, "--output_folder")) {
             NEED_VAL();
+            if (!mieb_cli_out_dir("run", a, val))
+                return -1;
             o->out = val;
         } else if (!strcmp(a, "--device")) {
             NEED_VAL();
+            if (!device_ok(val))
+                return -1;
             o->device = val;
         } else if (!strcmp(a, "--similarity")) {
             NEED_VAL();
+            if (!similarity_ok(val))
+                return -1;
             o->sim_override = val;
         } else if (!strcmp(a, "--overwrite-strategy")) {
+            static const char *const ways[] = {"always", "never", "only-missing", NULL};
+            int k;
             NEED_VAL();
-            o->overwrite = val;
-            if (strcmp(val, "always") && strcmp(val, "never") && strcmp(val, "only-missing")) {
-                fprintf(stderr, "mieb-eval run: --overwrite-strategy must be always, never or only-missing\n");
+            if (!mieb_cli_choice("run", a, val, ways, &k))
                 return -1;
-            }
+            o->overwrite = ways[k];
         } else if (!strcmp(a, "--mem-limit")) {
             NEED_VAL();
-            if (parse_size(val, &o->mem_limit) != 0) {
-                fprintf(stderr, "mieb-eval run: bad --mem-limit '%s' (examples: 512M, 8G)\n", val);
+            if (!mieb_cli_size("run", a, val, MIN_MEM_LIMIT, &o->mem_limit))
                 return -1;
-            }
         } else if (!strcmp(a, "--precision")) {
+            static const char *const precs[] = {"fp32", "tf32", "bf16", NULL};
+            int k;
             NEED_VAL();
-            o->precision = val;
-            if (strcmp(val, "fp32") && strcmp(val, "tf32") && strcmp(val, "bf16")) {
-                fprintf(stderr, "mieb-eval run: --precision must be fp32, tf32 or bf16\n");
+            if (!mieb_cli_choice("run", a, val, precs, &k))
                 return -1;
-            }
+            o->precision = precs[k];
         } else if (!strcmp(a, "--kmeans")) {
+            static const char *const modes[] = {"minibatch", "full", NULL};
+            int k;
             NEED_VAL();
-            if (strcmp(val, "minibatch") && strcmp(val, "full")) {
-                fprintf(stderr, "mieb-eval run: bad --kmeans '%s' (minibatch or full)\n", val);
+            if (!mieb_cli_choice("run", a, val, modes, &k))
                 return -1;
-            }
-            o->kmeans_full = !strcmp(val, "full");
+            o->kmeans_full = k == 1;
         } else if (!strcmp(a, "--probe-device")) {
+            static const char *const devs[] = {"auto", "cpu", NULL};
+            int k;
             NEED_VAL();
-            if (strcmp(val, "auto") && strcmp(val, "cpu")) {
-                fprintf(stderr, "mieb-eval run: bad --probe-device '%s' (auto or cpu)\n", val);
+            if (!mieb_cli_choice("run", a, val, devs, &k))
                 return -1;
-            }
-            o->probe_cpu = !strcmp(val, "cpu");
+            o->probe_cpu = k == 1;
         } else if (!strcmp(a, "--threads")) {
             NEED_VAL();
             long long v;
-            if (!mieb_cli_parse_i64(val, 0, 4096, &v)) { /* atoi made "x" and "-3" mean all cores */
-                fprintf(stderr, "mieb-eval run: bad --threads '%s' (a whole number from 0 to 4096)\n", val);
+            if (!mieb_cli_int("run", a, val, 0, 4096, &v)) /* atoi made "x" and "-3" mean all cores */
                 return -1;
-            }
             o->threads = (int)v;
         } else if (!strcmp(a, "--shard-index") || !strcmp(a, "--num-shards")) { /* task sharding (issue 6) */
             NEED_VAL();
             long long v;
-            if (!mieb_cli_parse_i64(val, 0, INT_MAX, &v)) {
-                fprintf(stderr, "mieb-eval run: bad %s '%s' (a whole number >= 0)\n", a, val);
+            if (!mieb_cli_int("run", a, val, 0, INT_MAX, &v))
                 return -1;
-            }
             if (a[2] == 's') {
                 o->shard_index = v;
                 o->shard_index_set = 1;
@@ -328,33 +340,24 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (!strcmp(a, "--log-format")) {
+            static const char *const fmts[] = {"text", "json", NULL}; /* enum mieb_log_format order */
+            int k;
             NEED_VAL();
-            if (strcmp(val, "text") && strcmp(val, "json")) {
-                fprintf(stderr, "mieb-eval run: --log-format must be text or json\n");
+            if (!mieb_cli_choice("run", a, val, fmts, &k))
                 return -1;
-            }
-            o->log_format = !strcmp(val, "json") ? MIEB_LOGFMT_JSON : MIEB_LOGFMT_TEXT;
+            o->log_format = (enum mieb_log_format)k;
         } else if (!strcmp(a, "--progress")) {
+            static const char *const modes[] = {"auto", "tty", "plain", "off", NULL}; /* enum mieb_progress_mode order */
+            int k;
             NEED_VAL();
-            if (!strcmp(val, "auto"))
-                o->progress = MIEB_PROGRESS_AUTO;
-            else if (!strcmp(val, "tty"))
-                o->progress = MIEB_PROGRESS_TTY;
-            else if (!strcmp(val, "plain"))
-                o->progress = MIEB_PROGRESS_PLAIN;
-            else if (!strcmp(val, "off"))
-                o->progress = MIEB_PROGRESS_OFF;
-            else {
-                fprintf(stderr, "mieb-eval run: --progress must be auto, tty, plain or off\n");
+            if (!mieb_cli_choice("run", a, val, modes, &k))
                 return -1;
-            }
+            o->progress = (enum mieb_progress_mode)k;
         } else if (!strcmp(a, "--corpus-parts") || !strcmp(a, "--corpus-part")) { /* corpus parts (issue 6) */
             NEED_VAL();
             long long v;
-            if (!mieb_cli_parse_i64(val, 0, 99999, &v)) {
-                fprintf(stderr, "mieb-eval run: bad %s '%s' (a whole number, 0 to 99999)\n", a, val);
+            if (!mieb_cli_int("run", a, val, 0, 99999, &v))
                 return -1;
-            }
             if (!strcmp(a, "--corpus-part")) {
                 o->corpus_part = v;
                 o->corpus_part_set = 1;
@@ -366,9 +369,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             }
         } else if (!strcmp(a, "--partials-dir")) {
             NEED_VAL();
+            if (!mieb_cli_out_dir("run", a, val))
+                return -1;
             o->partials_dir = val;
         } else if (!strcmp(a, "--per-query")) {
             NEED_VAL();
+            if (!mieb_cli_out_dir("run", a, val))
+                return -1;
             o->per_query = val;
         } else if (!strcmp(a, "-b") || !strcmp(a, "--benchmark") || !strcmp(a, "--benchmarks")) {
             NEED_VAL();
@@ -380,6 +387,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             while (i + 1 < argc && argv[i + 1][0] != '-') {
                 if (types ? o->n_task_types >= 32 : o->n_eval_splits >= 16) {
                     fprintf(stderr, "mieb-eval run: too many values for %s\n", a);
+                    return -1;
+                }
+                if (!argv[i + 1][0]) { /* names nothing: every task would be skipped, exit 0 */
+                    mieb_cli_bad_value("run", a, "", types ? "a task type" : "a split name");
                     return -1;
                 }
                 if (types)
@@ -570,6 +581,29 @@ static mieb_status score_aggregate(const struct mieb_run_ctx *rc, const struct m
 }
 /* ---- end of aggregate tasks ---- */
 
+/*
+ * --overwrite-strategy never|only-missing: MIEB_OK when the task's result is there and whole
+ * (io/results_check.h: this task's, every split and subset this run would write), so the
+ * task is skipped; MIEB_ERR_NOT_FOUND when it is to be scored: absent, or not a result and
+ * now set aside with a warning. Any other status (an I/O error, out of memory) leaves the
+ * file as it is and the task unscored.
+ */
+static mieb_status result_present(const struct mieb_task *t, const char *path)
+{
+    static const char *const aggregate_subsets[] = {"default"}; /* sts_aggregate.c writes only it */
+    bool agg = mieb_aggregate_subtask(t->name) != NULL;
+    char why[1024], aside[PATH_MAX + 64];
+    mieb_status st = mieb_result_check(path, t->name, t->splits, t->n_splits, agg ? aggregate_subsets : t->subsets,
+                                       agg ? 1 : t->n_subsets);
+    if (st != MIEB_ERR_BAD_DATA && st != MIEB_ERR_TOO_LARGE)
+        return st;
+    snprintf(why, sizeof why, "%s", mieb_last_error());
+    MIEB_TRY(mieb_set_aside(path, aside, sizeof aside));
+    MIEB_LOGW("%s: the file there is not a whole result of the task (%s); kept as %s, scoring the task again",
+              t->name, why, aside);
+    return MIEB_ERR_NOT_FOUND;
+}
+
 /* Units of progress of a task: its (split, subset) pairs; an aggregate counts one. */
 /* A benchmark or --task-types run scores what is present: 1 when `t` can be scored here,
    else 0 after saying why it is skipped. */
@@ -603,6 +637,15 @@ static void restrict_splits(const struct run_opts *o, struct mieb_registry *reg)
                 }
         t->n_splits = kept;
     }
+}
+
+/* --task-types: a misspelt type would select nothing and exit 0 */
+static bool type_known(const struct mieb_registry *reg, const char *type)
+{
+    for (int i = 0; i < reg->n_tasks; i++)
+        if (!strcmp(reg->tasks[i].type, type))
+            return true;
+    return false;
 }
 
 static int type_wanted(const struct run_opts *o, const struct mieb_task *t)
@@ -650,6 +693,13 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
+    for (int i = 0; i < o.n_task_types; i++)
+        if (!type_known(&reg, o.task_types[i])) {
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "bad --task-types '%s' (no registry task has this type)",
+                         o.task_types[i]);
+            mieb_registry_free(&reg);
+            return MIEB_EXIT_USAGE;
+        }
     if (o.n_eval_splits)
         restrict_splits(&o, &reg);
     for (int i = 0; i < o.n_tasks; i++) {
@@ -789,16 +839,20 @@ int mieb_cmd_run(int argc, char **argv)
             mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
             continue;
         }
-        if (!as_part && strcmp(o.overwrite, "always") && mieb_file_exists(p)) {
+        mieb_clear_error();
+        st = !as_part && strcmp(o.overwrite, "always") ? result_present(todo[i], p) : MIEB_ERR_NOT_FOUND;
+        if (st == MIEB_OK) {
             MIEB_LOGI("%s: result exists, skipped (--overwrite-strategy %s)", todo[i]->name, o.overwrite);
             mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
             continue;
         }
         double t0 = mieb_now();
-        mieb_clear_error();
-        st = as_part ? mieb_corpus_part_task(&rc, todo[i], &part)
-             : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
-                                                     : score_task(&o, &rc, todo[i], results_dir);
+        if (st == MIEB_ERR_NOT_FOUND) {
+            mieb_clear_error();
+            st = as_part ? mieb_corpus_part_task(&rc, todo[i], &part)
+                 : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
+                                                         : score_task(&o, &rc, todo[i], results_dir);
+        }
         if (st == MIEB_ERR_INTERRUPTED)
             break;
         if (st != MIEB_OK) {

@@ -229,11 +229,15 @@ int mieb_cmd_summary(int argc, char **argv)
                 fprintf(stderr, "mieb-eval summary: %s needs a value\n", a);
                 return MIEB_EXIT_USAGE;
             }
+            if (dst != &bench_name && !mieb_cli_path("summary", a, val))
+                return MIEB_EXIT_USAGE;
             *dst = val;
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "mieb-eval summary: unknown option '%s'\n", a);
             summary_usage(stderr);
+            return MIEB_EXIT_USAGE;
+        } else if (!mieb_cli_path("summary", "result folder", a)) {
             return MIEB_EXIT_USAGE;
         } else if (n_dirs < (int)(sizeof dirs / sizeof *dirs)) {
             dirs[n_dirs++] = a;

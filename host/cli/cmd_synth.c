@@ -35,7 +35,10 @@ static void synth_usage(FILE *f)
           "  --shards K       split each role into K shard files (default 1: one file)\n"
           "  --model-sim S    similarity_fn_name in model_meta.json; MaxSim writes multi-vector roles\n"
           "  --compress       chunked + shuffle + deflate embeddings\n"
-          "  --registry FILE  task registry (default: $MIEB_REGISTRY or configs/tasks.json)\n",
+          "  --registry FILE  task registry (default: $MIEB_REGISTRY or configs/tasks.json)\n"
+          "\n"
+          "Exit status: 0 written; 2 bad command line (unknown option or task, a bad option value);\n"
+          "4 registry unreadable or the suite could not be written.\n",
           f);
 }
 
@@ -68,11 +71,69 @@ static mieb_status (*generator_of(enum mieb_family fam))(const struct mieb_synth
     }
 }
 
+/* One option with its value into o (and the strings the command keeps); false after the
+   one-line message when the option is unknown or its value bad. */
+static bool synth_option(const char *a, const char *val, struct mieb_synth_opts *o, const char **tasks_arg,
+                         const char **registry, const char **sim)
+{
+    static const char *const dtypes[] = {"f32", "f16", "bf16", NULL};
+    static const enum mieb_emb_dtype dtype_of[] = {MIEB_EMB_F32, MIEB_EMB_F16, MIEB_EMB_BF16};
+    static const char *const sims[] = {"cosine", "dot", "MaxSim", NULL};
+    static const enum mieb_synth_sim sim_of[] = {MIEB_SYNTH_COSINE, MIEB_SYNTH_DOT, MIEB_SYNTH_MAXSIM};
+    long long v;
+    int k;
+    if (!strcmp(a, "--out")) {
+        o->out_dir = val;
+        return mieb_cli_out_dir("synth", a, val);
+    } else if (!strcmp(a, "--seed")) {
+        if (!mieb_cli_int("synth", a, val, 0, INT64_MAX, &v))
+            return false;
+        o->seed = (uint64_t)v;
+    } else if (!strcmp(a, "--tasks") || !strcmp(a, "-t")) {
+        if (!val[0]) { /* would select nothing and write only model_meta.json */
+            mieb_cli_bad_value("synth", a, val, "a comma-separated list of task names");
+            return false;
+        }
+        *tasks_arg = val;
+    } else if (!strcmp(a, "--scale")) {
+        if (!mieb_cli_real("synth", a, val, 0.0, 100.0, &o->scale))
+            return false;
+        if (o->scale == 0.0) {
+            mieb_cli_bad_value("synth", a, val, "a number above 0, at most 100");
+            return false;
+        }
+    } else if (!strcmp(a, "--dim")) {
+        if (!mieb_cli_int("synth", a, val, 1, 65536, &v))
+            return false;
+        o->dim = (int)v;
+    } else if (!strcmp(a, "--dtype")) {
+        if (!mieb_cli_choice("synth", a, val, dtypes, &k))
+            return false;
+        o->dtype = dtype_of[k];
+    } else if (!strcmp(a, "--shards")) {
+        if (!mieb_cli_int("synth", a, val, 1, 99999, &v))
+            return false;
+        o->shards = (int)v;
+    } else if (!strcmp(a, "--model-sim")) {
+        if (!mieb_cli_choice("synth", a, val, sims, &k))
+            return false;
+        *sim = sims[k];
+        o->sim = sim_of[k];
+    } else if (!strcmp(a, "--registry")) {
+        *registry = val;
+        return mieb_cli_path("synth", a, val);
+    } else {
+        fprintf(stderr, "mieb-eval synth: unknown option '%s'\n", a);
+        synth_usage(stderr);
+        return false;
+    }
+    return true;
+}
+
 int mieb_cmd_synth(int argc, char **argv)
 {
     struct mieb_synth_opts o = {.seed = 42, .scale = 0.01, .dim = 32, .dtype = MIEB_EMB_F32, .shards = 1};
     const char *tasks_arg = NULL, *registry = NULL, *sim = "cosine";
-    long long v = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -88,42 +149,8 @@ int mieb_cmd_synth(int argc, char **argv)
             return MIEB_EXIT_USAGE;
         }
         i++;
-        bool ok = true;
-        if (!strcmp(a, "--out")) {
-            o.out_dir = val;
-        } else if (!strcmp(a, "--seed")) {
-            ok = mieb_cli_parse_i64(val, 0, INT64_MAX, &v);
-            o.seed = (uint64_t)v;
-        } else if (!strcmp(a, "--tasks") || !strcmp(a, "-t")) {
-            tasks_arg = val;
-        } else if (!strcmp(a, "--scale")) {
-            char *end;
-            o.scale = strtod(val, &end);
-            ok = end != val && !*end && o.scale > 0 && o.scale <= 100;
-        } else if (!strcmp(a, "--dim")) {
-            ok = mieb_cli_parse_i64(val, 1, 65536, &v);
-            o.dim = (int)v;
-        } else if (!strcmp(a, "--dtype")) {
-            ok = !strcmp(val, "f32") || !strcmp(val, "f16") || !strcmp(val, "bf16");
-            o.dtype = !strcmp(val, "f16") ? MIEB_EMB_F16 : !strcmp(val, "bf16") ? MIEB_EMB_BF16 : MIEB_EMB_F32;
-        } else if (!strcmp(a, "--shards")) {
-            ok = mieb_cli_parse_i64(val, 1, 99999, &v);
-            o.shards = (int)v;
-        } else if (!strcmp(a, "--model-sim")) {
-            ok = !strcmp(val, "cosine") || !strcmp(val, "dot") || !strcmp(val, "MaxSim");
-            sim = val;
-            o.sim = !strcmp(val, "dot") ? MIEB_SYNTH_DOT : !strcmp(val, "MaxSim") ? MIEB_SYNTH_MAXSIM : MIEB_SYNTH_COSINE;
-        } else if (!strcmp(a, "--registry")) {
-            registry = val;
-        } else {
-            fprintf(stderr, "mieb-eval synth: unknown option '%s'\n", a);
-            synth_usage(stderr);
+        if (!synth_option(a, val, &o, &tasks_arg, &registry, &sim))
             return MIEB_EXIT_USAGE;
-        }
-        if (!ok) {
-            fprintf(stderr, "mieb-eval synth: bad value '%s' for %s\n", val, a);
-            return MIEB_EXIT_USAGE;
-        }
     }
     if (!o.out_dir) {
         fprintf(stderr, "mieb-eval synth: --out DIR is required\n");

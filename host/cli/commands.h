@@ -7,6 +7,7 @@
 #define MIEB_CLI_COMMANDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Documented exit statuses (README "Exit status"). */
 enum mieb_exit {
@@ -21,6 +22,32 @@ enum mieb_exit {
 
 /** Strict number parsing (cli_args.c): the whole of s is a base-10 integer in [lo, hi]. */
 bool mieb_cli_parse_i64(const char *s, long long lo, long long hi, long long *out);
+
+/*
+ * Option values, checked before anything runs. Each returns true and stores the value, or
+ * prints one line "mieb-eval <cmd>: bad <opt> '<val>' (<what is expected>)" on stderr and
+ * returns false; the command then exits MIEB_EXIT_USAGE.
+ */
+void mieb_cli_bad_value(const char *cmd, const char *opt, const char *val, const char *expected);
+/** A base-10 integer in [lo, hi] (mieb_cli_parse_i64). */
+bool mieb_cli_int(const char *cmd, const char *opt, const char *val, long long lo, long long hi, long long *out);
+/** A size: a finite decimal number with an optional K/M/G/T suffix (powers of 1024; "KiB",
+    "MB" also read), at least min bytes (min 0: at least 1) and at most SIZE_MAX. */
+bool mieb_cli_size(const char *cmd, const char *opt, const char *val, size_t min, size_t *out);
+/** Strict real parsing: the whole of s is a finite non-negative decimal number (no sign, nan, inf, hex or
+    leading blanks, which strtod takes) in [lo, hi]. */
+bool mieb_cli_parse_real(const char *s, double lo, double hi, double *out);
+/** A real as mieb_cli_parse_real reads it. */
+bool mieb_cli_real(const char *cmd, const char *opt, const char *val, double lo, double hi, double *out);
+/** One of the NULL-terminated choices; *idx its index. */
+bool mieb_cli_choice(const char *cmd, const char *opt, const char *val, const char *const *choices, int *idx);
+/** A path: not empty. */
+bool mieb_cli_path(const char *cmd, const char *opt, const char *val);
+/** An input folder: not empty, and an existing folder. */
+bool mieb_cli_dir(const char *cmd, const char *opt, const char *val);
+/** An output folder (or an input folder whose absence the command reports itself): not
+    empty, and a folder where it exists already. */
+bool mieb_cli_out_dir(const char *cmd, const char *opt, const char *val);
 
 int mieb_cmd_run(int argc, char **argv);   /* mieb-eval run ...   (cmd_run.c) */
 int mieb_cmd_synth(int argc, char **argv); /* mieb-eval synth ... (cmd_synth.c) */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../core/fileutil.h"
+#include "../core/set_aside.h"
 #include "fingerprint.h"
 #include "partial.h"
 
@@ -22,25 +23,42 @@ static void copy_str(char *dst, size_t n, const char *src)
     snprintf(dst, n, "%s", src ? src : "");
 }
 
-/* Is `path` a complete partial of exactly this (task, split, subset, part)? (--overwrite-strategy only-missing) */
-static bool have_partial(const char *path, const char *task, const char *split, const char *subset,
-                         const struct mieb_part_opts *o)
+/* A partial that is not the part its path names is scored again; the file is kept aside
+   (as run does with a result that is not one) rather than replaced. */
+static mieb_status set_partial_aside(const char *path, const char *why)
+{
+    char aside[PATH_MAX + 64];
+    MIEB_TRY(mieb_set_aside(path, aside, sizeof aside));
+    MIEB_LOGW("%s; kept as %s, scoring the part again", why, aside);
+    return MIEB_ERR_NOT_FOUND;
+}
+
+/*
+ * --overwrite-strategy never|only-missing: MIEB_OK when `path` is a complete partial of
+ * exactly this (task, split, subset, part), by the rule merge applies (mieb_partial_is);
+ * MIEB_ERR_NOT_FOUND when the part is to be scored (absent, or broken and set aside);
+ * anything else (out of memory, I/O error) leaves the file alone and fails the task.
+ */
+static mieb_status have_partial(const char *path, const char *task, const char *split, const char *subset,
+                                const struct mieb_part_opts *o)
 {
     struct mieb_partial_reader *r = NULL;
     struct mieb_partial_meta m;
+    char why[2 * PATH_MAX + 1024];
     if (!mieb_file_exists(path))
-        return false;
-    if (mieb_partial_open(path, &r, &m) != MIEB_OK) {
-        MIEB_LOGW("%s is not a readable partial (%s); scoring the part again", path, mieb_last_error());
-        return false;
+        return MIEB_ERR_NOT_FOUND;
+    mieb_status st = mieb_partial_open(path, &r, &m);
+    if (st != MIEB_OK) {
+        if (st != MIEB_ERR_BAD_DATA)
+            return st;
+        snprintf(why, sizeof why, "%s is not a readable partial (%s)", path, mieb_last_error());
+        return set_partial_aside(path, why);
     }
     mieb_partial_close(r);
-    bool same = !strcmp(m.task, task) && !strcmp(m.split, split) && !strcmp(m.subset, subset) &&
-                m.part == o->part && m.n_parts == o->n_parts && !strcmp(m.model_name, o->meta->name) &&
-                !strcmp(m.model_revision, o->meta->revision);
-    if (!same)
-        MIEB_LOGW("%s belongs to another task, part or model; scoring the part again", path);
-    return same;
+    struct mieb_partial_want want = {task, split, subset, o->part, o->n_parts, o->meta->name, o->meta->revision};
+    if (!mieb_partial_is(path, &m, &want, why, sizeof why))
+        return set_partial_aside(path, why);
+    return MIEB_OK;
 }
 
 static mieb_status part_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task, struct mieb_taskdata *td,
@@ -48,10 +66,11 @@ static mieb_status part_subset(const struct mieb_run_ctx *rc, const struct mieb_
 {
     char path[PATH_MAX];
     MIEB_TRY(mieb_partial_path(o->dir, task->name, split, subset, o->part, o->n_parts, path, sizeof path));
-    if (o->skip_existing && have_partial(path, task->name, split, subset, o)) {
+    mieb_status have = o->skip_existing ? have_partial(path, task->name, split, subset, o) : MIEB_ERR_NOT_FOUND;
+    if (have == MIEB_OK)
         MIEB_LOGI("%s /%s/%s: partial exists, skipped (%s)", task->name, split, subset, path);
-        return MIEB_OK;
-    }
+    if (have != MIEB_ERR_NOT_FOUND)
+        return have;
     struct mieb_ret_subset s;
     struct mieb_ret_roles roles = {0};
     struct mieb_partial_writer *w = NULL;

@@ -148,16 +148,11 @@ static void check_subset(const struct mieb_task *task, const char *split, const 
             problem(pr, "%s", mieb_last_error());
             continue;
         }
-        if (strcmp(m.task, task->name) || strcmp(m.split, split) || strcmp(m.subset, subset) || m.part != i ||
-            m.n_parts != k)
-            problem(pr, "%s: holds %s /%s/%s part %lld of %lld, not what its name says", path, m.task, m.split,
-                    m.subset, (long long)m.part, (long long)m.n_parts);
-        if (strcmp(m.model_name, o->meta->name) || strcmp(m.model_revision, o->meta->revision))
-            problem(pr, "%s: computed for model %s revision '%s', but %s/model_meta.json is %s revision '%s'", path,
-                    m.model_name, m.model_revision, o->emb_dir, o->meta->name, o->meta->revision);
-        if (m.top_k != MIEB_MTEB_TOP_K || m.chunk_size != MIEB_MTEB_CORPUS_CHUNK)
-            problem(pr, "%s: made with top_k %lld and chunks of %lld, this mieb-eval uses %d and %d", path,
-                    (long long)m.top_k, (long long)m.chunk_size, MIEB_MTEB_TOP_K, MIEB_MTEB_CORPUS_CHUNK);
+        /* the rule run's only-missing keeps a part by (partial.h) */
+        struct mieb_partial_want want = {task->name, split, subset, i, k, o->meta->name, o->meta->revision};
+        char why[2048];
+        if (!mieb_partial_is(path, &m, &want, why, sizeof why))
+            problem(pr, "%s", why);
         if (!ref_path[0]) {
             plan->ref = m;
             snprintf(ref_path, sizeof ref_path, "%s", path);
@@ -176,13 +171,6 @@ static void check_subset(const struct mieb_task *task, const char *split, const 
                 memcmp(ref_rows, mieb_partial_query_rows(r), sizeof(int64_t) * (size_t)m.n_kept))
                 problem(pr, "%s: /query_rows differ from %s's", path, ref_path);
         }
-        int64_t c0, c1, i0, i1;
-        mieb_partial_range(m.kind, m.n_corpus, i, k, &c0, &c1, &i0, &i1);
-        if (m.chunk_start != c0 || m.chunk_end != c1 || m.item_start != i0 || m.item_end != i1)
-            problem(pr, "%s: covers chunks %lld..%lld (rows %lld..%lld); part %lld of %lld must cover chunks "
-                        "%lld..%lld (rows %lld..%lld)", path, (long long)m.chunk_start, (long long)m.chunk_end,
-                    (long long)m.item_start, (long long)m.item_end, (long long)i, (long long)k, (long long)c0,
-                    (long long)c1, (long long)i0, (long long)i1);
         mieb_partial_close(r);
     }
     free(present);

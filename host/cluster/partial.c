@@ -53,6 +53,37 @@ mieb_status mieb_partial_path(const char *dir, const char *task, const char *spl
     return MIEB_OK;
 }
 
+bool mieb_partial_is(const char *path, const struct mieb_partial_meta *m, const struct mieb_partial_want *w,
+                     char *why, size_t n)
+{
+    int64_t c0, c1, i0, i1;
+    if (strcmp(m->task, w->task) || strcmp(m->split, w->split) || strcmp(m->subset, w->subset) ||
+        m->part != w->part || m->n_parts != w->n_parts) {
+        snprintf(why, n, "%s: holds %s /%s/%s part %lld of %lld, not what its name says", path, m->task, m->split,
+                 m->subset, (long long)m->part, (long long)m->n_parts);
+        return false;
+    }
+    if (strcmp(m->model_name, w->model_name) || strcmp(m->model_revision, w->model_revision)) {
+        snprintf(why, n, "%s: computed for model %s revision '%s', not the embeddings' %s revision '%s'", path, m->model_name,
+                 m->model_revision, w->model_name, w->model_revision);
+        return false;
+    }
+    if (m->top_k != MIEB_MTEB_TOP_K || m->chunk_size != MIEB_MTEB_CORPUS_CHUNK) {
+        snprintf(why, n, "%s: made with top_k %lld and chunks of %lld, this mieb-eval uses %d and %d", path,
+                 (long long)m->top_k, (long long)m->chunk_size, MIEB_MTEB_TOP_K, MIEB_MTEB_CORPUS_CHUNK);
+        return false;
+    }
+    mieb_partial_range(m->kind, m->n_corpus, w->part, w->n_parts, &c0, &c1, &i0, &i1);
+    if (m->chunk_start != c0 || m->chunk_end != c1 || m->item_start != i0 || m->item_end != i1) {
+        snprintf(why, n, "%s: covers chunks %lld..%lld (rows %lld..%lld); part %lld of %lld must cover chunks "
+                 "%lld..%lld (rows %lld..%lld)", path, (long long)m->chunk_start, (long long)m->chunk_end,
+                 (long long)m->item_start, (long long)m->item_end, (long long)w->part, (long long)w->n_parts,
+                 (long long)c0, (long long)c1, (long long)i0, (long long)i1);
+        return false;
+    }
+    return true;
+}
+
 bool mieb_partial_parse_name(const char *name, int64_t *part, int64_t *n_parts)
 {
     long long i = -1, k = -1;

@@ -59,6 +59,22 @@ mieb_status mieb_partial_path(const char *dir, const char *task, const char *spl
 /** Parse a file name "part-IIIII-of-KKKKK.h5"; false for anything else. */
 bool mieb_partial_parse_name(const char *name, int64_t *part, int64_t *n_parts);
 
+/** What a partial must be: the part of this (task, split, subset) and model that its path names. */
+struct mieb_partial_want {
+    const char *task, *split, *subset;
+    int64_t part, n_parts;
+    const char *model_name, *model_revision;
+};
+
+/**
+ * The one rule for a partial that opened (mieb_partial_open): it is the part `want` names,
+ * made for its model with this mieb-eval's top_k and chunk size, and covers that part's chunk
+ * range. `run --overwrite-strategy only-missing` keeps only such a file and `merge` accepts
+ * only such files. false: why (n bytes) says what differs, naming path.
+ */
+bool mieb_partial_is(const char *path, const struct mieb_partial_meta *m, const struct mieb_partial_want *want,
+                     char *why, size_t n);
+
 /* ---- writer ---- */
 struct mieb_partial_writer;
 /** Start writing `path` (parents created); n_kept = queries that will be appended. */

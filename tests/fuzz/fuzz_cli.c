@@ -1,7 +1,7 @@
 /*
  * fuzz_cli.c - the command line of every subcommand (mieb_cmd_run, _synth, _summary,
- * _inspect, _list_tasks): argument parsing, and whatever the parsed options then do on a
- * tiny synthetic suite.
+ * _inspect, _list_tasks, _merge, _compare, _report, _parity): argument parsing and option
+ * values (cli_args.c), and whatever the parsed options then do on a tiny synthetic suite.
  *
  * Input: the arguments separated by NUL bytes; the first is the command. The process works
  * in its private temp dir, which holds suite/ (made by `synth` once) and nothing else that
@@ -121,6 +121,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rc = mieb_cmd_inspect(argc, argv);
     else if (!strcmp(argv[0], "list-tasks"))
         rc = mieb_cmd_list_tasks(argc, argv);
+    else if (!strcmp(argv[0], "merge"))
+        rc = mieb_cmd_merge(argc, argv);
+    else if (!strcmp(argv[0], "compare"))
+        rc = mieb_cmd_compare(argc, argv);
+    else if (!strcmp(argv[0], "report"))
+        rc = mieb_cmd_report(argc, argv);
+    else if (!strcmp(argv[0], "parity"))
+        rc = mieb_cmd_parity(argc, argv);
     /* documented exit statuses only (README "Exit status") */
     if (!(rc == 0 || rc == 1 || rc == 2 || rc == 3 || rc == 4))
         abort();

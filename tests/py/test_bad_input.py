@@ -131,3 +131,188 @@ def test_cuda_without_gpu_is_clear_error(tmp_path):
                         str(tmp_path / "o"), "--device", "cuda"], capture_output=True, text=True)
     assert p.returncode == 3, p.stderr
     assert "cuda" in p.stderr.lower()
+
+
+# ---- command-line values: every command refuses a bad value with exit 2, naming the option ----
+
+def _suite(tmp):
+    td, ed = make(str(tmp))
+    (tmp / "a-file").write_text("x")
+    return td, ed
+
+
+# (command, arguments, option the message names); {td} {ed} {tmp} are filled in per test.
+RUN = ["run", "--task-data", "{td}", "--embeddings", "{ed}", "-t", GOOD, "--output-folder", "{tmp}/o"]
+MERGE = ["merge", "--partials-dir", "{tmp}", "--task-data", "{td}", "--embeddings", "{ed}", "--output-folder",
+         "{tmp}/m", "-t", GOOD]
+BAD_VALUES = [
+    # --mem-limit: nan and 1e30 were undefined behaviour (a float cast to an integer it does not
+    # fit), 0.4 became 0 bytes and so silently half of RAM
+    (RUN + ["--mem-limit", "nan"], "--mem-limit"),
+    (RUN + ["--mem-limit", "1e30"], "--mem-limit"),
+    (RUN + ["--mem-limit", "0.4"], "--mem-limit"),
+    (RUN + ["--mem-limit", "inf"], "--mem-limit"),
+    (RUN + ["--mem-limit", "0x1p40"], "--mem-limit"),
+    (RUN + ["--mem-limit", "100"], "--mem-limit"),
+    (RUN + ["--mem-limit", "16777216T"], "--mem-limit"),
+    (RUN[:-1] + [""], "--output-folder"),
+    (RUN[:-1] + ["{tmp}/a-file"], "--output-folder"),
+    (["run", "--task-data", "", "--embeddings", "{ed}", "-t", GOOD, "--output-folder", "{tmp}/o"], "--task-data"),
+    (["run", "--task-data", "{td}", "--embeddings", "{tmp}/absent", "-t", GOOD, "--output-folder", "{tmp}/o"],
+     "--embeddings"),
+    (RUN + ["--per-query", ""], "--per-query"),
+    (RUN + ["--corpus-parts", "2", "--corpus-part", "0", "--partials-dir", ""], "--partials-dir"),
+    (RUN + ["--similarity", ""], "--similarity"),
+    (RUN + ["--task-types", ""], "--task-types"),
+    (RUN + ["--task-types", "NoSuchType"], "--task-types"),
+    (RUN + ["--eval-splits", ""], "--eval-splits"),
+    (RUN + ["--device", "cuda:x"], "--device"),
+    (RUN + ["--device", "cuda:99999999999"], "--device"),
+    (MERGE[:1] + ["--partials-dir", "{tmp}/a-file"] + MERGE[3:], "--partials-dir"),
+    (["merge", "--partials-dir", "{tmp}", "--task-data", "{tmp}/absent", "--embeddings", "{ed}",
+      "--output-folder", "{tmp}/m", "-t", GOOD], "--task-data"),
+    (MERGE[:7] + ["--output-folder", ""] + MERGE[9:], "--output-folder"),
+    (MERGE + ["--per-query", ""], "--per-query"),
+    (["synth", "--out", "", "--tasks", GOOD], "--out"),
+    (["synth", "--out", "{tmp}/s", "--tasks", ""], "--tasks"),
+    (["synth", "--out", "{tmp}/s", "--tasks", GOOD, "--registry", ""], "--registry"),
+    (["summary", "{tmp}", "--csv", ""], "--csv"),
+    (["summary", ""], "result folder"),
+    (["report", "{tmp}", "--html", ""], "--html"),
+    (["compare", "{tmp}", "{tmp}", "--resamples", "1e3"], "--resamples"),
+    (["compare", "{tmp}", "{tmp}", "--json", ""], "--json"),
+    (["parity", "--reference", "", "--candidate", "{tmp}"], "--reference"),
+    (["parity", "--reference", "{tmp}", "--candidate", "{tmp}", "--tolerance", "probe=0x1p-3"], "--tolerance"),
+    (["inspect", "--task-data", "{td}", "--embeddings", "", "-t", GOOD], "--embeddings"),
+    (["inspect", "--task-data", "{tmp}/a-file", "--embeddings", "{ed}", "-t", GOOD], "--task-data"),
+    (["list-tasks", "--registry", ""], "--registry"),
+    (["list-tasks", "--task-types", ""], "--task-types"),
+]
+
+
+def _case_id(case):
+    args, opt = case
+    value = args[args.index(opt) + 1] if opt in args else args[1]
+    return f"{args[0]}{opt}={value.replace('{tmp}/', '') or 'empty'}"
+
+
+@pytest.mark.parametrize("case", BAD_VALUES, ids=[_case_id(c) for c in BAD_VALUES])
+def test_bad_option_value_is_usage_error(tmp_path, case):
+    """Exit 2 with one line naming the option and the value; nothing is written (run in
+    tmp_path: an empty --output-folder used to resolve to /results)."""
+    import subprocess
+    from test_retrieval_e2e import BIN
+    args, opt = case
+    td, ed = _suite(tmp_path)
+    before = sorted(os.listdir(tmp_path))
+    argv = [a.format(td=td, ed=ed, tmp=tmp_path) for a in args]
+    root_results = os.path.exists("/results")
+    p = subprocess.run([BIN, *argv], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert p.returncode == 2, (argv, p.returncode, p.stderr[-2000:])
+    line = next((ln for ln in p.stderr.splitlines() if "bad " in ln), "")
+    assert opt in line, p.stderr[-2000:]
+    assert sorted(os.listdir(tmp_path)) == before
+    assert os.path.exists("/results") == root_results
+
+
+# ---- resuming (--overwrite-strategy only-missing / never) trusts only a whole result ----
+
+def _aside(path):
+    d, base = os.path.dirname(path), os.path.basename(path)
+    return sorted(os.path.join(d, n) for n in os.listdir(d) if n.startswith(base + ".bad-"))
+
+
+def _broken_empty(good):
+    return b""
+
+
+def _broken_truncated(good):
+    return good[: len(good) // 2]
+
+
+def _broken_other_task(good):
+    import json
+    r = json.loads(good)
+    r["task_name"] = BAD
+    return json.dumps(r, indent=2).encode()
+
+
+def _broken_array(good):
+    return b"[" + good + b"]"
+
+
+def _broken_no_split(good):
+    import json
+    r = json.loads(good)
+    r["scores"] = {"validation": r["scores"]["test"]}
+    return json.dumps(r, indent=2).encode()
+
+
+BROKEN = [_broken_empty, _broken_truncated, _broken_other_task, _broken_array, _broken_no_split]
+
+
+@pytest.mark.parametrize("strategy", ["only-missing", "never"])
+@pytest.mark.parametrize("breaker", BROKEN, ids=[b.__name__[8:] for b in BROKEN])
+def test_resume_rescores_a_broken_result(tmp_path, breaker, strategy):
+    """A result file that is not a whole result of the task (empty, cut short, another task's,
+    a JSON array, without the split the run writes) used to count as present: the task was
+    skipped for good. Now the task is scored again, the file kept aside byte for byte as
+    <Task>.json.bad-<UTC time> and named in a warning."""
+    import json
+    td, ed = make(str(tmp_path))
+    out = str(tmp_path / "out")
+    run_mieb(td, ed, out, [GOOD])
+    path = result_path(out, GOOD)
+    good = open(path, "rb").read()
+    bad = breaker(good)
+    open(path, "wb").write(bad)
+    p = run_mieb(td, ed, out, [GOOD], "--overwrite-strategy", strategy)
+    aside = _aside(path)
+    assert len(aside) == 1 and open(aside[0], "rb").read() == bad, (aside, p.stderr)
+    assert os.path.basename(aside[0]) in p.stderr and "scoring the task again" in p.stderr, p.stderr
+    assert json.loads(open(path, "rb").read())["scores"] == json.loads(good)["scores"]
+
+
+def test_resume_skips_a_whole_result(tmp_path):
+    """The control: a whole result (mteb's or ours) is still skipped, untouched, nothing set aside."""
+    td, ed = make(str(tmp_path))
+    out = str(tmp_path / "out")
+    run_mieb(td, ed, out, [GOOD])
+    path = result_path(out, GOOD)
+    before = open(path, "rb").read(), os.stat(path).st_mtime_ns
+    p = run_mieb(td, ed, out, [GOOD], "--overwrite-strategy", "only-missing")
+    assert "result exists, skipped" in p.stderr
+    assert (open(path, "rb").read(), os.stat(path).st_mtime_ns) == before
+    assert not _aside(path)
+
+
+def test_resume_sets_a_broken_corpus_part_aside(tmp_path):
+    """The same rule for corpus parts: a cut-short part is scored again and kept aside."""
+    td, ed = make(str(tmp_path))
+    pd = str(tmp_path / "parts")
+    part = ["--corpus-parts", "2", "--corpus-part", "1", "--partials-dir", pd]
+    run_mieb(td, ed, str(tmp_path / "out"), [GOOD], *part)
+    path = os.path.join(pd, GOOD, "test", "default", "part-00001-of-00002.h5")
+    good = open(path, "rb").read()
+    open(path, "r+b").truncate(100)
+    p = run_mieb(td, ed, str(tmp_path / "out"), [GOOD], *part, "--overwrite-strategy", "only-missing")
+    aside = _aside(path)
+    assert len(aside) == 1 and open(aside[0], "rb").read() == good[:100], (aside, p.stderr)
+    assert os.path.basename(aside[0]) in p.stderr
+    assert os.path.getsize(path) == len(good)
+
+
+def test_catalogue_runs_the_build_under_test():
+    """Every bad-input test drives the binaries of MIEB_BUILD_DIR (mieb-eval here, in
+    test_limits and test_faults; tests/emb_dump through io_helpers), so under
+    scripts/sanitize.sh (MIEB_BUILD_DIR = its ASan + UBSan build) each case is also a
+    sanitizer check: --mem-limit nan and 1e30 stopped the old parser with a UBSan report."""
+    import test_faults
+    import test_limits
+    from test_retrieval_e2e import BIN
+    build = os.path.realpath(os.environ["MIEB_BUILD_DIR"])
+    for exe in (BIN, test_limits.BIN, test_faults.BIN):
+        assert os.path.realpath(exe) == os.path.join(build, "mieb-eval"), exe
+    if test_faults.sanitized():
+        data = open(BIN, "rb").read()
+        assert b"__asan_init" in data and b"__ubsan_handle" in data, "the sanitized build's mieb-eval has no ASan/UBSan"
