@@ -23,6 +23,7 @@
 
 #include "cli/commands.h"
 #include "config/registry.h"
+#include "config/suggest.h"
 #include "core/fileutil.h"
 #include "core/pyfloat.h"
 #include "io/csv.h"
@@ -318,7 +319,7 @@ int mieb_cmd_compare(int argc, char **argv)
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "mieb-eval compare: unknown option '%s'\n", a);
-            compare_usage(stderr);
+            mieb_cli_brief_usage("compare", compare_usage);
             free(tnames);
             return MIEB_EXIT_USAGE;
         } else if (n_dirs < 2) {
@@ -332,7 +333,7 @@ int mieb_cmd_compare(int argc, char **argv)
     if (n_dirs != 2 || (n_t && bench_name)) {
         fprintf(stderr, "mieb-eval compare: %s\n", n_dirs != 2 ? "name two --per-query folders, A and B"
                                                                 : "-t and -b cannot be combined");
-        compare_usage(stderr);
+        mieb_cli_brief_usage("compare", compare_usage);
         free(tnames);
         return MIEB_EXIT_USAGE;
     }
@@ -372,7 +373,9 @@ int mieb_cmd_compare(int argc, char **argv)
             for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
                 const struct mieb_task *t = mieb_registry_find(&reg, tok);
                 if (!t) {
-                    fprintf(stderr, "mieb-eval compare: unknown task '%s'\n", tok);
+                    char msg[512];
+                    mieb_unknown_task_msg(&reg, tok, msg, sizeof msg);
+                    fprintf(stderr, "mieb-eval compare: %s\n", msg);
                     free(list);
                     rc = MIEB_EXIT_USAGE;
                     goto done;

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "config/registry.h"
+#include "config/suggest.h"
 #include "core/fileutil.h"
 #include "io/embeddings.h"
 #include "io/task_data.h"
@@ -319,6 +320,7 @@ static int parse_args(int argc, char **argv, struct inspect_opts *o)
                                                                               : NULL;
         if (!dst || !val) {
             fprintf(stderr, dst ? "mieb-eval inspect: %s needs a value\n" : "mieb-eval inspect: unknown argument '%s'\n", a);
+            mieb_cli_brief_usage("inspect", inspect_usage);
             return MIEB_EXIT_USAGE;
         }
         if ((dst == &o->task_data || dst == &o->emb) && !mieb_cli_dir("inspect", a, val))
@@ -330,7 +332,7 @@ static int parse_args(int argc, char **argv, struct inspect_opts *o)
     }
     if (!o->task_data || !o->emb || (!o->n_tasks && !o->bench)) {
         fprintf(stderr, "mieb-eval inspect: --task-data, --embeddings and -t or -b are required\n");
-        inspect_usage(stderr);
+        mieb_cli_brief_usage("inspect", inspect_usage);
         return MIEB_EXIT_USAGE;
     }
     return MIEB_EXIT_OK;
@@ -358,7 +360,9 @@ int mieb_cmd_inspect(int argc, char **argv)
         list[n++] = b->tasks[i];
     for (int i = 0; rc == MIEB_EXIT_OK && i < o.n_tasks && n < 512; i++) {
         if (!(list[n++] = mieb_registry_find(&reg, o.tasks[i]))) {
-            fprintf(stderr, "mieb-eval inspect: unknown task '%s'\n", o.tasks[i]);
+            char msg[512];
+            mieb_unknown_task_msg(&reg, o.tasks[i], msg, sizeof msg);
+            fprintf(stderr, "mieb-eval inspect: %s\n", msg);
             rc = MIEB_EXIT_USAGE;
         }
     }

@@ -118,7 +118,7 @@ int mieb_cmd_list_tasks(int argc, char **argv)
         if (!dst || !val) {
             fprintf(stderr, dst ? "mieb-eval list-tasks: %s needs a value\n" : "mieb-eval list-tasks: unknown argument '%s'\n",
                     a);
-            list_usage(stderr);
+            mieb_cli_brief_usage("list-tasks", list_usage);
             return MIEB_EXIT_USAGE;
         }
         if (dst == &registry && !mieb_cli_path("list-tasks", a, val))

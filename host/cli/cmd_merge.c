@@ -17,6 +17,7 @@
 #include "cluster/corpus_parts.h"
 #include "config/model_meta.h"
 #include "config/registry.h"
+#include "config/suggest.h"
 #include "core/fileutil.h"
 #include "core/tmpfiles.h"
 #include "families/family.h"
@@ -174,7 +175,7 @@ int mieb_cmd_merge(int argc, char **argv)
     int pa = parse_args(argc, argv, &a);
     if (pa != 0) {
         if (pa < 0)
-            merge_usage(stderr);
+            mieb_cli_brief_usage("merge", merge_usage);
         return pa > 0 ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
     }
     mieb_cli_log_init(a.log_format, a.verbose ? MIEB_LOG_DEBUG : a.quiet ? MIEB_LOG_WARN : MIEB_LOG_INFO);
@@ -185,8 +186,9 @@ int mieb_cmd_merge(int argc, char **argv)
     for (int i = 0; i < a.n_tasks; i++) {
         const struct mieb_task *t = mieb_registry_find(&reg, a.tasks[i]);
         if (!t) {
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval merge: ", "unknown task '%s' (not in the task registry)",
-                         a.tasks[i]);
+            char msg[512];
+            mieb_unknown_task_msg(&reg, a.tasks[i], msg, sizeof msg);
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval merge: ", "%s", msg);
             mieb_registry_free(&reg);
             return MIEB_EXIT_USAGE;
         }

@@ -308,7 +308,7 @@ int mieb_cmd_parity(int argc, char **argv)
     if (pa > 0)
         return MIEB_EXIT_OK;
     if (pa < 0) {
-        parity_usage(stderr);
+        mieb_cli_brief_usage("parity", parity_usage);
         return MIEB_EXIT_USAGE;
     }
 

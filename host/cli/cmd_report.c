@@ -201,7 +201,7 @@ int mieb_cmd_report(int argc, char **argv)
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "mieb-eval report: unknown option '%s'\n", a);
-            report_usage(stderr);
+            mieb_cli_brief_usage("report", report_usage);
             return MIEB_EXIT_USAGE;
         } else if (!mieb_cli_path("report", "result folder", a)) {
             return MIEB_EXIT_USAGE;
@@ -214,7 +214,7 @@ int mieb_cmd_report(int argc, char **argv)
     }
     if (!n_dirs || !html) {
         fprintf(stderr, "mieb-eval report: %s\n", !n_dirs ? "name at least one result folder" : "--html FILE is needed");
-        report_usage(stderr);
+        mieb_cli_brief_usage("report", report_usage);
         return MIEB_EXIT_USAGE;
     }
     struct mieb_registry reg;

@@ -27,6 +27,7 @@
 #include "cluster/corpus_parts.h"
 #include "config/model_meta.h"
 #include "config/registry.h"
+#include "config/suggest.h"
 #include "core/fileutil.h"
 #include "core/mem_default.h"
 #include "core/set_aside.h"
@@ -679,7 +680,7 @@ int mieb_cmd_run(int argc, char **argv)
     int pa = parse_args(argc, argv, &o);
     if (pa != 0) {
         if (pa < 0)
-            run_usage(stderr);
+            mieb_cli_brief_usage("run", run_usage);
         return pa > 0 ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
     }
     mieb_cli_log_init(o.log_format, o.verbose ? MIEB_LOG_DEBUG : o.quiet ? MIEB_LOG_WARN : MIEB_LOG_INFO);
@@ -705,7 +706,9 @@ int mieb_cmd_run(int argc, char **argv)
     for (int i = 0; i < o.n_tasks; i++) {
         const struct mieb_task *t = mieb_registry_find(&reg, o.tasks[i]);
         if (!t) {
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "unknown task '%s' (not in the task registry)", o.tasks[i]);
+            char msg[512];
+            mieb_unknown_task_msg(&reg, o.tasks[i], msg, sizeof msg);
+            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "%s", msg);
             mieb_registry_free(&reg);
             return MIEB_EXIT_USAGE;
         }

@@ -235,7 +235,7 @@ int mieb_cmd_summary(int argc, char **argv)
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "mieb-eval summary: unknown option '%s'\n", a);
-            summary_usage(stderr);
+            mieb_cli_brief_usage("summary", summary_usage);
             return MIEB_EXIT_USAGE;
         } else if (!mieb_cli_path("summary", "result folder", a)) {
             return MIEB_EXIT_USAGE;
@@ -245,7 +245,7 @@ int mieb_cmd_summary(int argc, char **argv)
     }
     if (!n_dirs) {
         fprintf(stderr, "mieb-eval summary: name at least one result folder\n");
-        summary_usage(stderr);
+        mieb_cli_brief_usage("summary", summary_usage);
         return MIEB_EXIT_USAGE;
     }
     struct mieb_registry reg;

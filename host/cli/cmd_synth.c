@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "config/registry.h"
+#include "config/suggest.h"
 #include "core/fileutil.h"
 #include "families/family.h"
 #include "io/h5_write.h"
@@ -124,7 +125,7 @@ static bool synth_option(const char *a, const char *val, struct mieb_synth_opts 
         return mieb_cli_path("synth", a, val);
     } else {
         fprintf(stderr, "mieb-eval synth: unknown option '%s'\n", a);
-        synth_usage(stderr);
+        mieb_cli_brief_usage("synth", synth_usage);
         return false;
     }
     return true;
@@ -146,6 +147,7 @@ int mieb_cmd_synth(int argc, char **argv)
         }
         if (!val) {
             fprintf(stderr, "mieb-eval synth: %s needs a value\n", a);
+            mieb_cli_brief_usage("synth", synth_usage);
             return MIEB_EXIT_USAGE;
         }
         i++;
@@ -154,7 +156,7 @@ int mieb_cmd_synth(int argc, char **argv)
     }
     if (!o.out_dir) {
         fprintf(stderr, "mieb-eval synth: --out DIR is required\n");
-        synth_usage(stderr);
+        mieb_cli_brief_usage("synth", synth_usage);
         return MIEB_EXIT_USAGE;
     }
 
@@ -181,7 +183,9 @@ int mieb_cmd_synth(int argc, char **argv)
                 continue; /* tolerate "A,,B" and a trailing comma */
             const struct mieb_task *t = mieb_registry_find(&reg, tok);
             if (!t) {
-                fprintf(stderr, "mieb-eval synth: unknown task '%s'\n", tok);
+                char msg[512];
+                mieb_unknown_task_msg(&reg, tok, msg, sizeof msg);
+                fprintf(stderr, "mieb-eval synth: %s\n", msg);
                 rc = MIEB_EXIT_USAGE;
                 goto out;
             }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Documented exit statuses (README "Exit status"). */
 enum mieb_exit {
@@ -48,6 +49,16 @@ bool mieb_cli_dir(const char *cmd, const char *opt, const char *val);
 /** An output folder (or an input folder whose absence the command reports itself): not
     empty, and a folder where it exists already. */
 bool mieb_cli_out_dir(const char *cmd, const char *opt, const char *val);
+
+/**
+ * The spellings users know (cli_style.c): "--opt=value" becomes "--opt" "value", and the
+ * underscores of a long option's name become hyphens (mteb's --output_folder,
+ * --model_revision, --eval_splits); arguments after "--" pass unchanged. Returns a new
+ * NULL-terminated argv (one malloc'd block: free it), or NULL when out of memory.
+ */
+char **mieb_cli_normalize(int argc, char **argv, int *out_argc);
+/** On a usage error: the first line of the command's synopsis and where the whole help is, on stderr. */
+void mieb_cli_brief_usage(const char *cmd, void (*usage)(FILE *));
 
 int mieb_cmd_run(int argc, char **argv);   /* mieb-eval run ...   (cmd_run.c) */
 int mieb_cmd_synth(int argc, char **argv); /* mieb-eval synth ... (cmd_synth.c) */

@@ -1,5 +1,6 @@
 /* main.c - mieb-eval entry point: picks the subcommand; the only place that exits. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/blas_tune.h"
@@ -21,15 +22,33 @@ static void usage(FILE *f)
           "  compare     paired bootstrap CIs and p-values of model A vs B from --per-query folders\n"
           "  parity      compare two result folders key by key with per-family tolerances\n"
           "\n"
-          "'mieb-eval <command> --help' describes each command.\n",
+          "'mieb-eval <command> --help' describes each command. Options may be written --opt value or\n"
+          "--opt=value, and mteb's spellings with underscores (--output_folder) are accepted.\n"
+          "\n"
+          "Exit status: each command's help lists its own; 2 for an unknown command.\n",
           f);
 }
+
+static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
     /* Before any BLAS call: make OpenBLAS use fast kernels on CPUs it does not know. */
     mieb_blas_tune_startup(argc, argv);
     mieb_json_alloc_hooks(); /* a JSON allocation failure must never leave a key out of a result */
+    int n = 0;
+    char **args = mieb_cli_normalize(argc, argv, &n);
+    if (!args) {
+        fputs("mieb-eval: out of memory\n", stderr);
+        return MIEB_EXIT_FATAL;
+    }
+    int rc = dispatch(n, args);
+    free(args);
+    return rc;
+}
+
+static int dispatch(int argc, char **argv)
+{
 
     if (argc < 2) {
         usage(stderr);

@@ -12,6 +12,7 @@
 
 #include "../core/fileutil.h"
 #include "../io/json_alloc.h"
+#include "suggest.h"
 
 static void benchmarks_clear(struct mieb_registry *r)
 {
@@ -147,6 +148,10 @@ const struct mieb_benchmark *mieb_registry_benchmark(const struct mieb_registry 
             break;
         used += (size_t)w;
     }
-    mieb_fail(MIEB_ERR_CONFIG, "unknown benchmark '%s' (known: %s)", name, known);
+    const char *close = mieb_suggest_benchmark(r, name);
+    if (close)
+        mieb_fail(MIEB_ERR_CONFIG, "unknown benchmark '%s': did you mean '%s'? (known: %s)", name, close, known);
+    else
+        mieb_fail(MIEB_ERR_CONFIG, "unknown benchmark '%s' (known: %s)", name, known);
     return NULL;
 }

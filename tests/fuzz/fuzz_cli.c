@@ -109,29 +109,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         argv[argc++] = t2;
     }
     argv[argc] = NULL;
+    /* as main() hands them over: --opt=value split, mteb's underscores read as hyphens */
+    int n_norm = 0;
+    char **norm = mieb_cli_normalize(argc, argv, &n_norm);
+    if (!norm) {
+        free(buf);
+        return 0;
+    }
 
     int rc = 0;
-    if (!strcmp(argv[0], "run"))
-        rc = mieb_cmd_run(argc, argv);
+    if (!strcmp(norm[0], "run"))
+        rc = mieb_cmd_run(n_norm, norm);
     else if (is_synth)
-        rc = mieb_cmd_synth(argc, argv);
-    else if (!strcmp(argv[0], "summary"))
-        rc = mieb_cmd_summary(argc, argv);
-    else if (!strcmp(argv[0], "inspect"))
-        rc = mieb_cmd_inspect(argc, argv);
-    else if (!strcmp(argv[0], "list-tasks"))
-        rc = mieb_cmd_list_tasks(argc, argv);
-    else if (!strcmp(argv[0], "merge"))
-        rc = mieb_cmd_merge(argc, argv);
-    else if (!strcmp(argv[0], "compare"))
-        rc = mieb_cmd_compare(argc, argv);
-    else if (!strcmp(argv[0], "report"))
-        rc = mieb_cmd_report(argc, argv);
-    else if (!strcmp(argv[0], "parity"))
-        rc = mieb_cmd_parity(argc, argv);
+        rc = mieb_cmd_synth(n_norm, norm);
+    else if (!strcmp(norm[0], "summary"))
+        rc = mieb_cmd_summary(n_norm, norm);
+    else if (!strcmp(norm[0], "inspect"))
+        rc = mieb_cmd_inspect(n_norm, norm);
+    else if (!strcmp(norm[0], "list-tasks"))
+        rc = mieb_cmd_list_tasks(n_norm, norm);
+    else if (!strcmp(norm[0], "merge"))
+        rc = mieb_cmd_merge(n_norm, norm);
+    else if (!strcmp(norm[0], "compare"))
+        rc = mieb_cmd_compare(n_norm, norm);
+    else if (!strcmp(norm[0], "report"))
+        rc = mieb_cmd_report(n_norm, norm);
+    else if (!strcmp(norm[0], "parity"))
+        rc = mieb_cmd_parity(n_norm, norm);
     /* documented exit statuses only (README "Exit status") */
     if (!(rc == 0 || rc == 1 || rc == 2 || rc == 3 || rc == 4))
         abort();
+    free(norm);
     free(buf);
     nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
     return 0;

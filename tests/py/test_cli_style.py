@@ -1,0 +1,76 @@
+"""The conventions every command shares: --opt=value, mteb's underscore spellings, one line of
+usage and a pointer to --help on a usage error, "did you mean" for a mistyped task or benchmark,
+and the exit statuses in every command's help."""
+import json
+import subprocess
+
+import pytest
+
+from mieb_tools import build_dir
+
+COMMANDS = ["run", "synth", "list-tasks", "inspect", "summary", "merge", "report", "compare", "parity"]
+
+
+def mieb(*args, **kw):
+    return subprocess.run([str(build_dir() / "mieb-eval"), *map(str, args)], capture_output=True, text=True,
+                          timeout=600, **kw)
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    d = tmp_path_factory.mktemp("style")
+    r = mieb("synth", f"--out={d / 's'}", "--tasks=DTD,CIRRIT2IRetrieval", "--scale=0.01", "--dim=16")
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+def scores(out):
+    files = sorted(p for p in out.glob("results/*/*/*.json") if p.name != "model_meta.json")
+    return {p.stem: json.loads(p.read_text())["scores"] for p in files}
+
+
+def test_equals_and_mteb_spellings_mean_the_same(suite):
+    s = suite / "s"
+    plain = mieb("run", "--task-data", s / "task-data", "--embeddings", s / "embeddings", "-t", "DTD",
+                 "CIRRIT2IRetrieval", "--output-folder", suite / "a", "--eval-splits", "test", "-q")
+    assert plain.returncode == 0, plain.stderr
+    styled = mieb("run", f"--task-data={s / 'task-data'}", f"--embeddings={s / 'embeddings'}", "-t", "DTD",
+                  "CIRRIT2IRetrieval", f"--output_folder={suite / 'b'}", "--eval_splits", "test",
+                  "--overwrite_strategy=always", "-q")
+    assert styled.returncode == 0, styled.stderr
+    assert scores(suite / "a") == scores(suite / "b") and len(scores(suite / "a")) == 2
+    # a value that itself holds '=' keeps it
+    r = mieb("list-tasks", "--task_types=ImageClustering", "--json")
+    assert r.returncode == 0 and {t["type"] for t in json.loads(r.stdout)} == {"ImageClustering"}
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_usage_error_is_short(cmd):
+    r = mieb(cmd, "--no-such-option")
+    assert r.returncode == 2, (cmd, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert sum(ln.startswith("usage: mieb-eval") for ln in lines) == 1, r.stderr
+    assert lines[-1] == f"Try 'mieb-eval {cmd} --help' for the options and exit statuses."
+    assert len(lines) <= 3 and "xit status" not in r.stderr.replace("exit statuses.", ""), r.stderr
+
+
+@pytest.mark.parametrize("cmd", COMMANDS + [None])
+def test_help_lists_exit_statuses(cmd):
+    r = mieb(*([cmd] if cmd else []), "--help")
+    assert r.returncode == 0
+    assert "xit status" in r.stdout and " 2 " in r.stdout.replace("\n", " "), (cmd, r.stdout[-400:])
+
+
+def test_did_you_mean(suite):
+    s = suite / "s"
+    common = ["--task-data", s / "task-data", "--embeddings", s / "embeddings", "--output-folder", suite / "c"]
+    r = mieb("run", *common, "-t", "CIRRIT2IRetreival")  # two letters swapped
+    assert r.returncode == 2 and "did you mean 'CIRRIT2IRetrieval'?" in r.stderr, r.stderr
+    r = mieb("inspect", "--task-data", s / "task-data", "--embeddings", s / "embeddings", "-t", "dtd")  # case
+    assert r.returncode == 2 and "did you mean 'DTD'?" in r.stderr, r.stderr
+    r = mieb("synth", "--out", suite / "x", "--tasks", "EuroSA")  # a letter left out
+    assert r.returncode == 2 and "did you mean 'EuroSAT'?" in r.stderr, r.stderr
+    r = mieb("list-tasks", "-b", "MIEB(lit)")
+    assert r.returncode == 2 and "did you mean 'MIEB(lite)'?" in r.stderr, r.stderr
+    r = mieb("run", *common, "-t", "SomethingElseEntirely")  # nothing close: no guess
+    assert r.returncode == 2 and "did you mean" not in r.stderr and "SomethingElseEntirely" in r.stderr
