@@ -5,6 +5,7 @@
  * Shard discovery and the cover check live in emb_shards.c; the streamer in emb_stream.c.
  * All HDF5 work is done under the global HDF5 lock (h5_util.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,39 +97,47 @@ static int64_t item_of_row(const struct emb_shard *s, int64_t row)
  */
 #define EMB_MAX_NORM2 0x1p124
 
-/* The first row of nrows rows of dim floats holding a NaN or Inf (*col its column) or a
-   squared norm above the bound (*col = -1, *norm2 the norm), else -1. Rows are screened by their largest |value| (integer compares the
-   compiler vectorises, like the NaN / Inf scan); the norm is summed only for a row whose
-   largest value could break the bound. */
+/* Does row x hold a NaN or Inf (*col its column) or a squared norm above the bound (*col = -1,
+   *norm2 the norm)? The norm is summed in double, which holds it for any finite float32 row. */
+static bool row_bad(const float *x, int64_t dim, int64_t *col, double *norm2)
+{
+    double s = 0;
+    for (int64_t k = 0; k < dim; k++) {
+        if ((mieb_float_to_bits(x[k]) & 0x7f800000u) == 0x7f800000u) {
+            *col = k;
+            return true;
+        }
+        s += (double)x[k] * (double)x[k];
+    }
+    *col = -1;
+    *norm2 = s;
+    return s > EMB_MAX_NORM2;
+}
+
+/*
+ * The first of nrows rows of dim floats that row_bad refuses, else -1. A branch-free pass
+ * over blocks of values (the compiler vectorises it; as cheap as a NaN / Inf scan) looks for
+ * any |value| above t = sqrt(bound / dim): a row without one has a squared norm of at most
+ * dim * t^2 <= the bound. Only the rows of a block holding one are looked at (NaN and Inf
+ * compare above t too).
+ */
 static int64_t first_bad_row(const float *rows, int64_t nrows, int64_t dim, int64_t *col, double *norm2)
 {
-    for (int64_t r = 0; r < nrows; r++) {
-        const float *x = rows + (size_t)r * (size_t)dim;
-        int32_t amax = 0; /* |value| bits: ordered like the values, NaN and Inf above all */
-        for (int64_t k = 0; k < dim; k++) {
-            int32_t b = (int32_t)(mieb_float_to_bits(x[k]) & 0x7fffffffu);
-            amax = b > amax ? b : amax;
-        }
-        if (amax >= 0x7f800000) {
-            for (int64_t k = 0; k < dim; k++)
-                if ((mieb_float_to_bits(x[k]) & 0x7f800000u) == 0x7f800000u) {
-                    *col = k;
-                    return r;
-                }
-        }
-        float m;
-        uint32_t ub = (uint32_t)amax;
-        memcpy(&m, &ub, sizeof m);
-        if ((double)m * (double)m * (double)dim <= EMB_MAX_NORM2)
+    float t = (float)sqrt(EMB_MAX_NORM2 / (double)dim);
+    while ((double)t * (double)t * (double)dim > EMB_MAX_NORM2) /* float rounding went up */
+        t = nextafterf(t, 0.0f);
+    const int32_t tb = (int32_t)mieb_float_to_bits(t); /* |value| bits order like the values */
+    const size_t n = (size_t)nrows * (size_t)dim;
+    for (size_t i0 = 0; i0 < n; i0 += 4096) {
+        size_t m = n - i0 < 4096 ? n - i0 : 4096;
+        uint32_t any = 0;
+        for (size_t k = 0; k < m; k++)
+            any |= (int32_t)(mieb_float_to_bits(rows[i0 + k]) & 0x7fffffffu) > tb;
+        if (!any)
             continue;
-        double s = 0; /* double: finite for any finite float32 row */
-        for (int64_t k = 0; k < dim; k++)
-            s += (double)x[k] * (double)x[k];
-        if (s > EMB_MAX_NORM2) {
-            *col = -1;
-            *norm2 = s;
-            return r;
-        }
+        for (int64_t r = (int64_t)(i0 / (size_t)dim); r <= (int64_t)((i0 + m - 1) / (size_t)dim); r++)
+            if (row_bad(rows + (size_t)r * (size_t)dim, dim, col, norm2))
+                return r;
     }
     return -1;
 }

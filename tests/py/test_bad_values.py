@@ -308,3 +308,32 @@ def test_reader_fill_value_all_chunks_written_is_fine(tmp_path):
     rc, out = emb_dump("role", ed, "T", "test", "default", "corpus")
     assert rc == 0, out
     assert np.array_equal(np.array(out["data"], np.float32).reshape(x.shape), x)
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+@pytest.mark.parametrize("index", ["fixed", "extensible", "single"])
+def test_reader_missing_chunks_every_chunk_index(tmp_path, libver, index):
+    """Every chunk index HDF5 1.10 writes (v1 B-tree; with libver="latest" fixed array,
+    extensible array, single chunk): chunks never stored are found, a whole one reads."""
+    from io_helpers import BAD_DATA, emb_dump, role_dir, role_attrs
+    ed = str(tmp_path)
+    x = np.random.default_rng(2).standard_normal((30, 4)).astype(np.float32)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    kw = dict(chunks=(30, 4)) if index == "single" else dict(chunks=(8, 4))
+    if index == "extensible":
+        kw["maxshape"] = (None, 4)
+    for written in ("all", "part"):
+        with h5py.File(p, "w", libver=libver) as f:
+            for k, v in role_attrs(dim=4).items():
+                f.attrs[k] = v
+            ds = f.create_dataset("embeddings", shape=x.shape, dtype="f4", **kw)
+            if written == "all":
+                ds[:] = x
+            elif index != "single":
+                ds[:16] = x[:16]
+        rc, out = emb_dump("role", ed, "T", "test", "default", "corpus")
+        if written == "all":
+            assert rc == 0, out
+        else:
+            want = "rows 0..29" if index == "single" else "rows 16..29"
+            assert rc == BAD_DATA and f"{want} were never written" in out["error"], out
