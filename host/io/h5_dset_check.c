@@ -111,7 +111,7 @@ mieb_status mieb_h5_check_written(hid_t dset, hid_t dcpl, const char *fname, con
         return mieb_fail(MIEB_ERR_BAD_DATA,
                          "%s: %s: rows 0..%llu were never written (the dataset was created without data); HDF5 would "
                          "read them as zeros",
-                         fname, dpath, (unsigned long long)(dims[0] - 1));
+                         fname, dpath, rank > 0 ? (unsigned long long)(dims[0] - 1) : 0ULL);
     if (H5Pget_layout(dcpl) != H5D_CHUNKED || rank < 1 || rank > 2)
         return MIEB_OK; /* compact and allocated contiguous storage hold every value */
     hsize_t cdims[2];

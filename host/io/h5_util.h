@@ -84,13 +84,16 @@ mieb_status mieb_h5_dset_open(hid_t file, const char *fname, const char *dpath, 
 /**
  * Refuse declared sizes the file cannot hold before anything is allocated: raw bytes
  * beyond the file size (unfiltered storage), beyond 1100x the file size (deflate's best
- * ratio is about 1032:1), chunks above 512 MiB, external or virtual storage.
+ * ratio is about 1032:1), chunks above 512 MiB, external or virtual storage. Then refuse
+ * what HDF5 would read without an error but not from the file: filters it cannot decode
+ * (mieb_h5_check_filters) and storage never written (mieb_h5_check_written).
  */
 mieb_status mieb_h5_check_plausible(hid_t dset, const char *fname, const char *dpath, int64_t file_size);
 
 /**
  * Refuse a dataset whose filters this HDF5 cannot decode, naming the filter (HDF5 itself
- * says only that its plugin directory is missing). Called by mieb_h5_check_plausible.
+ * says only that its plugin directory is missing). Called by mieb_h5_check_plausible, with
+ * the HDF5 lock held (as is mieb_h5_check_written).
  */
 mieb_status mieb_h5_check_filters(hid_t dcpl, const char *fname, const char *dpath);
 /**

@@ -337,3 +337,20 @@ def test_reader_missing_chunks_every_chunk_index(tmp_path, libver, index):
         else:
             want = "rows 0..29" if index == "single" else "rows 16..29"
             assert rc == BAD_DATA and f"{want} were never written" in out["error"], out
+
+
+@pytest.mark.parametrize("name", ["offsets", "row_index"])
+def test_reader_offsets_and_row_index_never_written(tmp_path, name):
+    """The role's other datasets go through the same check as /embeddings."""
+    from io_helpers import BAD_DATA, emb_dump, role_dir, write_role_file
+    ed = str(tmp_path)
+    x = np.random.default_rng(3).standard_normal((6, 4)).astype(np.float32)
+    p = os.path.join(role_dir(ed), "corpus.h5")
+    if name == "offsets":
+        write_role_file(p, x, offsets=[0, 2, 3, 6])
+        _replace(p, "offsets", shape=(4,), dtype="i8")
+    else:
+        write_role_file(p, x, row_index=np.arange(6))
+        _replace(p, "row_index", shape=(6,), dtype="i8", chunks=(2,))
+    rc, out = emb_dump("role", ed, "T", "test", "default", "corpus")
+    assert rc == BAD_DATA and f"/{name}: rows 0.." in out["error"] and "never written" in out["error"], out
