@@ -104,16 +104,19 @@ mieb_status mieb_h5_check_written(hid_t dset, hid_t dcpl, const char *fname, con
         n *= dims[i]; /* the caller has refused shapes whose byte size overflows */
     if (n == 0)
         return MIEB_OK;
-    H5D_space_status_t ss;
-    if (H5Dget_space_status(dset, &ss) < 0)
-        return mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: %s: cannot read the dataset's storage status", fname, dpath);
-    if (ss == H5D_SPACE_STATUS_NOT_ALLOCATED) /* created, never written: every value is the fill value */
+    if (H5Pget_layout(dcpl) != H5D_CHUNKED) {
+        H5D_space_status_t ss;
+        if (H5Dget_space_status(dset, &ss) < 0)
+            return mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: %s: cannot read the dataset's storage status", fname, dpath);
+        if (ss != H5D_SPACE_STATUS_NOT_ALLOCATED)
+            return MIEB_OK; /* compact and allocated contiguous storage hold every value */
         return mieb_fail(MIEB_ERR_BAD_DATA,
                          "%s: %s: rows 0..%llu were never written (the dataset was created without data); HDF5 would "
                          "read them as zeros",
                          fname, dpath, rank > 0 ? (unsigned long long)(dims[0] - 1) : 0ULL);
-    if (H5Pget_layout(dcpl) != H5D_CHUNKED || rank < 1 || rank > 2)
-        return MIEB_OK; /* compact and allocated contiguous storage hold every value */
+    }
+    if (rank < 1 || rank > 2)
+        return MIEB_OK; /* the readers take 1-D and 2-D datasets only */
     hsize_t cdims[2];
     uint64_t grid[2] = {1, 1}, n_chunks = 1;
     if (H5Pget_chunk(dcpl, rank, cdims) != rank || cdims[0] == 0 || (rank > 1 && cdims[1] == 0))
@@ -126,12 +129,13 @@ mieb_status mieb_h5_check_written(hid_t dset, hid_t dcpl, const char *fname, con
     hsize_t stored = 0;
     hid_t sp = H5Dget_space(dset); /* HDF5 1.10 takes no H5S_ALL here */
     herr_t rc = sp >= 0 ? H5Dget_num_chunks(dset, sp, &stored) : -1;
-    if (rc < 0) /* before H5Sclose, which clears the error stack */
-        mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: %s: cannot read the chunk index (corrupt?)", fname, dpath);
+    mieb_status st = rc < 0 /* the reason first: H5Sclose clears the error stack */
+                         ? mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: %s: cannot read the chunk index (corrupt?)", fname, dpath)
+                         : MIEB_OK;
     if (sp >= 0)
         H5Sclose(sp);
-    if (rc < 0)
-        return MIEB_ERR_BAD_DATA;
+    if (st != MIEB_OK)
+        return st;
     if (stored >= n_chunks)
         return MIEB_OK;
     return report_missing(dset, rank, dims, cdims, grid, n_chunks - stored, n_chunks, fname, dpath);
