@@ -26,6 +26,14 @@ static const char *known_filter(H5Z_filter_t id)
     }
 }
 
+static herr_t oom_cb(unsigned n, const H5E_error2_t *err, void *oom)
+{
+    (void)n;
+    if (err && err->maj_num == H5E_RESOURCE)
+        *(bool *)oom = true;
+    return 0;
+}
+
 mieb_status mieb_h5_check_filters(hid_t dcpl, const char *fname, const char *dpath)
 {
     int nf = H5Pget_nfilters(dcpl);
@@ -41,7 +49,12 @@ mieb_status mieb_h5_check_filters(hid_t dcpl, const char *fname, const char *dpa
         htri_t avail = H5Zfilter_avail(id);
         unsigned info = 0;
         bool decodes = avail > 0 && H5Zget_filter_info(id, &info) >= 0 && (info & H5Z_FILTER_CONFIG_DECODE_ENABLED);
-        H5Eclear2(H5E_DEFAULT);
+        bool oom = false;
+        if (!decodes)
+            H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, oom_cb, &oom);
+        if (oom) /* the search failed, not the filter: say so */
+            return mieb_h5_fail(MIEB_ERR_OOM, "%s: %s: looking up filter %d", fname, dpath, (int)id);
+        H5Eclear2(H5E_DEFAULT); /* the plugin search's "can't open directory" says nothing useful */
         if (!decodes)
             return mieb_fail(MIEB_ERR_BAD_DATA,
                              "%s: dataset %s uses compression filter %d (%s), which this HDF5 cannot decode: rewrite "
