@@ -43,8 +43,9 @@ void mieb_emb_shard_release(struct mieb_emb_role *r);
 
 /** Index of the shard holding item `item` (0 <= item < n_items). */
 int mieb_emb_shard_of(const struct mieb_emb_role *r, int64_t item);
-/** MIEB_ERR_BAD_DATA naming the first NaN or Inf of nrows rows read from shard si's local
- *  row row0 on; MIEB_OK when all are finite. */
+/** MIEB_ERR_BAD_DATA naming the first NaN or Inf, or the first row whose squared norm
+ *  exceeds 2^124 (dot products with it overflow float32), of nrows rows read from shard si's
+ *  local row row0 on; MIEB_OK when all are finite and bounded. */
 mieb_status mieb_emb_check_finite(const struct mieb_emb_role *r, int si, int64_t row0, const float *rows,
                                   int64_t nrows);
 /** dst_offsets[0..count] = the block's row offsets relative to its first row (0..count for

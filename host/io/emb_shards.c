@@ -133,6 +133,11 @@ static mieb_status validate_file(struct mieb_emb_role *r, struct emb_shard *s, b
     CHECK_ST(want_attr(f, fn, "role", r->role));
     CHECK_ST(mieb_h5_attr_i64(f, "dim", fn, "/", &dim));
     CHECK_ST(mieb_h5_dset_open(f, fn, "/embeddings", 2, 2, s->file_size, &ds, NULL, dims));
+    if (dims[1] == 0 || dim == 0)
+        CHECK_ST(mieb_fail(MIEB_ERR_BAD_DATA,
+                           "%s: /embeddings has %lld columns and attribute dim = %lld: an embedding of dimension 0 "
+                           "is refused (nothing to score)",
+                           fn, (long long)dims[1], (long long)dim));
     if (dims[1] != dim || dim < 1)
         CHECK_ST(mieb_fail(MIEB_ERR_BAD_DATA, "%s: /embeddings: dimension mismatch: %lld columns but attribute dim = %lld", fn,
                            (long long)dims[1], (long long)dim));

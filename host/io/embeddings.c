@@ -5,6 +5,7 @@
  * Shard discovery and the cover check live in emb_shards.c; the streamer in emb_stream.c.
  * All HDF5 work is done under the global HDF5 lock (h5_util.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,36 +86,81 @@ static int64_t item_of_row(const struct emb_shard *s, int64_t row)
     return lo;
 }
 
+/*
+ * Bound on a row's squared norm, 2^124 (norm below 2^62, about 4.6e18). Every score is a
+ * float32 sum of products x_i * y_i in some order; each partial sum is at most
+ * sum |x_i y_i| * (1 + 2^-24)^d <= |x| |y| * (1 + 2^-24)^d (Cauchy-Schwarz; each term passes
+ * at most d roundings), and (1 + 2^-24)^d < 2 for d below 11 million. Distances
+ * (k-means, STS) reach |x - y|^2 <= (|x| + |y|)^2 <= 4 * 2^124 = 2^126. So every dot product,
+ * squared norm and squared distance, and all their partial sums, stay below 2^127, and
+ * float32 holds up to 2^128: finite values above the bound would give Inf or NaN scores.
+ */
+#define EMB_MAX_NORM2 0x1p124
+
+/* Does row x hold a NaN or Inf (*col its column) or a squared norm above the bound (*col = -1,
+   *norm2 the norm)? The norm is summed in double, which holds it for any finite float32 row. */
+static bool row_bad(const float *x, int64_t dim, int64_t *col, double *norm2)
+{
+    double s = 0;
+    for (int64_t k = 0; k < dim; k++) {
+        if ((mieb_float_to_bits(x[k]) & 0x7f800000u) == 0x7f800000u) {
+            *col = k;
+            return true;
+        }
+        s += (double)x[k] * (double)x[k];
+    }
+    *col = -1;
+    *norm2 = s;
+    return s > EMB_MAX_NORM2;
+}
+
+/*
+ * The first of nrows rows of dim floats that row_bad refuses, else -1. A branch-free pass
+ * over blocks of values (the compiler vectorises it; as cheap as a NaN / Inf scan) looks for
+ * any |value| above t = sqrt(bound / dim): a row without one has a squared norm of at most
+ * dim * t^2 <= the bound. Only the rows of a block holding one are looked at (NaN and Inf
+ * compare above t too).
+ */
+static int64_t first_bad_row(const float *rows, int64_t nrows, int64_t dim, int64_t *col, double *norm2)
+{
+    float t = (float)sqrt(EMB_MAX_NORM2 / (double)dim);
+    while ((double)t * (double)t * (double)dim > EMB_MAX_NORM2) /* float rounding went up */
+        t = nextafterf(t, 0.0f);
+    const int32_t tb = (int32_t)mieb_float_to_bits(t); /* |value| bits order like the values */
+    const size_t n = (size_t)nrows * (size_t)dim;
+    for (size_t i0 = 0; i0 < n; i0 += 4096) {
+        size_t m = n - i0 < 4096 ? n - i0 : 4096;
+        uint32_t any = 0;
+        for (size_t k = 0; k < m; k++)
+            any |= (int32_t)(mieb_float_to_bits(rows[i0 + k]) & 0x7fffffffu) > tb;
+        if (!any)
+            continue;
+        for (int64_t r = (int64_t)(i0 / (size_t)dim); r <= (int64_t)((i0 + m - 1) / (size_t)dim); r++)
+            if (row_bad(rows + (size_t)r * (size_t)dim, dim, col, norm2))
+                return r;
+    }
+    return -1;
+}
+
 mieb_status mieb_emb_check_finite(const struct mieb_emb_role *r, int si, int64_t row0, const float *dst,
                                   int64_t nrows)
 {
     const struct emb_shard *s = &r->sh[si];
-    const int64_t dim = r->info.dim;
-    size_t n = (size_t)nrows * (size_t)dim;
-    mieb_status st;
-    /* exponent all ones <=> inf or NaN. A branch-free pass over blocks of values finds
-       whether a block has one (the compiler vectorises it); only such a block is searched. */
-    size_t bad_from = n;
-    for (size_t i0 = 0; i0 < n && bad_from == n; i0 += 4096) {
-        size_t m = n - i0 < 4096 ? n - i0 : 4096;
-        uint32_t any = 0;
-        for (size_t k = 0; k < m; k++)
-            any |= (mieb_float_to_bits(dst[i0 + k]) & 0x7f800000u) == 0x7f800000u;
-        if (any)
-            bad_from = i0;
-    }
-    for (size_t i = bad_from; i < n; i++) {
-        uint32_t bits = mieb_float_to_bits(dst[i]);
-        if ((bits & 0x7f800000u) == 0x7f800000u) {
-            int64_t row = row0 + (int64_t)(i / (size_t)dim), col = (int64_t)(i % (size_t)dim);
-            st = mieb_fail(MIEB_ERR_BAD_DATA,
-                           "%s: /embeddings row %lld (item %lld of the role), column %lld holds %s", s->path,
-                           (long long)row, (long long)(s->item_start + item_of_row(s, row)), (long long)col,
-                           (bits & 0x007fffffu) ? "NaN" : "Inf");
-            return st;
-        }
-    }
-    return MIEB_OK;
+    int64_t col = -1;
+    double norm2 = 0;
+    int64_t bad = first_bad_row(dst, nrows, r->info.dim, &col, &norm2);
+    if (bad < 0)
+        return MIEB_OK;
+    int64_t row = row0 + bad, item = s->item_start + item_of_row(s, row);
+    if (col < 0)
+        return mieb_fail(MIEB_ERR_BAD_DATA,
+                         "%s: /embeddings row %lld (item %lld of the role) has squared norm %.3g, above 2^124 "
+                         "(%.3g): dot products with it overflow float32",
+                         s->path, (long long)row, (long long)item, norm2, EMB_MAX_NORM2);
+    uint32_t bits = mieb_float_to_bits(dst[(size_t)bad * (size_t)r->info.dim + (size_t)col]);
+    return mieb_fail(MIEB_ERR_BAD_DATA, "%s: /embeddings row %lld (item %lld of the role), column %lld holds %s",
+                     s->path, (long long)row, (long long)item, (long long)col,
+                     (bits & 0x007fffffu) ? "NaN" : "Inf");
 }
 
 /*

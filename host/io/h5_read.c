@@ -1,4 +1,6 @@
 /* h5_read.c - whole-dataset readers for the small arrays of task-data files (ints, floats, strings). */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,55 @@ bool mieb_utf8_valid(const char *str, size_t len)
     return true;
 }
 
+/* The first of n uint64 values above INT64_MAX, refused with its position (ncols > 1: [row, col]). */
+static mieb_status check_u64(const uint64_t *v, size_t n, int64_t ncols, const char *fname, const char *dpath)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] <= (uint64_t)INT64_MAX)
+            continue;
+        char pos[64];
+        if (ncols > 1)
+            snprintf(pos, sizeof pos, "[%zu, %zu]", i / (size_t)ncols, i % (size_t)ncols);
+        else
+            snprintf(pos, sizeof pos, "[%zu]", i);
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s%s = %llu does not fit int64", fname, dpath, pos,
+                         (unsigned long long)v[i]);
+    }
+    return MIEB_OK;
+}
+
+/*
+ * Read n integers into buf as int64. They are read in their own width and sign (HDF5 only
+ * swaps bytes): HDF5's conversion to int64 would clamp a uint64 above INT64_MAX without a
+ * word, merging distinct labels or ids. Narrower values are widened here, last first: value
+ * i, at byte i*size, is read before int64 i (bytes 8i..8i+7) overwrites it.
+ */
+static mieb_status read_ints(hid_t ds, hid_t ft, const char *fname, const char *dpath, size_t n, int64_t ncols,
+                             int64_t *buf)
+{
+    hid_t nt = H5Tget_native_type(ft, H5T_DIR_ASCEND);
+    size_t sz = nt >= 0 ? H5Tget_size(nt) : 0;
+    bool sgn = nt >= 0 && H5Tget_sign(nt) != H5T_SGN_NONE;
+    mieb_status st = MIEB_OK;
+    if (sz == 0 || sz > 8 || (sz & (sz - 1)))
+        st = mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: %s: integers wider than 64 bits are not supported", fname, dpath);
+    else if (n && H5Dread(ds, nt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+        st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: read failed", fname, dpath);
+    if (nt >= 0)
+        H5Tclose(nt);
+    if (st != MIEB_OK)
+        return st;
+    if (sz == 8)
+        return sgn ? MIEB_OK : check_u64((const uint64_t *)(const void *)buf, n, ncols, fname, dpath);
+    for (size_t i = n; i-- > 0;) {
+        unsigned char v[8];
+        uint64_t raw;
+        memcpy(v, (const unsigned char *)buf + i * sz, sz);
+        (void)mieb_h5_int_to_i64(v, sz, sgn, &buf[i], &raw); /* below 64 bits: always fits */
+    }
+    return MIEB_OK;
+}
+
 mieb_status mieb_h5_read_i64(hid_t file, const char *fname, const char *dpath, int min_rank, int max_rank,
                              int64_t file_size, int64_t **out, int64_t dims[2])
 {
@@ -62,10 +113,8 @@ mieb_status mieb_h5_read_i64(hid_t file, const char *fname, const char *dpath, i
         st = mieb_fail(MIEB_ERR_OOM, "%s: %s: cannot allocate %zu values", fname, dpath, n);
         goto done;
     }
-    /* HDF5 converts any integer width and sign to int64 (out-of-range uint64 saturates). */
-    if (n && H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+    if ((st = read_ints(ds, ft, fname, dpath, n, d[1], buf)) != MIEB_OK) {
         free(buf);
-        st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: read failed", fname, dpath);
         goto done;
     }
     *out = buf;
@@ -108,6 +157,14 @@ mieb_status mieb_h5_read_f64(hid_t file, const char *fname, const char *dpath, i
         st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: read failed", fname, dpath);
         goto done;
     }
+    /* a NaN or Inf (an STS gold score, a weight) gives a NaN or a plausible wrong score */
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(buf[i])) {
+            st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s[%zu] = %s is not a finite number", fname, dpath, i,
+                           isnan(buf[i]) ? "NaN" : buf[i] > 0 ? "Inf" : "-Inf");
+            free(buf);
+            goto done;
+        }
     *out = buf;
     *n_out = (int64_t)n;
 done:

@@ -2,6 +2,7 @@
 #include "h5_util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -381,6 +382,44 @@ done:
     return st;
 }
 
+/* An integer attribute read in its own width and sign, then checked: HDF5's conversion to
+   int64 would clamp a uint64 above INT64_MAX without a word. */
+static mieb_status attr_read_i64(hid_t a, hid_t ft, const char *name, const char *fname, const char *objpath,
+                                 int64_t *out)
+{
+    hid_t nt = H5Tget_native_type(ft, H5T_DIR_ASCEND);
+    size_t sz = nt >= 0 ? H5Tget_size(nt) : 0;
+    bool sgn = nt >= 0 && H5Tget_sign(nt) != H5T_SGN_NONE;
+    unsigned char buf[16];
+    uint64_t raw = 0;
+    mieb_status st = MIEB_OK;
+    if (sz == 0 || sz > 8) {
+        st = mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: %s: attribute '%s' is an integer wider than 64 bits", fname,
+                          objpath, name);
+    } else if (H5Aread(a, nt, buf) < 0) {
+        st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: cannot read attribute '%s'", fname, objpath, name);
+    } else if (!mieb_h5_int_to_i64(buf, sz, sgn, out, &raw)) {
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: attribute '%s' = %llu does not fit int64", fname, objpath, name,
+                       (unsigned long long)raw);
+    }
+    if (nt >= 0)
+        H5Tclose(nt);
+    return st;
+}
+
+/* A numeric attribute as double: NaN or Inf (a bound, a weight) would reach a score unseen. */
+static mieb_status attr_read_f64(hid_t a, const char *name, const char *fname, const char *objpath, double *out)
+{
+    double v;
+    if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0)
+        return mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: cannot read attribute '%s'", fname, objpath, name);
+    if (!isfinite(v))
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: attribute '%s' = %s is not a finite number", fname, objpath,
+                         name, isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf");
+    *out = v;
+    return MIEB_OK;
+}
+
 /* Shared by the numeric attribute readers: allow_float selects float64 vs integer-only. */
 static mieb_status attr_num(hid_t obj, const char *name, const char *fname, const char *objpath, bool allow_float,
                             int64_t *i_out, double *d_out)
@@ -399,9 +438,7 @@ static mieb_status attr_num(hid_t obj, const char *name, const char *fname, cons
                        tn, allow_float ? "a number" : "an integer");
         goto done;
     }
-    herr_t rc = i_out ? H5Aread(a, H5T_NATIVE_INT64, i_out) : H5Aread(a, H5T_NATIVE_DOUBLE, d_out);
-    if (rc < 0)
-        st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: cannot read attribute '%s'", fname, objpath, name);
+    st = i_out ? attr_read_i64(a, ft, name, fname, objpath, i_out) : attr_read_f64(a, name, fname, objpath, d_out);
 done:
     if (ft >= 0)
         H5Tclose(ft);
@@ -508,6 +545,8 @@ mieb_status mieb_h5_check_plausible(hid_t dset, const char *fname, const char *d
         st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: external storage is not supported", fname, dpath);
         goto done;
     }
+    if ((st = mieb_h5_check_filters(dcpl, fname, dpath)) != MIEB_OK)
+        goto done;
     uint64_t fsz = file_size > 0 ? (uint64_t)file_size : 0, limit = fsz;
     switch (H5Pget_layout(dcpl)) {
     case H5D_COMPACT: {
@@ -563,6 +602,8 @@ mieb_status mieb_h5_check_plausible(hid_t dset, const char *fname, const char *d
                        "%s: %s: declared size (%llu bytes) cannot be held by this file (%lld bytes on disk); "
                        "corrupt or truncated",
                        fname, dpath, (unsigned long long)bytes, (long long)file_size);
+    else
+        st = mieb_h5_check_written(dset, dcpl, fname, dpath, rank, dims);
 done:
     if (sp >= 0)
         H5Sclose(sp);

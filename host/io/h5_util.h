@@ -65,9 +65,9 @@ mieb_status mieb_h5_attr_find(hid_t obj, const char *name, const char *fname, co
 bool mieb_h5_attr_exists(hid_t obj, const char *name);
 /** Scalar (or 1-element) string attribute, variable or fixed length. *out is malloc'd. */
 mieb_status mieb_h5_attr_str(hid_t obj, const char *name, const char *fname, const char *objpath, char **out);
-/** Scalar (or 1-element) integer attribute of any integer type. */
+/** Scalar (or 1-element) integer attribute of any integer type up to 64 bits; a value outside int64 is refused. */
 mieb_status mieb_h5_attr_i64(hid_t obj, const char *name, const char *fname, const char *objpath, int64_t *out);
-/** Scalar (or 1-element) integer or float attribute, as double. */
+/** Scalar (or 1-element) integer or float attribute, as double; NaN or Inf is refused. */
 mieb_status mieb_h5_attr_f64(hid_t obj, const char *name, const char *fname, const char *objpath, double *out);
 
 /** Short type name for messages: "int32", "uint16", "float64", "float16", "string", "compound" ... */
@@ -84,17 +84,41 @@ mieb_status mieb_h5_dset_open(hid_t file, const char *fname, const char *dpath, 
 /**
  * Refuse declared sizes the file cannot hold before anything is allocated: raw bytes
  * beyond the file size (unfiltered storage), beyond 1100x the file size (deflate's best
- * ratio is about 1032:1), chunks above 512 MiB, external or virtual storage.
+ * ratio is about 1032:1), chunks above 512 MiB, external or virtual storage. Then refuse
+ * what HDF5 would read without an error but not from the file: filters it cannot decode
+ * (mieb_h5_check_filters) and storage never written (mieb_h5_check_written).
  */
 mieb_status mieb_h5_check_plausible(hid_t dset, const char *fname, const char *dpath, int64_t file_size);
 
 /**
- * Read a whole 1-D or 2-D integer dataset (any integer type, converted) as int64.
+ * Refuse a dataset whose filters this HDF5 cannot decode, naming the filter (HDF5 itself
+ * says only that its plugin directory is missing). Called by mieb_h5_check_plausible, with
+ * the HDF5 lock held (as is mieb_h5_check_written).
+ */
+mieb_status mieb_h5_check_filters(hid_t dcpl, const char *fname, const char *dpath);
+/**
+ * Refuse a dataset with storage never written, which HDF5 reads back as the fill value:
+ * created without data (unallocated), or chunked with chunks missing (an exporter killed
+ * mid-write). Names the first run of missing rows. One pass over the chunk index, once per
+ * dataset at open (mieb_h5_check_plausible).
+ */
+mieb_status mieb_h5_check_written(hid_t dset, hid_t dcpl, const char *fname, const char *dpath, int rank,
+                                  const hsize_t *dims);
+/**
+ * One integer of `size` bytes (1, 2, 4, 8; native byte order) as int64. False when it does
+ * not fit (an unsigned value above INT64_MAX) or size is not one of those; *raw gets its bits
+ * zero-extended, for the message. HDF5's own conversion would clamp it without a word.
+ */
+bool mieb_h5_int_to_i64(const void *src, size_t size, bool is_signed, int64_t *out, uint64_t *raw);
+
+/**
+ * Read a whole 1-D or 2-D integer dataset (any integer type up to 64 bits) as int64; a value
+ * that does not fit (uint64 above INT64_MAX) is refused with its position, never clamped.
  * dims[1] is 1 for a 1-D dataset. *out is malloc'd (at least one element, so never NULL).
  */
 mieb_status mieb_h5_read_i64(hid_t file, const char *fname, const char *dpath, int min_rank, int max_rank,
                              int64_t file_size, int64_t **out, int64_t dims[2]);
-/** Read a whole 1-D numeric dataset (integer or float) as float64. */
+/** Read a whole 1-D numeric dataset (integer or float) as float64; NaN or Inf is refused with its position. */
 mieb_status mieb_h5_read_f64(hid_t file, const char *fname, const char *dpath, int64_t file_size, double **out,
                              int64_t *n);
 

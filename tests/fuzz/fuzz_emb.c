@@ -8,6 +8,8 @@
  */
 #include "fuzz_common.h"
 
+#include <math.h>
+
 #include "io/embeddings.h"
 
 static const struct { const char *task, *role; } ROLES[] = {
@@ -66,9 +68,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rows <= MAX_FLOATS / info->dim) {
         float *dst = malloc(sizeof(float) * (size_t)(rows * info->dim + 1));
         int64_t *offs = malloc(sizeof(int64_t) * (size_t)(info->n_items + 1));
-        if (mieb_emb_role_read(role, 0, info->n_items, dst, offs) == MIEB_OK && info->multivector &&
-            (offs[0] != 0 || offs[info->n_items] != rows))
-            abort();
+        if (mieb_emb_role_read(role, 0, info->n_items, dst, offs) == MIEB_OK) {
+            if (info->multivector && (offs[0] != 0 || offs[info->n_items] != rows))
+                abort();
+            for (int64_t i = 0; i < rows * info->dim; i++) /* refused: NaN, Inf (embeddings.h) */
+                if (!isfinite(dst[i]))
+                    abort();
+        }
         free(dst);
         free(offs);
         /* the streamer, in blocks of 3 items */

@@ -6,6 +6,8 @@
  */
 #include "fuzz_common.h"
 
+#include <math.h>
+
 #include "io/task_data.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -48,10 +50,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(ti);
         double *gold = NULL, lo = 0;
         int64_t n = 0, a = 0;
-        if (mieb_taskdata_read_f64(td, sp, ss, "gold", &gold, &n) == MIEB_OK)
+        if (mieb_taskdata_read_f64(td, sp, ss, "gold", &gold, &n) == MIEB_OK) {
+            for (int64_t i = 0; i < n; i++) /* the readers refuse NaN and Inf (h5_util.h) */
+                if (!isfinite(gold[i]))
+                    abort();
             free(gold);
-        (void)mieb_taskdata_group_attr_f64(td, sp, ss, "min_score", &lo);
-        (void)mieb_taskdata_group_attr_f64(td, sp, ss, "max_score", &lo);
+        }
+        if (mieb_taskdata_group_attr_f64(td, sp, ss, "min_score", &lo) == MIEB_OK && !isfinite(lo))
+            abort();
+        if (mieb_taskdata_group_attr_f64(td, sp, ss, "max_score", &lo) == MIEB_OK && !isfinite(lo))
+            abort();
         (void)mieb_taskdata_group_attr_i64(td, sp, ss, "n_samples", &a);
         (void)mieb_taskdata_group_attr_i64(td, sp, ss, "n_texts", &a);
     }

@@ -521,7 +521,9 @@ def test_stream_normalize_prepare(tmp_path, monkeypatch, dtype):
     ed = str(tmp_path)
     x = rand_emb(203, 77, seed=11)
     x[3] = 0.0
-    tiny, huge = (1e-20, 1e18) if dtype == "f32" else (1e-7, 1e3)  # float16 holds 6e-8 .. 65504
+    # float16 holds 6e-8 .. 65504; float32 rows stay below a norm of 2^62 (larger ones are refused:
+    # their dot products could overflow float32, embeddings.c EMB_MAX_NORM2)
+    tiny, huge = (1e-20, 1e17) if dtype == "f32" else (1e-7, 1e3)
     x[4] *= np.float32(tiny)  # float32: the squares underflow and the 1e-12 floor is the norm
     x[5] *= np.float32(huge)
     x[6, :] = np.float32(1.0)
