@@ -31,7 +31,11 @@ mieb_status mieb_backend_init(const char *device, const struct mieb_backend_opts
         return MIEB_OK;
     if (want_cuda)
         return st == MIEB_ERR_NO_DEVICE ? st : mieb_fail_context(MIEB_ERR_NO_DEVICE, "--device %s", device);
-    MIEB_LOGW("no usable CUDA device (%s); scoring on the CPU", mieb_last_error());
+    const char *why = mieb_last_error(); /* said once, whether or not the reason names the device */
+    if (!strncmp(why, "no usable CUDA device", 21))
+        MIEB_LOGW("%s; scoring on the CPU", why);
+    else
+        MIEB_LOGW("no usable CUDA device (%s); scoring on the CPU", why);
 #else
     if (want_cuda)
         return mieb_fail(MIEB_ERR_NO_DEVICE, "--device %s: this mieb-eval was built without CUDA", device);

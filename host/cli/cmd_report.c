@@ -16,6 +16,7 @@
 #include "core/fileutil.h"
 #include "io/results_reader.h"
 #include "metrics/leaderboard.h"
+#include "plan/manifest.h"
 #include "report/report_data.h"
 #include "report/report_page.h"
 
@@ -237,6 +238,7 @@ int mieb_cmd_report(int argc, char **argv)
     struct mieb_html page = {0};
     cJSON **docs = NULL;
     struct mieb_cmp **cmp = NULL; /* [n_models] with --per-query */
+    char **produced = NULL;       /* [n_models]: the tool and precision of each row (plan/manifest.h) */
     st = mieb_results_scan(dirs, n_dirs, &models, &n_models, &n_bad);
     if (st == MIEB_OK)
         st = mieb_lb_pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
@@ -265,8 +267,15 @@ int mieb_cmd_report(int argc, char **argv)
     }
     if (ci.n && (rc = compare_models(&ci, &reg, &lb, base, tasks, n_tasks, cmp)) != 0)
         goto done;
-    st = mieb_report_page(&lb, docs, base, bench ? bench->name : NULL, (const struct mieb_cmp *const *)cmp,
-                          ci.alpha, &page);
+    if (!(produced = calloc((size_t)n_models + 1, sizeof *produced))) {
+        rc = MIEB_EXIT_FATAL;
+        goto done;
+    }
+    for (int i = 0; i < n_models; i++)
+        if ((produced[i] = malloc(512)))
+            mieb_manifest_produced_by(lb.rows[i].model->dir, produced[i], 512);
+    struct mieb_report_extras ex = {(const struct mieb_cmp *const *)cmp, ci.alpha, (const char *const *)produced};
+    st = mieb_report_page(&lb, docs, base, bench ? bench->name : NULL, &ex, &page);
     if (st == MIEB_OK)
         st = mieb_write_file_atomic(html, page.buf.data, page.buf.len);
     if (st != MIEB_OK) {
@@ -286,6 +295,9 @@ done:
             free(cmp[i]);
         }
     free(cmp);
+    for (int i = 0; produced && i < n_models; i++)
+        free(produced[i]);
+    free(produced);
     mieb_html_free(&page);
     mieb_rp_docs_free(docs, n_models * n_tasks);
     mieb_leaderboard_free(&lb);

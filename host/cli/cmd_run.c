@@ -34,6 +34,8 @@
 #include "core/tmpfiles.h"
 #include "families/family.h"
 #include "io/results_check.h"
+#include "plan/manifest.h"
+#include "plan/run_outcome.h"
 #include "plan/task_shards.h"
 #include "io/results_writer.h"
 #include "io/task_data.h"
@@ -64,6 +66,9 @@ struct run_opts {
     int n_task_types;
     const char *eval_splits[16];    /* --eval-splits S ...: score only these splits */
     int n_eval_splits;
+    const char *languages[32];      /* -l/--languages L ...: score only the subsets in these languages */
+    int n_languages;
+    int overwrite_given;            /* --overwrite-strategy was given (the summary says when the default skipped) */
     const char *model, *model_revision; /* -m/--model, --model-revision: must match model_meta.json */
     const char *export_dir;             /* --export DIR: DIR/task-data and DIR/embeddings */
     char export_paths[2][PATH_MAX];
@@ -120,7 +125,7 @@ static void run_usage(FILE *f)
     fputs("usage: mieb-eval run --task-data DIR --embeddings DIR -t TASK [TASK ...] --output-folder DIR\n"
           "       mieb-eval run --export DIR -t TASK [TASK ...] --output-folder DIR   (same options)\n"
           "                     [--device auto|cpu|cuda|cuda:N] [-b BENCHMARK] [--mem-limit SIZE]\n"
-          "                     [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing]\n"
+          "                     [--similarity cosine|dot|MaxSim] [--overwrite-strategy always|never|only-missing] [-l LANG...]\n"
           "                     [--threads N] [--precision fp32|tf32|bf16] [-v | -q]\n"
           "                     [--log-format text|json] [--progress auto|tty|plain|off] [--per-query DIR]\n"
           "                     [--shard-index I --num-shards K] [--task-types T...] [--eval-splits S...]\n"
@@ -135,6 +140,8 @@ static void run_usage(FILE *f)
           "  --task-types T...    keep only tasks of these types (e.g. Any2AnyRetrieval ImageClustering); alone,\n"
           "                       every registry task of those types whose task data is present\n"
           "  --eval-splits S...   score only these splits (mteb's eval_splits); a task with none is skipped\n"
+          "  -l, --languages L... score only the subsets in these languages, as mteb's languages= (ISO 639-3\n"
+          "                       such as eng, or with the script, eng-Latn); a task with none is skipped\n"
           "  -m, --model NAME     check that model_meta.json names this model (mteb's -m); refuse otherwise\n"
           "  --model-revision R   check the model revision likewise\n"
           "  --output-folder DIR  results go to DIR/results/<org>__<model>/<revision>/<TaskName>.json\n"
@@ -148,7 +155,7 @@ static void run_usage(FILE *f)
           "  --overwrite-strategy always | never | only-missing (skip tasks whose result is there and whole;\n"
           "                       a file that is not a result of the task, with every split and subset\n"
           "                       this run writes, is kept as <Task>.json.bad-<UTC time> and the task\n"
-          "                       scored again) [always]\n"
+          "                       scored again) [only-missing, as mteb: a rerun resumes]\n"
           "  --threads N          CPU threads; 0 = the CPUs this process may use [0]\n"
           "  --precision P        similarity arithmetic: fp32 (exact, default); tf32 or bf16 on CUDA only,\n"
           "                       faster, recorded in each result as similarity_precision\n"
@@ -239,7 +246,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->device = "auto";
-    o->overwrite = "always";
+    o->overwrite = "only-missing"; /* mteb's default: a rerun resumes */
     o->precision = "fp32";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -290,6 +297,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             if (!mieb_cli_choice("run", a, val, ways, &k))
                 return -1;
             o->overwrite = ways[k];
+            o->overwrite_given = 1;
         } else if (!strcmp(a, "--mem-limit")) {
             NEED_VAL();
             if (!mieb_cli_size("run", a, val, MIN_MEM_LIMIT, &o->mem_limit))
@@ -382,22 +390,22 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
             NEED_VAL();
             if (o->n_benchmarks < 16)
                 o->benchmarks[o->n_benchmarks++] = val;
-        } else if (!strcmp(a, "--task-types") || !strcmp(a, "--eval-splits")) {
+        } else if (!strcmp(a, "--task-types") || !strcmp(a, "--eval-splits") || !strcmp(a, "-l") ||
+                   !strcmp(a, "--languages")) {
             /* one or more names up to the next option, as mteb's nargs="+" */
-            int types = !strcmp(a, "--task-types"), got = 0;
+            int types = !strcmp(a, "--task-types"), langs = a[1] == 'l' || !strcmp(a, "--languages"), got = 0;
+            int *n = types ? &o->n_task_types : langs ? &o->n_languages : &o->n_eval_splits;
+            const char **dst = types ? o->task_types : langs ? o->languages : o->eval_splits;
             while (i + 1 < argc && argv[i + 1][0] != '-') {
-                if (types ? o->n_task_types >= 32 : o->n_eval_splits >= 16) {
+                if (*n >= (types || langs ? 32 : 16)) {
                     fprintf(stderr, "mieb-eval run: too many values for %s\n", a);
                     return -1;
                 }
                 if (!argv[i + 1][0]) { /* names nothing: every task would be skipped, exit 0 */
-                    mieb_cli_bad_value("run", a, "", types ? "a task type" : "a split name");
+                    mieb_cli_bad_value("run", a, "", types ? "a task type" : langs ? "a language" : "a split name");
                     return -1;
                 }
-                if (types)
-                    o->task_types[o->n_task_types++] = argv[++i];
-                else
-                    o->eval_splits[o->n_eval_splits++] = argv[++i];
+                dst[(*n)++] = argv[++i];
                 got++;
             }
             if (!got) {
@@ -640,6 +648,38 @@ static void restrict_splits(const struct run_opts *o, struct mieb_registry *reg)
     }
 }
 
+/* -l/--languages: does a language of the subset match one asked for (mteb: "eng" matches "eng-Latn")? */
+static bool language_wanted(const struct run_opts *o, const struct mieb_task *t, const char *subset)
+{
+    cJSON *langs = mieb_task_languages(t, subset), *l;
+    bool hit = false;
+    cJSON_ArrayForEach(l, langs)
+    {
+        if (!cJSON_IsString(l))
+            continue;
+        for (int i = 0; i < o->n_languages && !hit; i++) {
+            size_t n = strlen(o->languages[i]);
+            hit = !strcmp(l->valuestring, o->languages[i]) ||
+                  (!strncmp(l->valuestring, o->languages[i], n) && l->valuestring[n] == '-');
+        }
+    }
+    cJSON_Delete(langs);
+    return hit;
+}
+
+/* -l/--languages: keep, in each registry task, only the subsets in those languages. */
+static void restrict_languages(const struct run_opts *o, struct mieb_registry *reg)
+{
+    for (int i = 0; i < reg->n_tasks; i++) {
+        struct mieb_task *t = &reg->tasks[i];
+        int kept = 0;
+        for (int s = 0; s < t->n_subsets; s++)
+            if (language_wanted(o, t, t->subsets[s]))
+                t->subsets[kept++] = t->subsets[s];
+        t->n_subsets = kept;
+    }
+}
+
 /* --task-types: a misspelt type would select nothing and exit 0 */
 static bool type_known(const struct mieb_registry *reg, const char *type)
 {
@@ -655,6 +695,50 @@ static int type_wanted(const struct run_opts *o, const struct mieb_task *t)
         if (!strcmp(o->task_types[i], t->type))
             return 1;
     return o->n_task_types == 0;
+}
+
+/* The files a task read, fingerprinted in the run manifest (plan/manifest.h). */
+static void manifest_inputs(struct mieb_manifest *man, const struct run_opts *o, const struct mieb_task *t)
+{
+    char p[PATH_MAX + 256];
+    const char *data_of = mieb_aggregate_subtask(t->name);
+    snprintf(p, sizeof p, "%s/%s.h5", o->task_data, data_of ? data_of : t->name);
+    mieb_manifest_task(man, t->name, p, o->emb);
+}
+
+/* The run's closing summary: counts, each task's main score, each failure's first error, a hint
+   to inspect when inputs are missing; with --log-format json one record. Then the manifest. */
+static void closing_summary(const struct run_opts *o, struct mieb_outcomes *oc, struct mieb_manifest *man,
+                            const char *results_dir)
+{
+    static const char *const kind[] = {"scored", "skipped", "FAILED"};
+    int missing = 0;
+    if (!mieb_cli_record("summary", "summary", mieb_outcomes_json(oc, results_dir))) {
+        mieb_cli_say(MIEB_LOG_INFO, "mieb-eval: ", "summary: %d scored, %d skipped, %d failed; results in %s",
+                     oc->counts[MIEB_OUTCOME_SCORED], oc->counts[MIEB_OUTCOME_SKIPPED],
+                     oc->counts[MIEB_OUTCOME_FAILED], results_dir);
+        for (int i = 0; i < oc->n && !(o->quiet && !oc->counts[MIEB_OUTCOME_FAILED]); i++) {
+            const struct mieb_outcome *e = &oc->v[i];
+            char score[32] = "-";
+            if (!isnan(e->main_score))
+                snprintf(score, sizeof score, "%.4f", e->main_score);
+            if (e->kind == MIEB_OUTCOME_FAILED || !o->quiet)
+                mieb_cli_say(MIEB_LOG_INFO, "", "  %-44s %-8s %8s %8.1f s%s%s", e->task, kind[e->kind], score,
+                             e->seconds, e->note ? "  " : "", e->note ? e->note : "");
+        }
+    }
+    for (int i = 0; i < oc->n; i++)
+        missing |= oc->v[i].missing_input;
+    if (missing)
+        mieb_cli_say(MIEB_LOG_INFO, "mieb-eval: ",
+                     "hint: inputs are missing; `mieb-eval inspect --task-data %s --embeddings %s -t TASK` "
+                     "lists what each task needs and what is there",
+                     o->task_data, o->emb);
+    char path[PATH_MAX + 128];
+    if (mieb_manifest_finish(man, mieb_outcomes_json(oc, results_dir), results_dir, path, sizeof path) == MIEB_OK)
+        MIEB_LOGD("run manifest: %s", path);
+    else
+        MIEB_LOGW("the run manifest was not written: %s", mieb_last_error());
 }
 
 static long task_units(const struct mieb_task *t)
@@ -703,6 +787,8 @@ int mieb_cmd_run(int argc, char **argv)
         }
     if (o.n_eval_splits)
         restrict_splits(&o, &reg);
+    if (o.n_languages)
+        restrict_languages(&o, &reg);
     for (int i = 0; i < o.n_tasks; i++) {
         const struct mieb_task *t = mieb_registry_find(&reg, o.tasks[i]);
         if (!t) {
@@ -748,6 +834,10 @@ int mieb_cmd_run(int argc, char **argv)
             }
             if (o.n_eval_splits && todo[j]->n_splits == 0) {
                 MIEB_LOGW("skipping %s: none of its splits is in --eval-splits", todo[j]->name);
+                continue;
+            }
+            if (o.n_languages && todo[j]->n_subsets == 0) {
+                MIEB_LOGI("skipping %s: none of its subsets is in --languages", todo[j]->name);
                 continue;
             }
             todo[kept++] = todo[j];
@@ -828,6 +918,10 @@ int mieb_cmd_run(int argc, char **argv)
     for (int i = 0; i < n_todo; i++)
         total_units += task_units(todo[i]); /* --per-query: every family writes its files */
     mieb_progress_start(o.progress, n_todo, total_units, 0.0);
+    struct mieb_outcomes outcomes = {0};
+    struct mieb_manifest man;
+    if (mieb_manifest_begin(&man, argc, argv, be->iface.name, o.precision, meta.name, meta.revision) != MIEB_OK)
+        MIEB_LOGW("no run manifest: %s", mieb_last_error());
     /* corpus parts (issue 6): retrieval tasks write this part's partials, host/cluster/corpus_parts.h */
     struct mieb_part_opts part = {.dir = o.partials_dir, .part = o.corpus_part, .n_parts = o.corpus_parts,
                                   .task_data = o.task_data, .skip_existing = strcmp(o.overwrite, "always") != 0,
@@ -839,6 +933,7 @@ int mieb_cmd_run(int argc, char **argv)
         snprintf(p, sizeof p, "%s/%s.json", results_dir, todo[i]->name);
         if (o.corpus_parts && !as_part && o.corpus_part != 0) {
             MIEB_LOGI("%s: not a retrieval task, scored by corpus part 0 only: skipped", todo[i]->name);
+            mieb_outcome_add(&outcomes, todo[i]->name, MIEB_OUTCOME_SKIPPED, 0.0, "scored by corpus part 0", 0);
             mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
             continue;
         }
@@ -846,6 +941,10 @@ int mieb_cmd_run(int argc, char **argv)
         st = !as_part && strcmp(o.overwrite, "always") ? result_present(todo[i], p) : MIEB_ERR_NOT_FOUND;
         if (st == MIEB_OK) {
             MIEB_LOGI("%s: result exists, skipped (--overwrite-strategy %s)", todo[i]->name, o.overwrite);
+            mieb_outcome_add(&outcomes, todo[i]->name, MIEB_OUTCOME_SKIPPED, 0.0,
+                             o.overwrite_given ? "result exists" : "result exists (--overwrite-strategy always rescores)",
+                             0);
+            mieb_outcome_score_from(&outcomes, p);
             mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
             continue;
         }
@@ -858,9 +957,12 @@ int mieb_cmd_run(int argc, char **argv)
         }
         if (st == MIEB_ERR_INTERRUPTED)
             break;
+        manifest_inputs(&man, &o, todo[i]);
         if (st != MIEB_OK) {
             mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not scored (%s): %s", todo[i]->name,
                          mieb_status_str(st), mieb_last_error());
+            mieb_outcome_add(&outcomes, todo[i]->name, MIEB_OUTCOME_FAILED, mieb_now() - t0, mieb_last_error(),
+                             st == MIEB_ERR_NOT_FOUND);
             failed++;
             if (st == MIEB_ERR_CUDA || st == MIEB_ERR_CUBLAS)
                 rc_exit = MIEB_EXIT_FATAL;
@@ -868,10 +970,15 @@ int mieb_cmd_run(int argc, char **argv)
             continue;
         }
         mieb_cli_log_context(todo[i]->name, NULL, NULL); /* task-level line */
-        MIEB_LOGI("%s: scored in %.2f s -> %s", todo[i]->name, mieb_now() - t0, as_part ? o.partials_dir : p);
+        MIEB_LOGD("%s: scored in %.2f s -> %s", todo[i]->name, mieb_now() - t0, as_part ? o.partials_dir : p);
+        mieb_outcome_add(&outcomes, todo[i]->name, MIEB_OUTCOME_SCORED, mieb_now() - t0, as_part ? "corpus part" : NULL,
+                         0);
+        if (!as_part)
+            mieb_outcome_score_from(&outcomes, p);
         mieb_progress_task_end(todo[i]->name, "scored", task_units(todo[i]));
     }
     mieb_progress_stop();
+    closing_summary(&o, &outcomes, &man, results_dir);
     if (interrupted == SIGUSR1) {
         mieb_cli_say(MIEB_LOG_WARN, "mieb-eval: ",
                      "pre-empted (SIGUSR1); finished results are kept, rerun the same command with "
@@ -885,6 +992,8 @@ int mieb_cmd_run(int argc, char **argv)
         rc_exit = MIEB_EXIT_TASK_FAILED;
     }
     printf("%s\n", results_dir);
+    mieb_outcomes_free(&outcomes);
+    mieb_manifest_free(&man);
     mieb_backend_free(be);
     mieb_registry_free(&reg);
     return rc_exit;

@@ -19,6 +19,7 @@
 #include "io/json_py.h"
 #include "io/results_reader.h"
 #include "metrics/leaderboard.h"
+#include "plan/manifest.h"
 
 static void summary_usage(FILE *f)
 {
@@ -73,7 +74,7 @@ static void print_table(const struct mieb_leaderboard *lb)
            "Mean(TaskType)", "Mean(Task)", "Rank(Borda)", "Tasks");
     for (int k = 0; k < lb->n_types; k++)
         printf("  %s", lb->types[k]);
-    printf("\n");
+    printf("  Produced by\n");
     for (int p = 0; p < lb->n_models; p++) {
         const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
         char tasks[32], brank[16];
@@ -90,7 +91,9 @@ static void print_table(const struct mieb_leaderboard *lb)
             fmt_pct(row->type_mean[k], b1, sizeof b1);
             printf("  %*s", (int)strlen(lb->types[k]), b1);
         }
-        printf("\n");
+        char by[512];
+        mieb_manifest_produced_by(row->model->dir, by, sizeof by);
+        printf("  %s\n", by[0] ? by : "-");
     }
 }
 
@@ -107,6 +110,8 @@ static mieb_status write_csv(const struct mieb_leaderboard *lb, const char *path
         st = mieb_csv_field(&b, lb->types[k], false);
     for (int t = 0; t < lb->n_tasks && st == MIEB_OK; t++)
         st = mieb_csv_field(&b, lb->tasks[t]->name, false);
+    if (st == MIEB_OK)
+        st = mieb_csv_field(&b, "produced_by", false);
     if (st == MIEB_OK)
         st = mieb_buf_append(&b, "\n", 1);
     for (int p = 0; p < lb->n_models && st == MIEB_OK; p++) {
@@ -143,6 +148,10 @@ static mieb_status write_csv(const struct mieb_leaderboard *lb, const char *path
             fmt_num(row->task_score[t], num, sizeof num);
             st = mieb_csv_field(&b, num, false);
         }
+        char by[512];
+        mieb_manifest_produced_by(row->model->dir, by, sizeof by);
+        if (st == MIEB_OK)
+            st = mieb_csv_field(&b, by, false);
         if (st == MIEB_OK)
             st = mieb_buf_append(&b, "\n", 1);
     }
@@ -181,6 +190,9 @@ static mieb_status write_json(const struct mieb_leaderboard *lb, const char *ben
         cJSON_AddStringToObject(m, "model", row->model->name);
         cJSON_AddStringToObject(m, "revision", row->model->revision);
         cJSON_AddStringToObject(m, "path", row->model->dir);
+        char by[512];
+        mieb_manifest_produced_by(row->model->dir, by, sizeof by);
+        cJSON_AddItemToObject(m, "produced_by", by[0] ? cJSON_CreateString(by) : cJSON_CreateNull());
         cJSON_AddItemToObject(m, "Mean(TaskType)", num_or_null(row->mean_task_type));
         cJSON_AddItemToObject(m, "Mean(Task)", num_or_null(row->mean_task));
         cJSON_AddItemToObject(m, "Rank(Borda)",

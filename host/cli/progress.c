@@ -55,8 +55,8 @@ static void iso_time(char *buf, size_t n)
     snprintf(buf + k, n - k, ".%03dZ", (int)(tv.tv_usec / 1000));
 }
 
-/* One JSON log line; `extra` (may be NULL) is moved into the object. Lock held. */
-static void emit_json(enum mieb_log_level lvl, const char *msg, cJSON *extra)
+/* One JSON log line; `extra` (may be NULL) is moved into the object under `extra_key`. Lock held. */
+static void emit_json_as(enum mieb_log_level lvl, const char *msg, cJSON *extra, const char *extra_key)
 {
     char ts[64];
     iso_time(ts, sizeof ts);
@@ -75,7 +75,7 @@ static void emit_json(enum mieb_log_level lvl, const char *msg, cJSON *extra)
     if (S.subset[0])
         cJSON_AddStringToObject(o, "subset", S.subset);
     if (extra)
-        cJSON_AddItemToObject(o, "progress", extra);
+        cJSON_AddItemToObject(o, extra_key, extra);
     char *s = cJSON_PrintUnformatted(o);
     if (s) {
         fputs(s, stderr);
@@ -83,6 +83,24 @@ static void emit_json(enum mieb_log_level lvl, const char *msg, cJSON *extra)
         free(s);
     }
     cJSON_Delete(o);
+}
+
+static void emit_json(enum mieb_log_level lvl, const char *msg, cJSON *extra)
+{
+    emit_json_as(lvl, msg, extra, "progress");
+}
+
+int mieb_cli_record(const char *msg, const char *key, cJSON *obj)
+{
+    pthread_mutex_lock(&S.mu);
+    int json = S.fmt == MIEB_LOGFMT_JSON;
+    if (json)
+        emit_json_as(MIEB_LOG_INFO, msg, obj, key);
+    else
+        cJSON_Delete(obj);
+    fflush(stderr);
+    pthread_mutex_unlock(&S.mu);
+    return json;
 }
 
 static void fmt_secs(char *buf, size_t n, double s)

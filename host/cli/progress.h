@@ -14,6 +14,8 @@
 #ifndef MIEB_CLI_PROGRESS_H
 #define MIEB_CLI_PROGRESS_H
 
+#include <cjson/cJSON.h>
+
 #include "core/status.h"
 
 enum mieb_log_format { MIEB_LOGFMT_TEXT = 0, MIEB_LOGFMT_JSON = 1 };
@@ -31,6 +33,13 @@ void mieb_cli_log_init(enum mieb_log_format fmt, enum mieb_log_level min_level);
  */
 void mieb_cli_say(enum mieb_log_level lvl, const char *text_prefix, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/**
+ * With --log-format json: one log line {"time", "level": "info", "msg": msg, key: obj} (obj is
+ * moved in) and 1; with text logs obj is freed, nothing is printed, and 0 (the caller prints
+ * its own text).
+ */
+int mieb_cli_record(const char *msg, const char *key, cJSON *obj);
 
 /** The task/split/subset the json log lines carry (NULL: unknown / not applicable). */
 void mieb_cli_log_context(const char *task, const char *split, const char *subset);

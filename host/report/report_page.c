@@ -195,7 +195,7 @@ static mieb_status summary(struct mieb_report_ctx *c)
                         "&#916;: the model minus the baseline, <b>%s</b>.</p>\n"
                         "<div class=\"card\"><table class=\"summary\">\n<tr><th>Rank</th><th class=\"l\">Model</th>"
                         "<th class=\"l\">Revision</th><th>Mean(TaskType)</th><th>Mean(Task)</th><th>Rank(Borda)</th>"
-                        "<th>Tasks</th></tr>\n",
+                        "<th>Tasks</th><th class=\"l\">Produced by</th></tr>\n",
                   c->series[lb->rows[c->baseline].rank - 1].name);
     for (int p = 0; p < lb->n_models; p++) {
         const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
@@ -211,7 +211,9 @@ static mieb_status summary(struct mieb_report_ctx *c)
             mieb_html_fmt(c->h, "<td data-col=\"Rank(Borda)\">%d</td>", row->borda_rank);
         else
             mieb_html_fmt(c->h, "<td data-col=\"Rank(Borda)\">-</td>");
-        mieb_html_fmt(c->h, "<td data-col=\"Tasks\">%d/%d</td></tr>\n", row->n_complete, lb->n_tasks);
+        const char *by = c->produced_by ? c->produced_by[lb->order[p]] : NULL;
+        mieb_html_fmt(c->h, "<td data-col=\"Tasks\">%d/%d</td><td class=\"l\" data-col=\"produced_by\">%s</td></tr>\n",
+                      row->n_complete, lb->n_tasks, by && by[0] ? by : "-");
     }
     mieb_html_fmt(c->h, "</table></div>\n");
     if (lb->n_models > MIEB_REPORT_MAX_GROUPED) /* the type means are the next section's heatmap */
@@ -484,9 +486,10 @@ static mieb_status make_series(struct mieb_report_ctx *c, char ***labels)
 }
 
 mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, int baseline, const char *bench,
-                             const struct mieb_cmp *const *cmp, double alpha, struct mieb_html *h)
+                             const struct mieb_report_extras *ex, struct mieb_html *h)
 {
-    struct mieb_report_ctx c = {lb, docs, baseline, bench, NULL, h, cmp, alpha};
+    struct mieb_report_ctx c = {lb, docs, baseline, bench, NULL, h, ex ? ex->cmp : NULL, ex ? ex->alpha : 0.05,
+                                ex ? ex->produced_by : NULL};
     char **labels = NULL;
     mieb_status st = make_series(&c, &labels);
     if (st == MIEB_OK) {

@@ -25,15 +25,23 @@ struct mieb_report_ctx {
     const struct mieb_cmp *const *cmp; /* [n_models] by row index: the model against the baseline from
                                           --per-query folders (compare.h), or NULL; may itself be NULL */
     double alpha;                      /* '*' marks p < alpha */
+    const char *const *produced_by;    /* [n_models] by row index: tool and precision ("" unknown), or NULL */
+};
+
+/** What the page shows beyond the result files: bootstrap intervals, provenance (all may be NULL). */
+struct mieb_report_extras {
+    const struct mieb_cmp *const *cmp; /* by row index, see mieb_report_ctx */
+    double alpha;
+    const char *const *produced_by;    /* by row index */
 };
 
 /**
  * Write the whole page into h (check h->st afterwards). docs: mieb_rp_docs_load's
- * matrix; baseline: a row index; cmp (may be NULL): per row index, that model compared with the
- * baseline, whose intervals and p-values the delta cells then show.
+ * matrix; baseline: a row index; ex (may be NULL): per row index, that model compared with the
+ * baseline (the delta cells then show intervals and p-values), and what produced its results.
  */
 mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, int baseline, const char *bench,
-                             const struct mieb_cmp *const *cmp, double alpha, struct mieb_html *h);
+                             const struct mieb_report_extras *ex, struct mieb_html *h);
 
 /** Above this many models, grouped bars and delta columns give way to heatmaps (unreadable past it). */
 #define MIEB_REPORT_MAX_GROUPED 5

@@ -1,0 +1,46 @@
+/**
+ * manifest.h - the provenance of a run, written beside its results without touching mteb's
+ * result files: <revision folder>/.mieb-eval/run-<UTC time>-<pid>.json (a hidden folder, so
+ * mteb's and mieb-eval's readers of the revision folder never take it for a result).
+ *
+ * It holds the tool (mieb-eval's version and the commit it was built from), the command line,
+ * the device, the CPU kernels and the precision used, the model, the start and end times, the
+ * run's closing summary, and per task a fingerprint of each input file it read: the path, the
+ * size, the modification time and an FNV-1a hash of the first and last 64 KiB. The
+ * fingerprint identifies the files cheaply (a corpus of many gigabytes is not read again); it
+ * is not a proof that no byte in between changed. `summary` and `report` read the newest
+ * manifest of a revision folder to say which tool and precision produced a row.
+ */
+#ifndef MIEB_PLAN_MANIFEST_H
+#define MIEB_PLAN_MANIFEST_H
+
+#include <cjson/cJSON.h>
+
+#include "../core/status.h"
+
+struct mieb_manifest {
+    cJSON *root;
+    cJSON *tasks; /* object: task name -> its inputs */
+    char stamp[32];
+};
+
+/** Start a manifest for this command line, device ("cpu", "cuda ..."), precision and model. */
+mieb_status mieb_manifest_begin(struct mieb_manifest *m, int argc, char **argv, const char *device,
+                                const char *precision, const char *model, const char *revision);
+/** Record the input files of a task: its task-data file and every file under <emb>/<task>/. */
+void mieb_manifest_task(struct mieb_manifest *m, const char *task, const char *task_data_file, const char *emb_dir);
+/** Add the closing summary (moved in) and the end time, and write it under results_dir/.mieb-eval/. */
+mieb_status mieb_manifest_finish(struct mieb_manifest *m, cJSON *summary, const char *results_dir, char *path,
+                                 size_t path_n);
+void mieb_manifest_free(struct mieb_manifest *m);
+
+/**
+ * The newest manifest of a revision folder: "tool" and "precision" (malloc'd, free them), or
+ * MIEB_ERR_NOT_FOUND when the folder has none (results mteb wrote itself).
+ */
+mieb_status mieb_manifest_latest(const char *revision_dir, char **tool, char **precision);
+
+/** "<tool>, <precision>" of the newest manifest of a revision folder, or "" when it has none. */
+void mieb_manifest_produced_by(const char *revision_dir, char *buf, size_t n);
+
+#endif
