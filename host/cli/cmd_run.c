@@ -780,11 +780,13 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "%s: the embeddings are of model %s revision %s, not %s %s",
                      meta.path, meta.name, meta.revision, o.model ? o.model : meta.name,
                      o.model_revision ? o.model_revision : meta.revision);
+        mieb_model_meta_free(&meta);
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
     if (o.sim_override && (st = mieb_sim_parse(o.sim_override, &meta.sim)) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "--similarity: %s", mieb_last_error());
+        mieb_model_meta_free(&meta);
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
@@ -793,6 +795,7 @@ int mieb_cmd_run(int argc, char **argv)
     bo.precision = !strcmp(o.precision, "tf32") ? MIEB_PREC_TF32 : !strcmp(o.precision, "bf16") ? MIEB_PREC_BF16 : MIEB_PREC_FP32;
     if ((st = mieb_backend_init(o.device, &bo, &be)) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+        mieb_model_meta_free(&meta);
         mieb_registry_free(&reg);
         return st == MIEB_ERR_NO_DEVICE ? MIEB_EXIT_NO_DEVICE : MIEB_EXIT_USAGE;
     }
@@ -800,16 +803,19 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ",
                      "--precision %s needs the CUDA backend; the CPU backend computes in fp32", o.precision);
         mieb_backend_free(be);
+        mieb_model_meta_free(&meta);
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
     if ((st = mieb_results_dir(o.out, meta.name, meta.revision, results_dir, sizeof results_dir)) != MIEB_OK ||
-        (st = mieb_results_copy_model_meta(meta.path, results_dir)) != MIEB_OK) {
+        (st = mieb_results_write_model_meta(results_dir, meta.text, meta.text_len)) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+        mieb_model_meta_free(&meta);
         mieb_backend_free(be);
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;
     }
+    mieb_model_meta_free(&meta); /* copied: only the parsed fields are used from here */
     /* temporaries of an earlier run on this host that was killed (tmpfiles.h) */
     mieb_clean_stale_tmp(results_dir, 0);
     if (o.per_query)
