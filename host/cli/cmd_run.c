@@ -31,6 +31,7 @@
 #include "core/fileutil.h"
 #include "core/mem_default.h"
 #include "core/set_aside.h"
+#include "core/stop.h"
 #include "core/tmpfiles.h"
 #include "families/family.h"
 #include "io/results_check.h"
@@ -109,11 +110,11 @@ static int resolve_export(struct run_opts *o)
     return 0;
 }
 
-/* The signal that asked us to stop (SIGINT/SIGTERM: interrupted; SIGUSR1: pre-empted), or 0.
-   Checked between tasks and subsets here, and between corpus blocks by the retrieval search
-   (mieb_run_ctx.interrupted), so a stop never leaves a half-written result. */
+/* The signal that asked us to stop (SIGINT/SIGTERM: interrupted; SIGUSR1: pre-empted), or 0,
+   set by core/stop.c's handler. Checked between tasks and subsets here, and between corpus
+   blocks by the retrieval search (mieb_run_ctx.interrupted), so a stop never leaves a
+   half-written result; a run stuck elsewhere is ended by stop.c's watchdog. */
 static volatile sig_atomic_t interrupted;
-static void on_signal(int sig) { interrupted = sig; }
 
 static void run_usage(FILE *f)
 {
@@ -822,9 +823,14 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_clean_stale_tmp(o.per_query, 3); /* <dir>/<task>/<split>/<subset>/ */
     if (o.partials_dir)
         mieb_clean_stale_tmp(o.partials_dir, 3);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGUSR1, on_signal); /* pre-emption notice (exit MIEB_EXIT_PREEMPTED) */
+    /* the watchdog of a stuck run removes this run's temporaries there (core/stop.h) */
+    mieb_stop_watch_tmp(results_dir, 0);
+    if (o.per_query)
+        mieb_stop_watch_tmp(o.per_query, 3);
+    if (o.partials_dir)
+        mieb_stop_watch_tmp(o.partials_dir, 3);
+    if (mieb_stop_install(&interrupted) != MIEB_OK) /* SIGUSR1: pre-emption notice (MIEB_EXIT_PREEMPTED) */
+        MIEB_LOGW("%s; a run stuck after SIGINT/SIGTERM will not be ended", mieb_last_error());
     struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit,
                               .kmeans_full = o.kmeans_full, .probe_cpu = o.probe_cpu, .n_threads = o.threads, .interrupted = &interrupted};
     rc.per_query_dir = o.per_query;
@@ -862,8 +868,8 @@ int mieb_cmd_run(int argc, char **argv)
                  : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
                                                          : score_task(&o, &rc, todo[i], results_dir);
         }
-        if (st == MIEB_ERR_INTERRUPTED)
-            break;
+        if (st == MIEB_ERR_INTERRUPTED || (st != MIEB_OK && interrupted))
+            break; /* a read cut short by the signal (EINTR) is the stop, not a bad input */
         if (st != MIEB_OK) {
             mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not scored (%s): %s", todo[i]->name,
                          mieb_status_str(st), mieb_last_error());
