@@ -204,8 +204,9 @@ static void run_usage(FILE *f)
           "       stopped at the next block or task boundary, finished results are kept, nothing\n"
           "       half-done is written; rerun the same command with --overwrite-strategy\n"
           "       only-missing to resume\n"
-          "  130  interrupted (SIGINT/SIGTERM): finished results are kept; rerun with\n"
-          "       --overwrite-strategy only-missing to resume\n",
+          "  130  interrupted (SIGINT/SIGTERM): stopped at the next block or task boundary, or 5 s\n"
+          "       after the signal wherever it was blocked (a second signal: at once); finished\n"
+          "       results are kept; rerun with --overwrite-strategy only-missing to resume\n",
           f);
 }
 

@@ -56,7 +56,8 @@ mieb_status mieb_read_file(const char *path, size_t max_bytes, char **out, size_
     if (!f) {
         int e = errno;
         close(fd);
-        return mieb_fail(e == ENOMEM ? MIEB_ERR_OOM : MIEB_ERR_IO, "%s: %s", path, strerror(e));
+        return e == ENOMEM ? mieb_fail(MIEB_ERR_OOM, "%s: out of memory opening it", path)
+                           : mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(e));
     }
     if (fstat(fileno(f), &sb) != 0) {
         fclose(f);

@@ -340,7 +340,8 @@ static mieb_status parse_checked(const char *path, struct mieb_json_file *f)
 {
     char *strict = NULL;
     size_t slen = 0;
-    MIEB_TRY(mieb_json_py_to_strict(f->text, f->len, &strict, &slen));
+    if (mieb_json_py_to_strict(f->text, f->len, &strict, &slen) != MIEB_OK)
+        return mieb_fail(MIEB_ERR_OOM, "%s: out of memory parsing it", path);
     unsigned long jf = mieb_json_alloc_failures();
     f->root = cJSON_ParseWithLength(strict, slen);
     free(strict);
