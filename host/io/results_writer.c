@@ -20,11 +20,11 @@ mieb_status mieb_results_dir(const char *out_folder, const char *model_name, con
     char model[512];
     size_t j = 0;
     for (const char *p = model_name; *p && j + 3 < sizeof model; p++) {
-        if (*p == '/') {
+        if (*p == '/') { /* mteb's ModelMeta.model_name_as_path: "/" -> "__", " " -> "_" */
             model[j++] = '_';
             model[j++] = '_';
         } else {
-            model[j++] = *p;
+            model[j++] = *p == ' ' ? '_' : *p;
         }
     }
     model[j] = '\0';

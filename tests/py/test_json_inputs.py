@@ -127,3 +127,12 @@ def test_registry_read_strictly(tmp_path, case):
     p = run(td, ed, str(tmp_path / "o"), env=env)
     assert p.returncode == 4, p.stderr
     assert "tasks.json" in p.stderr and says in p.stderr, p.stderr
+
+
+def test_results_folder_is_named_as_mteb_names_it(tmp_path):
+    """mteb's ModelMeta.model_name_as_path: "/" -> "__" and " " -> "_"."""
+    td, ed = suite(tmp_path)
+    open(os.path.join(ed, "model_meta.json"), "w").write(json.dumps({"name": "my org/my model", "revision": "r 1"}))
+    p = run(td, ed, str(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == os.path.join(str(tmp_path / "o"), "results", "my_org__my_model", "r 1")
