@@ -16,7 +16,9 @@
  *   - a string holding \u0000, or a lone UTF-16 surrogate escape such as \ud800 (Python
  *     accepts it but the string cannot be written back as UTF-8; cJSON refuses it);
  *   - a key repeated in one object, at any depth;
- *   - nesting deeper than 1000 levels (cJSON's limit; Python's is about the same);
+ *   - nesting deeper than 1000 levels (cJSON's limit; Python 3.11's recursion limit refuses
+ *     from about 1000 levels less the depth of its caller's stack: a file between the two
+ *     is refused by Python loudly, never read differently);
  *   - anything after the value but white space.
  * Numbers are not compared: 1e999 is infinity to both, and integers beyond 2^53, exact in
  * Python, are doubles here; no number read from these files names a folder or a model.

@@ -136,3 +136,115 @@ def test_results_folder_is_named_as_mteb_names_it(tmp_path):
     p = run(td, ed, str(tmp_path / "o"))
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == os.path.join(str(tmp_path / "o"), "results", "my_org__my_model", "r 1")
+
+
+# ---- the reader against Python's json module, on many texts ----
+
+REFUSED = object()
+
+
+def _floats(v):
+    """Numbers as the doubles cJSON holds (integers too), for comparing trees."""
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)):
+        try:
+            return float(v)
+        except OverflowError:  # an integer of 400 digits: strtod's infinity
+            return float("inf") if v > 0 else float("-inf")
+    if isinstance(v, list):
+        return [_floats(x) for x in v]
+    return {k: _floats(x) for k, x in v.items()}
+
+
+def _has_nul(v):
+    if isinstance(v, str):
+        return "\0" in v
+    if isinstance(v, list):
+        return any(_has_nul(x) for x in v)
+    if isinstance(v, dict):
+        return any("\0" in k or _has_nul(x) for k, x in v.items())
+    return False
+
+
+def python_reading(raw: bytes):
+    """What mteb's Python makes of the bytes: the tree (NaN as None, as mieb-eval keeps it), or
+    REFUSED when it cannot read them, or would read them differently from a C reader (a key
+    given twice, NUL in a string) or could not write them back (a lone surrogate)."""
+    dup = []
+
+    def pairs(kv):
+        keys = [k for k, _ in kv]
+        dup.extend([True] if len(set(keys)) != len(keys) else [])
+        return dict(kv)
+
+    try:
+        v = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs,
+                       parse_constant=lambda c: None if c == "NaN" else float(c))
+        json.dumps(v, ensure_ascii=False).encode("utf-8")  # a lone surrogate cannot be
+    except (UnicodeError, ValueError, RecursionError):
+        return REFUSED
+    return REFUSED if dup or _has_nul(v) else _floats(v)
+
+
+TRICKY = [b'{}', b'[]', b' \t\r\n{"a": 1} \n', b'{"a": 1, "a": 1}', b'{"a": {"b": 1, "b": 2}}',
+          b'{"a": "\\u0000"}', b'{"\\u0000": 1}', b'{"a": "\\ud800"}', b'{"a": "\\udc00\\ud800"}',
+          b'{"a": "\\ud83d\\ude00"}', b'{"a": "\\ud83dx"}', b'{"a": "\\ud83d\\u0041"}', b'\xef\xbb\xbf{}',
+          b'{"a": "\xc3\xa9"}', b'{"a": "\xc3"}', b'{"a": "\xe0\x80\x80"}', b'{"a": "\xf4\x90\x80\x80"}',
+          b'{"a": "\xed\xa0\x80"}', b'{"a": 01}', b'{"a": 1.}', b'{"a": .5}', b'{"a": +1}', b'{"a": -}',
+          b'{"a": 1e}', b'{"a": 1e+5}', b'{"a": -0}', b'{"a": 1E-400}', b'{"a": 1e999}', b'{"a": -1e999}',
+          b'{"a": 123456789012345678901234567890}', b'{"a": ' + b'9' * 400 + b'}', b'{"a": NaN}',
+          b'{"a": Infinity}', b'{"a": -Infinity}', b'{"a": nan}', b'{"a": -NaN}', b'{"a": true, "b": null}',
+          b'{"a": tru}', b'{"a": 1,}', b'[1,]', b'[1 2]', b'{"a" 1}', b'{a: 1}', b"{'a': 1}", b'{"a": 1}}',
+          b'{"a": 1} x', b'{"a": 1}\x00', b'\x00{"a": 1}', b'{"a":\x0b1}', b'{"a":\x0c1}', b'{"a": "x\ty"}',
+          b'{"a": "x\x7fy"}', b'{"a": "\\x41"}', b'{"a": "\\u004"}', b'{"a": "\\u004G"}', b'{"a": "\\/"}',
+          b'"just a string"', b'12', b'null', b'', b' ', b'{"a": [' * 50 + b']' * 50 + b'}',
+          b'[' * 300 + b']' * 300, b'[' * 1001 + b']' * 1001]  # 1000 deep: see json_strict.h
+
+
+def mutations(seed, n):
+    import random
+    rng = random.Random(seed)
+    base = ('{"name": "org/m\\u00e8", "revision": "r", "similarity_fn_name": "cosine", "max_tokens": Infinity, '
+            '"n": [1, -2.5e3, 0.0, true, null], "loader": {"k": "v\\n", "e": "\\ud83d\\ude00"}}').encode()
+    tokens = [b'\\u0000', b'\\ud800', b'"name": 1, ', b', "k": 2', b'\x0b', b'\xff', b'\xc3', b'\xef\xbb\xbf', b'0',
+              b'.', b'e', b'-', b'NaN', b'"', b'\\', b'}', b']', b'{', b'[', b',', b':', b' ', b'\x01', b'\xe2\x82\xac']
+    for _ in range(n):
+        t = bytearray(base)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(t) + 1)
+            op = rng.random()
+            if op < 0.5:
+                t[at:at] = rng.choice(tokens)
+            elif op < 0.8 and at < len(t):
+                del t[at]
+            elif at < len(t):
+                t[at] = rng.randrange(256)
+        yield bytes(t)
+
+
+def test_reader_agrees_with_python_json(tmp_path):
+    """Every text mieb-eval accepts, Python reads to the same tree; every text it refuses,
+    Python cannot read, or would read differently from a C reader (the cases above)."""
+    texts = TRICKY + list(mutations(11, 600))
+    paths = []
+    for i, t in enumerate(texts):
+        p = tmp_path / f"{i}.json"
+        p.write_bytes(t)
+        paths.append(str(p))
+    from mieb_tools import tool
+    out = subprocess.run([str(tool("json_strict_tool")), *paths], capture_output=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.decode("utf-8").split("\n")[:-1]
+    assert len(lines) == len(texts)
+    refused = 0
+    for t, line in zip(texts, lines):
+        py = python_reading(t)
+        if line.startswith("refused "):
+            refused += 1
+            assert py is REFUSED, f"{t!r}: refused ({line}) but Python reads {py!r}"
+        else:
+            assert line.startswith("ok ")
+            assert py is not REFUSED, f"{t!r}: accepted, but Python refuses it or reads it another way"
+            assert _floats(json.loads(line[3:])) == py, f"{t!r}: read as {line[3:]}, Python reads {py!r}"
+    assert 0 < refused < len(texts)
