@@ -228,9 +228,11 @@ int mieb_cmd_merge(int argc, char **argv)
             todo[n_todo++] = t;
         }
     }
-    if (mieb_model_meta_load(a.emb, &meta) != MIEB_OK ||
-        mieb_results_dir(a.out, meta.name, meta.revision, results_dir, sizeof results_dir) != MIEB_OK ||
-        mieb_results_copy_model_meta(meta.path, results_dir) != MIEB_OK) {
+    bool meta_ok = mieb_model_meta_load(a.emb, &meta) == MIEB_OK &&
+                   mieb_results_dir(a.out, meta.name, meta.revision, results_dir, sizeof results_dir) == MIEB_OK &&
+                   mieb_results_write_model_meta(results_dir, meta.text, meta.text_len) == MIEB_OK;
+    mieb_model_meta_free(&meta); /* only the parsed fields are used from here */
+    if (!meta_ok) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;

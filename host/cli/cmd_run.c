@@ -31,6 +31,7 @@
 #include "core/fileutil.h"
 #include "core/mem_default.h"
 #include "core/set_aside.h"
+#include "core/stop.h"
 #include "core/tmpfiles.h"
 #include "families/family.h"
 #include "io/results_check.h"
@@ -114,11 +115,11 @@ static int resolve_export(struct run_opts *o)
     return 0;
 }
 
-/* The signal that asked us to stop (SIGINT/SIGTERM: interrupted; SIGUSR1: pre-empted), or 0.
-   Checked between tasks and subsets here, and between corpus blocks by the retrieval search
-   (mieb_run_ctx.interrupted), so a stop never leaves a half-written result. */
+/* The signal that asked us to stop (SIGINT/SIGTERM: interrupted; SIGUSR1: pre-empted), or 0,
+   set by core/stop.c's handler. Checked between tasks and subsets here, and between corpus
+   blocks by the retrieval search (mieb_run_ctx.interrupted), so a stop never leaves a
+   half-written result; a run stuck elsewhere is ended by stop.c's watchdog. */
 static volatile sig_atomic_t interrupted;
-static void on_signal(int sig) { interrupted = sig; }
 
 static void run_usage(FILE *f)
 {
@@ -210,8 +211,9 @@ static void run_usage(FILE *f)
           "       stopped at the next block or task boundary, finished results are kept, nothing\n"
           "       half-done is written; rerun the same command with --overwrite-strategy\n"
           "       only-missing to resume\n"
-          "  130  interrupted (SIGINT/SIGTERM): finished results are kept; rerun with\n"
-          "       --overwrite-strategy only-missing to resume\n",
+          "  130  interrupted (SIGINT/SIGTERM): stopped at the next block or task boundary, or 5 s\n"
+          "       after the signal wherever it was blocked (a second signal: at once); finished\n"
+          "       results are kept; rerun with --overwrite-strategy only-missing to resume\n",
           f);
 }
 
@@ -870,11 +872,13 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "%s: the embeddings are of model %s revision %s, not %s %s",
                      meta.path, meta.name, meta.revision, o.model ? o.model : meta.name,
                      o.model_revision ? o.model_revision : meta.revision);
+        mieb_model_meta_free(&meta);
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
     if (o.sim_override && (st = mieb_sim_parse(o.sim_override, &meta.sim)) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "--similarity: %s", mieb_last_error());
+        mieb_model_meta_free(&meta);
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
@@ -883,6 +887,7 @@ int mieb_cmd_run(int argc, char **argv)
     bo.precision = !strcmp(o.precision, "tf32") ? MIEB_PREC_TF32 : !strcmp(o.precision, "bf16") ? MIEB_PREC_BF16 : MIEB_PREC_FP32;
     if ((st = mieb_backend_init(o.device, &bo, &be)) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+        mieb_model_meta_free(&meta);
         mieb_registry_free(&reg);
         return st == MIEB_ERR_NO_DEVICE ? MIEB_EXIT_NO_DEVICE : MIEB_EXIT_USAGE;
     }
@@ -890,25 +895,33 @@ int mieb_cmd_run(int argc, char **argv)
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ",
                      "--precision %s needs the CUDA backend; the CPU backend computes in fp32", o.precision);
         mieb_backend_free(be);
+        mieb_model_meta_free(&meta);
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
     if ((st = mieb_results_dir(o.out, meta.name, meta.revision, results_dir, sizeof results_dir)) != MIEB_OK ||
-        (st = mieb_results_copy_model_meta(meta.path, results_dir)) != MIEB_OK) {
+        (st = mieb_results_write_model_meta(results_dir, meta.text, meta.text_len)) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+        mieb_model_meta_free(&meta);
         mieb_backend_free(be);
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;
     }
+    mieb_model_meta_free(&meta); /* copied: only the parsed fields are used from here */
     /* temporaries of an earlier run on this host that was killed (tmpfiles.h) */
     mieb_clean_stale_tmp(results_dir, 0);
     if (o.per_query)
         mieb_clean_stale_tmp(o.per_query, 3); /* <dir>/<task>/<split>/<subset>/ */
     if (o.partials_dir)
         mieb_clean_stale_tmp(o.partials_dir, 3);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGUSR1, on_signal); /* pre-emption notice (exit MIEB_EXIT_PREEMPTED) */
+    /* the watchdog of a stuck run removes this run's temporaries there (core/stop.h) */
+    mieb_stop_watch_tmp(results_dir, 0);
+    if (o.per_query)
+        mieb_stop_watch_tmp(o.per_query, 3);
+    if (o.partials_dir)
+        mieb_stop_watch_tmp(o.partials_dir, 3);
+    if (mieb_stop_install(&interrupted) != MIEB_OK) /* SIGUSR1: pre-emption notice (MIEB_EXIT_PREEMPTED) */
+        MIEB_LOGW("%s; a run stuck after SIGINT/SIGTERM will not be ended", mieb_last_error());
     struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit,
                               .kmeans_full = o.kmeans_full, .probe_cpu = o.probe_cpu, .n_threads = o.threads, .interrupted = &interrupted};
     rc.per_query_dir = o.per_query;
@@ -955,8 +968,8 @@ int mieb_cmd_run(int argc, char **argv)
                  : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
                                                          : score_task(&o, &rc, todo[i], results_dir);
         }
-        if (st == MIEB_ERR_INTERRUPTED)
-            break;
+        if (st == MIEB_ERR_INTERRUPTED || (st != MIEB_OK && interrupted))
+            break; /* a read cut short by the signal (EINTR) is the stop, not a bad input */
         manifest_inputs(&man, &o, todo[i]);
         if (st != MIEB_OK) {
             mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not scored (%s): %s", todo[i]->name,

@@ -12,6 +12,7 @@
 
 #include "../core/fileutil.h"
 #include "../io/json_alloc.h"
+#include "../io/json_strict.h"
 #include "suggest.h"
 
 static void benchmarks_clear(struct mieb_registry *r)
@@ -83,21 +84,18 @@ static mieb_status load_aggregates(struct mieb_registry *r, const char *path, co
 
 mieb_status mieb_registry_load_benchmarks(struct mieb_registry *r, const char *path)
 {
-    char *text = NULL;
-    size_t len = 0;
+    struct mieb_json_file jf;
     mieb_status st;
     benchmarks_clear(r);
-    MIEB_TRY(mieb_read_file(path, 16u << 20, &text, &len));
-    unsigned long jf = mieb_json_alloc_failures();
-    r->bench_root = cJSON_ParseWithLength(text, len);
-    free(text);
+    MIEB_TRY(mieb_json_read_strict(path, 16u << 20, MIEB_ERR_CONFIG, &jf));
+    r->bench_root = jf.root;
+    jf.root = NULL;
+    mieb_json_file_free(&jf);
     r->bench_path = strdup(path);
-    const cJSON *list = r->bench_root ? cJSON_GetObjectItemCaseSensitive(r->bench_root, "benchmarks") : NULL;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(r->bench_root, "benchmarks");
     if (!r->bench_path || !cJSON_IsArray(list)) {
-        st = r->bench_path && mieb_json_alloc_failures() == jf
-                 ? mieb_fail(MIEB_ERR_CONFIG, "%s: %s", path,
-                             r->bench_root ? "not a JSON object with a list 'benchmarks'" : MIEB_JSON_PARSE_FAILED)
-                 : mieb_fail(MIEB_ERR_OOM, "%s: out of memory loading the benchmarks", path);
+        st = r->bench_path ? mieb_fail(MIEB_ERR_CONFIG, "%s: not a JSON object with a list 'benchmarks'", path)
+                           : mieb_fail(MIEB_ERR_OOM, "%s: out of memory loading the benchmarks", path);
         benchmarks_clear(r);
         return st;
     }

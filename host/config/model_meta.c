@@ -8,60 +8,93 @@
 #include <cjson/cJSON.h>
 
 #include "../core/fileutil.h"
-#include "../io/json_alloc.h"
-#include "../io/results_reader.h" /* mieb_json_py_to_strict */
+#include "../io/json_strict.h"
 
-mieb_status mieb_model_meta_load(const char *emb_dir, struct mieb_model_meta *out)
+#define MODEL_META_MAX_BYTES (16u << 20)
+
+/* Bytes of the results folder named after `name`: each '/' becomes "__" (results_writer.c). */
+static size_t folder_len(const char *name)
 {
-    char *text = NULL;
-    size_t len = 0;
-    memset(out, 0, sizeof *out);
-    MIEB_TRY(mieb_path_join(out->path, sizeof out->path, emb_dir, "model_meta.json"));
-    MIEB_TRY(mieb_read_file(out->path, 16u << 20, &text, &len));
-    /* mteb writes model_meta.json with Python's json module: NaN and Infinity (max_tokens of
-       many models) are not JSON, so rewrite them first, as the results reader does */
-    char *strict = NULL;
-    size_t slen = 0;
-    mieb_status cst = mieb_json_py_to_strict(text, len, &strict, &slen);
-    free(text);
-    if (cst != MIEB_OK)
-        return cst;
-    unsigned long jf = mieb_json_alloc_failures();
-    cJSON *root = cJSON_ParseWithLength(strict, slen);
-    free(strict);
-    if (!cJSON_IsObject(root)) {
-        bool parsed = root != NULL;
-        cJSON_Delete(root);
-        if (mieb_json_alloc_failures() != jf)
-            return mieb_fail(MIEB_ERR_OOM, "%s: out of memory parsing it", out->path);
-        return mieb_fail(MIEB_ERR_CONFIG, "%s: %s", out->path, parsed ? "not a JSON object" : MIEB_JSON_PARSE_FAILED);
-    }
+    size_t n = 0;
+    for (const char *p = name; *p; p++)
+        n += *p == '/' ? 2 : 1;
+    return n;
+}
+
+/* "name": a non-empty string whose folder name fits; not "." or "..". */
+static mieb_status check_name(const char *path, const cJSON *name)
+{
+    if (!cJSON_IsString(name) || !name->valuestring[0])
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: \"name\" must be a non-empty string like \"org/model\"", path);
+    size_t len = strlen(name->valuestring), fl = folder_len(name->valuestring);
+    if (fl > MIEB_FOLDER_NAME_MAX)
+        return mieb_fail(MIEB_ERR_CONFIG,
+                         "%s: \"name\" is %zu bytes long; its results folder name (each '/' as \"__\") would be "
+                         "%zu bytes, more than the %d a folder name may have",
+                         path, len, fl, MIEB_FOLDER_NAME_MAX);
+    if (!strcmp(name->valuestring, ".") || !strcmp(name->valuestring, ".."))
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: \"name\" cannot be '%s'", path, name->valuestring);
+    return MIEB_OK;
+}
+
+/* "revision": absent, null, or a string that can name one folder (a revision "../.." or
+   "a/b" would write outside <out>/results/<org>__<model>/). */
+static mieb_status check_revision(const char *path, const cJSON *rev)
+{
+    if (!rev || cJSON_IsNull(rev))
+        return MIEB_OK;
+    if (!cJSON_IsString(rev))
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: \"revision\" must be a string or null", path);
+    size_t len = strlen(rev->valuestring);
+    if (len > MIEB_FOLDER_NAME_MAX)
+        return mieb_fail(MIEB_ERR_CONFIG,
+                         "%s: \"revision\" is %zu bytes long, more than the %d a folder name may have", path, len,
+                         MIEB_FOLDER_NAME_MAX);
+    if (strchr(rev->valuestring, '/') || !strcmp(rev->valuestring, ".") || !strcmp(rev->valuestring, ".."))
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: \"revision\" '%s' cannot name a folder (no '/', '.' or '..')", path,
+                         rev->valuestring);
+    return MIEB_OK;
+}
+
+static mieb_status read_fields(const cJSON *root, struct mieb_model_meta *out)
+{
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     const cJSON *rev = cJSON_GetObjectItemCaseSensitive(root, "revision");
     const cJSON *sim = cJSON_GetObjectItemCaseSensitive(root, "similarity_fn_name");
-    mieb_status st = MIEB_OK;
-    if (!cJSON_IsString(name) || !name->valuestring[0] || strlen(name->valuestring) >= sizeof out->name)
-        st = mieb_fail(MIEB_ERR_CONFIG, "%s: \"name\" must be a non-empty string like \"org/model\"", out->path);
-    else if (rev && !cJSON_IsNull(rev) && (!cJSON_IsString(rev) || strlen(rev->valuestring) >= sizeof out->revision))
-        st = mieb_fail(MIEB_ERR_CONFIG, "%s: \"revision\" must be a string or null", out->path);
-    else if (sim && !cJSON_IsNull(sim) && !cJSON_IsString(sim))
-        st = mieb_fail(MIEB_ERR_CONFIG, "%s: \"similarity_fn_name\" must be a string or null", out->path);
-    /* both name folders of the results path (<out>/results/<org>__<model>/<revision>/): a
-       revision "../.." or "a/b" would write outside it */
-    else if (!strcmp(name->valuestring, ".") || !strcmp(name->valuestring, ".."))
-        st = mieb_fail(MIEB_ERR_CONFIG, "%s: \"name\" cannot be '%s'", out->path, name->valuestring);
-    else if (cJSON_IsString(rev) && (strchr(rev->valuestring, '/') || !strcmp(rev->valuestring, ".") ||
-                                     !strcmp(rev->valuestring, "..")))
-        st = mieb_fail(MIEB_ERR_CONFIG, "%s: \"revision\" '%s' cannot name a folder (no '/', '.' or '..')",
-                       out->path, rev->valuestring);
-    if (st == MIEB_OK) {
-        snprintf(out->name, sizeof out->name, "%s", name->valuestring);
-        if (cJSON_IsString(rev))
-            snprintf(out->revision, sizeof out->revision, "%s", rev->valuestring);
-        st = mieb_sim_parse(cJSON_IsString(sim) ? sim->valuestring : NULL, &out->sim);
-        if (st != MIEB_OK)
-            mieb_fail_context(st, "%s", out->path);
+    if (!cJSON_IsObject(root))
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: not a JSON object", out->path);
+    MIEB_TRY(check_name(out->path, name));
+    MIEB_TRY(check_revision(out->path, rev));
+    if (sim && !cJSON_IsNull(sim) && !cJSON_IsString(sim))
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: \"similarity_fn_name\" must be a string or null", out->path);
+    snprintf(out->name, sizeof out->name, "%s", name->valuestring);
+    if (cJSON_IsString(rev))
+        snprintf(out->revision, sizeof out->revision, "%s", rev->valuestring);
+    mieb_status st = mieb_sim_parse(cJSON_IsString(sim) ? sim->valuestring : NULL, &out->sim);
+    return st == MIEB_OK ? MIEB_OK : mieb_fail_context(st, "%s", out->path);
+}
+
+mieb_status mieb_model_meta_load(const char *emb_dir, struct mieb_model_meta *out)
+{
+    struct mieb_json_file jf;
+    memset(out, 0, sizeof *out);
+    MIEB_TRY(mieb_path_join(out->path, sizeof out->path, emb_dir, "model_meta.json"));
+    /* mteb writes it with Python's json module (NaN and Infinity for max_tokens of many
+       models); it is read as Python reads it, so mteb later finds the same name and revision */
+    MIEB_TRY(mieb_json_read_strict(out->path, MODEL_META_MAX_BYTES, MIEB_ERR_CONFIG, &jf));
+    mieb_status st = read_fields(jf.root, out);
+    if (st == MIEB_OK) { /* keep the checked bytes: they, not a second read, are copied */
+        out->text = jf.text;
+        out->text_len = jf.len;
+        jf.text = NULL;
     }
-    cJSON_Delete(root);
+    mieb_json_file_free(&jf);
     return st;
+}
+
+void mieb_model_meta_free(struct mieb_model_meta *m)
+{
+    free(m->text);
+    m->text = NULL;
+    m->text_len = 0;
 }

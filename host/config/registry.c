@@ -9,6 +9,7 @@
 
 #include "../core/fileutil.h"
 #include "../io/json_alloc.h"
+#include "../io/json_strict.h"
 
 static enum mieb_family family_of(const char *type)
 {
@@ -79,19 +80,16 @@ static mieb_status load_sibling_benchmarks(const char *tasks_path, struct mieb_r
 
 mieb_status mieb_registry_load(const char *path, struct mieb_registry *out)
 {
-    char *text = NULL;
-    size_t len = 0;
+    struct mieb_json_file jf;
     memset(out, 0, sizeof *out);
-    MIEB_TRY(mieb_read_file(path, 64u << 20, &text, &len));
-    unsigned long jf = mieb_json_alloc_failures();
-    out->root = cJSON_ParseWithLength(text, len);
-    free(text);
-    bool root_ok = out->root != NULL;
-    if (!out->root || !cJSON_IsArray(out->root)) {
+    /* read as Python reads it: mieb-export writes it, users edit it (io/json_strict.h) */
+    MIEB_TRY(mieb_json_read_strict(path, 64u << 20, MIEB_ERR_CONFIG, &jf));
+    out->root = jf.root;
+    jf.root = NULL;
+    mieb_json_file_free(&jf);
+    if (!cJSON_IsArray(out->root)) {
         mieb_registry_free(out);
-        if (mieb_json_alloc_failures() != jf)
-            return mieb_fail(MIEB_ERR_OOM, "%s: out of memory parsing it", path);
-        return mieb_fail(MIEB_ERR_CONFIG, "%s: %s", path, root_ok ? "not a JSON list of tasks" : MIEB_JSON_PARSE_FAILED);
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: not a JSON list of tasks", path);
     }
     out->n_tasks = cJSON_GetArraySize(out->root);
     out->tasks = calloc((size_t)(out->n_tasks > 0 ? out->n_tasks : 1), sizeof *out->tasks);

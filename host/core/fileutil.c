@@ -11,16 +11,57 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* What a path that is not a regular file is, for messages. */
+static const char *kind_of(mode_t m)
+{
+    return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : "not a regular file";
+}
+
+mieb_status mieb_open_regular(const char *path, int *fd_out)
+{
+    struct stat sb;
+    *fd_out = -1;
+    /* refused before open() too: opening a device can act on it */
+    if (stat(path, &sb) != 0)
+        return mieb_fail(errno == ENOENT || errno == ENOTDIR ? MIEB_ERR_NOT_FOUND : MIEB_ERR_IO, "%s: %s", path,
+                         strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return mieb_fail(MIEB_ERR_IO, "%s: is %s, not a regular file; refused (reading it could block forever)",
+                         path, kind_of(sb.st_mode));
+    /* O_NONBLOCK: a FIFO swapped in after the stat opens at once instead of waiting for a
+       writer, and is refused by the fstat below; a symlink to a regular file is fine */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return mieb_fail(errno == ENOENT ? MIEB_ERR_NOT_FOUND : MIEB_ERR_IO, "%s: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return mieb_fail(MIEB_ERR_IO, "%s: is %s, not a regular file; refused (reading it could block forever)",
+                         path, kind_of(sb.st_mode));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    *fd_out = fd;
+    return MIEB_OK;
+}
+
 mieb_status mieb_read_file(const char *path, size_t max_bytes, char **out, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
     struct stat sb;
+    int fd;
     *out = NULL;
-    if (!f)
-        return mieb_fail(errno == ENOENT ? MIEB_ERR_NOT_FOUND : MIEB_ERR_IO, "%s: %s", path, strerror(errno));
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    MIEB_TRY(mieb_open_regular(path, &fd));
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return e == ENOMEM ? mieb_fail(MIEB_ERR_OOM, "%s: out of memory opening it", path)
+                           : mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(e));
+    }
+    if (fstat(fileno(f), &sb) != 0) {
         fclose(f);
-        return mieb_fail(MIEB_ERR_IO, "%s: not a regular file", path);
+        return mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(errno));
     }
     if ((size_t)sb.st_size > max_bytes) {
         fclose(f);

@@ -11,7 +11,14 @@
 
 #include "status.h"
 
-/** Read a whole file (refusing files over max_bytes); *out is NUL-terminated and malloc'd. */
+/**
+ * Open path read-only, refusing anything that is not a regular file (a FIFO, a device, a
+ * directory: a read could wait forever) before and after opening it, without blocking;
+ * symbolic links to regular files are followed. *fd is the open descriptor (blocking).
+ */
+mieb_status mieb_open_regular(const char *path, int *fd);
+/** Read a whole regular file (mieb_open_regular; refusing files over max_bytes); *out is
+    NUL-terminated and malloc'd. */
 mieb_status mieb_read_file(const char *path, size_t max_bytes, char **out, size_t *len);
 /** mkdir -p. */
 mieb_status mieb_mkdirs(const char *path);

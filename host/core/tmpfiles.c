@@ -2,6 +2,7 @@
 #include "tmpfiles.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -55,10 +56,22 @@ static long own_tmp_pid(const char *name, const char *host)
     return (errno == 0 && end && *end == '\0' && end != t + hl + 1 && pid > 0) ? pid : 0;
 }
 
-int mieb_clean_stale_tmp(const char *dir, int depth)
+/* Is the file a temporary to remove: this host's, of this process (own) or of a process
+   that is gone (not own)? */
+static bool removable(const char *name, const char *host, bool own)
 {
-    char host[HOST_MAX + 1];
-    host_tag(host, sizeof host);
+    long pid = own_tmp_pid(name, host);
+    if (pid <= 0)
+        return false;
+    if (own)
+        return pid == (long)getpid();
+    if (pid == (long)getpid())
+        return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH; /* alive (or not ours to signal): maybe still writing */
+}
+
+static int sweep(const char *dir, int depth, const char *host, bool own)
+{
     DIR *d = opendir(dir);
     if (!d)
         return 0;
@@ -75,19 +88,30 @@ int mieb_clean_stale_tmp(const char *dir, int depth)
             continue;
         if (S_ISDIR(sb.st_mode)) {
             if (depth > 0)
-                removed += mieb_clean_stale_tmp(p, depth - 1);
+                removed += sweep(p, depth - 1, host, own);
             continue;
         }
-        long pid = S_ISREG(sb.st_mode) ? own_tmp_pid(e->d_name, host) : 0;
-        if (pid <= 0 || pid == (long)getpid())
+        if (!S_ISREG(sb.st_mode) || !removable(e->d_name, host, own) || unlink(p) != 0)
             continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue; /* alive (or not ours to signal): maybe still writing */
-        if (unlink(p) == 0) {
-            MIEB_LOGI("removed %s, a temporary left by process %ld of this host, which is gone", p, pid);
-            removed++;
-        }
+        if (!own) /* the watchdog logs nothing: a stuck thread may hold the log's lock */
+            MIEB_LOGI("removed %s, a temporary left by process %ld of this host, which is gone", p,
+                      own_tmp_pid(e->d_name, host));
+        removed++;
     }
     closedir(d);
     return removed;
+}
+
+int mieb_clean_stale_tmp(const char *dir, int depth)
+{
+    char host[HOST_MAX + 1];
+    host_tag(host, sizeof host);
+    return sweep(dir, depth, host, false);
+}
+
+int mieb_remove_own_tmp(const char *dir, int depth)
+{
+    char host[HOST_MAX + 1];
+    host_tag(host, sizeof host);
+    return sweep(dir, depth, host, true);
 }

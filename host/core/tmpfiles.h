@@ -25,4 +25,8 @@ mieb_status mieb_tmp_path(const char *path, char *out, size_t n);
  */
 int mieb_clean_stale_tmp(const char *dir, int depth);
 
+/** Remove this process's own temporaries in dir (down to `depth` levels), silently: for the
+    interrupt watchdog (stop.h), which ends the process while a writer may be stuck. */
+int mieb_remove_own_tmp(const char *dir, int depth);
+
 #endif

@@ -74,6 +74,14 @@ static mieb_status corrupt(const struct oh_walk *w, const char *what, uint64_t a
                      w->objpath, what, (unsigned long long)at);
 }
 
+/* A dataset whose data lives in other files: opening or reading them could block (a FIFO)
+   or read what no check here has seen, so only data stored in the file itself is read. */
+static mieb_status elsewhere(const struct oh_walk *w, const char *what)
+{
+    return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: %s; refused: only data stored in this file is read", w->fname,
+                     w->objpath, what);
+}
+
 /* Read len bytes at relative address addr into a fresh buffer, refusing ranges outside the file. */
 static mieb_status read_block(struct oh_walk *w, uint64_t addr, uint64_t len, uint8_t **out)
 {
@@ -265,6 +273,9 @@ static mieb_status walk_messages(struct oh_walk *w, const uint8_t *c, uint64_t n
             return corrupt(w, "dataspace message is malformed", at + p);
         if (w->attrs && type == 0x0c && !(mflags & 0x02))
             MIEB_TRY(check_attr_msg(w, m, sz, at + p));
+        if (type == 0x07 || (type == 0x08 && sz >= 2 && m[0] >= 3 && m[1] == 3))
+            return elsewhere(w, type == 0x07 ? "its data is stored in external raw files (H5Pset_external)"
+                                             : "it is a virtual dataset (its data is mapped from other datasets)");
         if (type == 0x10) { /* continuation: another chunk to walk */
             int sa = w->lay->sa, ss = w->lay->ss;
             if (sz < (uint64_t)(sa + ss))
@@ -384,32 +395,67 @@ mieb_status mieb_h5_check_attr_msgs(hid_t obj, const char *fname, const char *ob
     return walk_at(&lay, (uint64_t)addr, true, fname, objpath);
 }
 
-mieb_status mieb_h5_check_object(hid_t loc, const char *path, const char *fname)
+/* Why the link at path, not a hard link, is refused: its kind and target. */
+static mieb_status refuse_link(hid_t loc, const char *path, const char *fname, H5L_type_t type, size_t val_size)
 {
-    struct mieb_h5_layout lay;
-    haddr_t addr = HADDR_UNDEF;
-    mieb_status st = mieb_h5_layout_of(loc, fname, &lay);
-    if (st == MIEB_ERR_UNSUPPORTED)
-        return MIEB_OK;
-    if (st != MIEB_OK)
-        return st;
+    char *val = val_size ? calloc(val_size + 1, 1) : NULL;
+    const char *file = NULL, *obj = NULL;
+    unsigned flags = 0;
+    bool got = val && H5Lget_val(loc, path, val, val_size, H5P_DEFAULT) >= 0;
+    mieb_status st;
+    if (type == H5L_TYPE_EXTERNAL && got && H5Lunpack_elink_val(val, val_size, &flags, &file, &obj) >= 0)
+        st = mieb_fail(MIEB_ERR_BAD_DATA,
+                       "%s: %s is an external link to %s:%s (another file); refused: links to other files are "
+                       "not followed", fname, path, file, obj);
+    else if (type == H5L_TYPE_SOFT && got)
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s is a soft link to %s; refused: only hard links are followed",
+                       fname, path, val);
+    else
+        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s is a%s link; refused: only hard links are followed", fname, path,
+                       type == H5L_TYPE_EXTERNAL ? "n external" : type == H5L_TYPE_SOFT ? " soft" : " user-defined");
+    free(val);
+    H5Eclear2(H5E_DEFAULT);
+    return st;
+}
+
+/* The header address of the object a hard link names; any other link is refused before
+   HDF5 follows it (an external link opens another file, which may be a FIFO and block). */
+static mieb_status hard_link_addr(hid_t loc, const char *path, const char *fname, haddr_t *addr)
+{
+    mieb_status st = MIEB_OK;
+    *addr = HADDR_UNDEF;
     mieb_h5_lock();
 #if H5_VERSION_GE(1, 12, 0)
     H5L_info2_t li;
     herr_t rc = H5Lget_info2(loc, path, &li, H5P_DEFAULT);
     if (rc >= 0 && li.type == H5L_TYPE_HARD)
-        rc = H5VLnative_token_to_addr(loc, li.u.token, &addr);
+        rc = H5VLnative_token_to_addr(loc, li.u.token, addr);
 #else
     H5L_info_t li;
     herr_t rc = H5Lget_info(loc, path, &li, H5P_DEFAULT);
     if (rc >= 0 && li.type == H5L_TYPE_HARD)
-        addr = li.u.address;
+        *addr = li.u.address;
 #endif
-    mieb_h5_unlock();
     if (rc < 0)
-        return mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: cannot read the link", fname, path);
+        st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: cannot read the link", fname, path);
+    else if (li.type != H5L_TYPE_HARD)
+        st = refuse_link(loc, path, fname, li.type, li.u.val_size);
+    mieb_h5_unlock();
+    return st;
+}
+
+mieb_status mieb_h5_check_object(hid_t loc, const char *path, const char *fname)
+{
+    struct mieb_h5_layout lay;
+    haddr_t addr = HADDR_UNDEF;
+    MIEB_TRY(hard_link_addr(loc, path, fname, &addr));
+    mieb_status st = mieb_h5_layout_of(loc, fname, &lay);
+    if (st == MIEB_ERR_UNSUPPORTED)
+        return MIEB_OK;
+    if (st != MIEB_OK)
+        return st;
     if (addr == HADDR_UNDEF)
-        return MIEB_OK; /* soft or external link: HDF5 resolves (and checks) it */
+        return mieb_fail(MIEB_ERR_HDF5, "%s: %s: the link names no object header", fname, path);
     return walk_at(&lay, (uint64_t)addr, false, fname, path);
 }
 

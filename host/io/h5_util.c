@@ -14,6 +14,30 @@
 static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t h5_mutex;
 
+/* External links are never followed, wherever HDF5 meets one: their class is replaced by
+   one whose traversal fails, so no path can make HDF5 open another file (a FIFO there
+   blocks the open). The link can still be listed and its target read, for messages. */
+static hid_t elink_refuse(const char *name, hid_t cur_group, const void *val, size_t size, hid_t lapl, hid_t dxpl)
+{
+    (void)name, (void)cur_group, (void)val, (void)size, (void)lapl, (void)dxpl;
+    return -1;
+}
+
+static ssize_t elink_query(const char *name, const void *val, size_t size, void *buf, size_t buf_size)
+{
+    (void)name;
+    if (buf)
+        memcpy(buf, val, size < buf_size ? size : buf_size);
+    return (ssize_t)size;
+}
+
+static void refuse_external_links(void)
+{
+    static const H5L_class_t cls = {H5L_LINK_CLASS_T_VERS, H5L_TYPE_EXTERNAL, "external link (not followed)",
+                                    NULL, NULL, NULL, elink_refuse, NULL, elink_query};
+    (void)H5Lregister(&cls);
+}
+
 static void h5_init_once(void)
 {
     pthread_mutexattr_t a;
@@ -28,6 +52,7 @@ static void h5_init_once(void)
     H5dont_atexit();
     H5open();
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* we report errors ourselves */
+    refuse_external_links();
     /* string attributes are read through it (h5_attr_guard.c); on failure they fail cleanly */
     (void)mieb_h5_raw_vlen_register();
 }

@@ -190,7 +190,10 @@ mieb_status mieb_h5_check_attr_msgs(hid_t obj, const char *fname, const char *ob
 /**
  * Before HDF5 loads the header of the object at path (relative to loc): refuse it
  * (MIEB_ERR_BAD_DATA) when a header chunk's recorded size runs past the end of the file
- * (HDF5 would allocate that much first). Soft and external links pass.
+ * (HDF5 would allocate that much first), when the link is not a hard link (an external
+ * link would make HDF5 open another file, perhaps a FIFO that blocks; a soft link would
+ * skip this check), and when the object is a virtual dataset or keeps its data in
+ * external raw files (H5Pset_external). The file and the link path are named.
  */
 mieb_status mieb_h5_check_object(hid_t loc, const char *path, const char *fname);
 /** The same for the root group, from the superblock, before H5Fopen (mieb_h5_open_ro). */

@@ -20,11 +20,11 @@ mieb_status mieb_results_dir(const char *out_folder, const char *model_name, con
     char model[512];
     size_t j = 0;
     for (const char *p = model_name; *p && j + 3 < sizeof model; p++) {
-        if (*p == '/') {
+        if (*p == '/') { /* mteb's ModelMeta.model_name_as_path: "/" -> "__", " " -> "_" */
             model[j++] = '_';
             model[j++] = '_';
         } else {
-            model[j++] = *p;
+            model[j++] = *p == ' ' ? '_' : *p;
         }
     }
     model[j] = '\0';
@@ -83,18 +83,12 @@ mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r
     return st;
 }
 
-mieb_status mieb_results_copy_model_meta(const char *src_path, const char *dir)
+mieb_status mieb_results_write_model_meta(const char *dir, const char *text, size_t len)
 {
-    char *text = NULL, path[PATH_MAX];
-    size_t len = 0;
-    MIEB_TRY(mieb_read_file(src_path, 16u << 20, &text, &len));
-    mieb_status st = mieb_mkdirs(dir);
-    if (st == MIEB_OK)
-        st = mieb_path_join(path, sizeof path, dir, "model_meta.json");
-    if (st == MIEB_OK)
-        st = mieb_write_file_atomic(path, text, len);
-    free(text);
-    return st;
+    char path[PATH_MAX];
+    MIEB_TRY(mieb_mkdirs(dir));
+    MIEB_TRY(mieb_path_join(path, sizeof path, dir, "model_meta.json"));
+    return mieb_write_file_atomic(path, text, len);
 }
 
 void mieb_results_add_phase(cJSON *phases, const char *name, double start, double end, const char *split,

@@ -58,7 +58,8 @@ mieb_status mieb_results_finish_subset(cJSON *sub, const struct mieb_task *task,
                                        const char *precision);
 /** Serialise and write one task result atomically to <dir>/<task_name>.json. */
 mieb_status mieb_results_write(const char *dir, const struct mieb_task_result *r);
-/** Copy <emb>/model_meta.json verbatim to <dir>/model_meta.json (atomically). */
-mieb_status mieb_results_copy_model_meta(const char *src_path, const char *dir);
+/** Write <dir>/model_meta.json (atomically): the bytes of <emb>/model_meta.json that were
+    checked (mieb_model_meta_load), not a second read of a file that may have changed. */
+mieb_status mieb_results_write_model_meta(const char *dir, const char *text, size_t len);
 
 #endif

@@ -11,7 +11,10 @@
  *   MIEB_FAULT_PATH=S        files whose path contains S are "watched" (open/openat/rename)
  *   MIEB_FAULT_READ=N:M[+]   the Nth read/pread on a watched file fails in mode M:
  *                            eio (-1, EIO) or short (returns at most half, at least 1 byte,
- *                            which a correct reader must retry); '+': that call and all later
+ *                            which a correct reader must retry) or block (the call never
+ *                            returns, signals or not: a hung network file system);
+ *                            '+': that call and all later
+ *   MIEB_FAULT_BLOCKED=F     with :block, create the file F when the read starts blocking
  *   MIEB_FAULT_WRITE=N[+]    the Nth write-side call on a watched file (write, pwrite, fsync,
  *                            fdatasync, rename) fails with ENOSPC; a write first writes half of
  *                            its bytes, as a disk that fills up mid-write does; '+': all later
@@ -47,7 +50,7 @@ extern void *__libc_memalign(size_t, size_t);
 static atomic_int armed; /* set when main() starts */
 static atomic_long n_alloc, n_read, n_write, n_injected;
 static long alloc_at = -1, read_at = -1, write_at = -1;
-static bool alloc_persist, read_persist, write_persist, read_short;
+static bool alloc_persist, read_persist, write_persist, read_short, read_block;
 static const char *watch;
 static atomic_bool watched[MAX_FD];
 static char site[128] = "-";
@@ -72,6 +75,7 @@ __attribute__((constructor)) static void fault_init(void)
     alloc_at = parse_spec(getenv("MIEB_FAULT_ALLOC"), &alloc_persist, NULL);
     read_at = parse_spec(getenv("MIEB_FAULT_READ"), &read_persist, &mode);
     read_short = strncmp(mode, "short", 5) == 0;
+    read_block = strncmp(mode, "block", 5) == 0;
     write_at = parse_spec(getenv("MIEB_FAULT_WRITE"), &write_persist, NULL);
     trace = getenv("MIEB_FAULT_TRACE") != NULL;
     watch = getenv("MIEB_FAULT_PATH");
@@ -242,7 +246,20 @@ int close(int fd)
     return real_close(fd);
 }
 
-/* A read on a watched file: -1 (EIO), a short count, or a plain read. */
+/* A read that never returns: signal handlers run (pause returns) and it waits again. */
+static void block_forever(void)
+{
+    const char *f = getenv("MIEB_FAULT_BLOCKED");
+    if (f && *f) {
+        int fd = (int)syscall(SYS_openat, AT_FDCWD, f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            syscall(SYS_close, fd);
+    }
+    for (;;)
+        pause();
+}
+
+/* A read on a watched file: -1 (EIO), a short count, a read that blocks, or a plain read. */
 static bool read_fault(int fd, size_t *n)
 {
     if (!fd_watched(fd))
@@ -256,6 +273,8 @@ static bool read_fault(int fd, size_t *n)
         *n /= 2;
         return false; /* do the read, of fewer bytes */
     }
+    if (read_block)
+        block_forever();
     errno = EIO;
     return true;
 }

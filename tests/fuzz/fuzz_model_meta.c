@@ -15,7 +15,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* what the program does with an accepted file: names and the similarity */
         if (!m->name[0] || strlen(m->name) >= sizeof m->name || strlen(m->revision) >= sizeof m->revision)
             abort();
+        /* the bytes kept for the copy are the bytes read */
+        if (m->text_len != size || memcmp(m->text, data, size) != 0)
+            abort();
     }
+    mieb_model_meta_free(m);
     free(m);
     return 0;
 }
