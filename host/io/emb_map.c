@@ -87,8 +87,8 @@ void mieb_emb_map_release(struct mieb_emb_map *m)
 mieb_status mieb_emb_role_map(struct mieb_emb_role *r, int64_t start, int64_t count, struct mieb_emb_map *m)
 {
     memset(m, 0, sizeof *m);
-    if (count <= 0 || start < 0 || start + count > r->info.n_items || !host_little_endian())
-        return MIEB_OK;
+    if (count <= 0 || start < 0 || start + count > r->info.n_items || r->info.reordered || !host_little_endian())
+        return MIEB_OK; /* a reordered role's items are gathered by the read */
     int si = mieb_emb_shard_of(r, start);
     const struct emb_shard *s = &r->sh[si];
     if (s->dtype != MIEB_EMB_F32 || start + count > s->item_start + s->n_items)
