@@ -24,7 +24,7 @@ from mieb_tools import build_dir
 TASKS = ["Winoground", "CIRRIT2IRetrieval", "DTD", "ImageNetDog15Clustering", "DTDZeroShot", "STS13VisualSTS",
          "VOC2007", "VidoreTatdqaRetrieval"]
 MAXSIM_TASKS = ["CIRRIT2IRetrieval", "VidoreTatdqaRetrieval", "DTDZeroShot"]
-SMALL_MEM = "1M"  # CIRRIT2IRetrieval's 4310 documents then stream in 4 blocks of 1250
+SMALL_MEM = "512K"  # CIRRIT2IRetrieval's 4310 documents then stream in 4 blocks of 1250 (-v says so)
 
 
 def mieb(*args):
@@ -150,8 +150,9 @@ def test_permuted_roles_score_as_in_order(base, n_shards, compress, seed, mem):
     ed2 = str(tmp / f"perm-{n_shards}-{compress}-{seed}-{mem}")
     permute_all(ed, ed2, seed, n_shards, compress)
     out = str(tmp / f"out-{n_shards}-{compress}-{seed}-{mem}")
-    r = run(td, ed2, out, TASKS, *(["--mem-limit", mem] if mem else []))
+    r = run(td, ed2, out, TASKS, *(["--mem-limit", mem, "-v"] if mem else []))
     assert r.returncode == 0, r.stderr
+    assert not mem or "corpus 4310, blocks of 1250 docs" in r.stderr, r.stderr
     got = outputs(out)
     assert sorted(got) == sorted(want)
     for name in want:
