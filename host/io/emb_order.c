@@ -7,11 +7,12 @@
  * open the index is checked to be a permutation of 0..n-1 and inverted (file_item[i] = the
  * stored item of split row i); the identity changes nothing, so plain reads, zero-copy
  * blocks and the streamer keep their fast paths. Otherwise a read of split items
- * [start, start+count) sorts the stored items they name, reads them shard by shard in runs of
- * nearby rows (small gaps are read through, as one read costs about as much as 32 KiB of
- * rows) into a bounded scratch buffer and scatters each item, with its token rows when
- * multi-vector, to its place. So any block size (--mem-limit) and any shard layout give the
- * rows an unpermuted file gives.
+ * [start, start+count) sorts the stored items they name and goes through them shard by
+ * shard, copying each item, with its token rows when multi-vector, to its place: from the
+ * shard's mapping where it stores plain float32 (emb_map.c; only the pages of the rows used
+ * are touched), else from runs of nearby rows read into a bounded scratch buffer (small gaps
+ * are read through, as one HDF5 read costs about as much as 32 KiB of rows). So any block
+ * size (--mem-limit) and any shard layout give the rows an unpermuted file gives.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,21 +130,39 @@ static void next_run(const struct mieb_emb_role *r, const struct gather_item *it
     }
 }
 
-/* Reads one run into scratch and copies each of its items to its place in dst. */
+/* Copies each item of one run to its place in dst, from the shard's mapping (`mapped`: its
+   rows from 0) or else from the run read into scratch. */
 static mieb_status scatter_run(struct mieb_emb_role *r, const struct gather_item *it, int64_t k, int64_t end,
-                               int si, int64_t lo, int64_t hi, float *scratch, float *dst)
+                               int si, int64_t lo, int64_t hi, const float *mapped, float *scratch, float *dst)
 {
     const struct emb_shard *s = &r->sh[si];
     const size_t dim = (size_t)r->info.dim;
-    MIEB_TRY(mieb_emb_read_shard_rows(r, si, lo, hi - lo, scratch));
+    const float *src = mapped;
+    if (!mapped) {
+        mieb_h5_lock();
+        mieb_status st = mieb_emb_read_shard_rows(r, si, lo, hi - lo, scratch);
+        mieb_h5_unlock();
+        MIEB_TRY(st);
+        src = scratch - (size_t)lo * dim; /* indexed by local row below, from lo on */
+    }
     for (int64_t i = k; i < end; i++) {
         int64_t a = it[i].file_item - s->item_start;
         int64_t r0 = mieb_emb_shard_row(s, a), r1 = mieb_emb_shard_row(s, a + 1);
         float *to = dst + (size_t)it[i].dst_row * dim;
-        memcpy(to, scratch + (size_t)(r0 - lo) * dim, (size_t)(r1 - r0) * dim * sizeof *to);
+        memcpy(to, src + (size_t)r0 * dim, (size_t)(r1 - r0) * dim * sizeof *to);
         MIEB_TRY(mieb_emb_check_finite(r, si, r0, to, r1 - r0)); /* only the rows handed out */
     }
     return MIEB_OK;
+}
+
+/* Shard si mapped whole into *m unless it already is (m->data NULL where it cannot be). */
+static mieb_status map_shard(struct mieb_emb_role *r, int si, int *mapped_si, struct mieb_emb_map *m)
+{
+    if (*mapped_si == si)
+        return MIEB_OK;
+    mieb_emb_map_release(m);
+    *mapped_si = si;
+    return mieb_emb_shard_map_rows(r, si, 0, r->sh[si].n_rows, false, m);
 }
 
 /* Rows the largest run may need: the window, or one item larger than it. */
@@ -176,14 +195,16 @@ mieb_status mieb_emb_order_gather(struct mieb_emb_role *r, int64_t start, int64_
     if (count && !(scratch = malloc(rows * (size_t)r->info.dim * sizeof *scratch)))
         st = mieb_fail(MIEB_ERR_OOM, "%s: out of memory gathering %lld items", mieb_emb_role_path(r),
                        (long long)count);
-    mieb_h5_lock();
+    struct mieb_emb_map m = {0};
+    int mapped_si = -1;
     for (int64_t k = 0, end; k < count && st == MIEB_OK; k = end) {
         int si;
         int64_t lo, hi;
         next_run(r, it, k, count, &si, &end, &lo, &hi);
-        st = scatter_run(r, it, k, end, si, lo, hi, scratch, dst);
+        if ((st = map_shard(r, si, &mapped_si, &m)) == MIEB_OK)
+            st = scatter_run(r, it, k, end, si, lo, hi, m.data, scratch, dst);
     }
-    mieb_h5_unlock();
+    mieb_emb_map_release(&m);
     free(scratch);
     free(it);
     return st;
