@@ -86,6 +86,15 @@ static int64_t item_of_row(const struct emb_shard *s, int64_t row)
     return lo;
 }
 
+/* The split item a reordered role stores as item `stored` (a scan: messages only). */
+static int64_t split_item_of(const struct mieb_emb_role *r, int64_t stored)
+{
+    for (int64_t i = 0; r->file_item && i < r->info.n_items; i++)
+        if (r->file_item[i] == stored)
+            return i;
+    return stored;
+}
+
 mieb_status mieb_emb_check_finite(const struct mieb_emb_role *r, int si, int64_t row0, const float *dst,
                                   int64_t nrows)
 {
@@ -108,9 +117,11 @@ mieb_status mieb_emb_check_finite(const struct mieb_emb_role *r, int si, int64_t
         uint32_t bits = mieb_float_to_bits(dst[i]);
         if ((bits & 0x7f800000u) == 0x7f800000u) {
             int64_t row = row0 + (int64_t)(i / (size_t)dim), col = (int64_t)(i % (size_t)dim);
+            int64_t stored = s->item_start + item_of_row(s, row);
             st = mieb_fail(MIEB_ERR_BAD_DATA,
-                           "%s: /embeddings row %lld (item %lld of the role), column %lld holds %s", s->path,
-                           (long long)row, (long long)(s->item_start + item_of_row(s, row)), (long long)col,
+                           "%s: /embeddings row %lld (item %lld of the role%s), column %lld holds %s", s->path,
+                           (long long)row, (long long)split_item_of(r, stored),
+                           r->file_item ? ", by /row_index" : "", (long long)col,
                            (bits & 0x007fffffu) ? "NaN" : "Inf");
             return st;
         }

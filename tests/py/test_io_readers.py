@@ -297,6 +297,23 @@ def test_row_index_duplicate_across_shards(tmp_path):
     assert out["error"].startswith(paths[1]) and "/row_index[1] = 1 repeats /row_index[2] of " + paths[0] in out["error"]
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_row_index_permuted_nan_names_split_item(tmp_path, dtype):
+    """A NaN in a role stored in another order is named by its file row and its split item;
+    split items before it still read."""
+    ed = str(tmp_path)
+    x = rand_emb(20, 4)
+    x[13, 2] = np.nan
+    perm = np.random.default_rng(2).permutation(20)
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), x[perm], row_index=perm, dtype=dtype)
+    row = int(np.flatnonzero(perm == 13)[0])
+    rc, out = dump_role(ed, "corpus", "--stream", 6)
+    assert rc == BAD_DATA, out
+    assert f"corpus.h5: /embeddings row {row} (item 13 of the role, by /row_index), column 2 holds NaN" in out["error"]
+    rc, out = dump_role(ed, "corpus", 0, 13)
+    assert rc == OK
+
+
 # ---- bad inputs: status and a message naming file and dataset ----
 
 @pytest.mark.parametrize("bad,dtype", [(np.nan, "f32"), (np.inf, "f32"), (-np.inf, "f16"), (np.nan, "bf16")])
