@@ -137,19 +137,18 @@ static mieb_status scatter_run(struct mieb_emb_role *r, const struct gather_item
 {
     const struct emb_shard *s = &r->sh[si];
     const size_t dim = (size_t)r->info.dim;
-    const float *src = mapped;
     if (!mapped) {
         mieb_h5_lock();
         mieb_status st = mieb_emb_read_shard_rows(r, si, lo, hi - lo, scratch);
         mieb_h5_unlock();
         MIEB_TRY(st);
-        src = scratch - (size_t)lo * dim; /* indexed by local row below, from lo on */
     }
     for (int64_t i = k; i < end; i++) {
         int64_t a = it[i].file_item - s->item_start;
         int64_t r0 = mieb_emb_shard_row(s, a), r1 = mieb_emb_shard_row(s, a + 1);
+        const float *from = mapped ? mapped + (size_t)r0 * dim : scratch + (size_t)(r0 - lo) * dim;
         float *to = dst + (size_t)it[i].dst_row * dim;
-        memcpy(to, src + (size_t)r0 * dim, (size_t)(r1 - r0) * dim * sizeof *to);
+        memcpy(to, from, (size_t)(r1 - r0) * dim * sizeof *to);
         MIEB_TRY(mieb_emb_check_finite(r, si, r0, to, r1 - r0)); /* only the rows handed out */
     }
     return MIEB_OK;
@@ -165,8 +164,8 @@ static mieb_status map_shard(struct mieb_emb_role *r, int si, int *mapped_si, st
     return mieb_emb_shard_map_rows(r, si, 0, r->sh[si].n_rows, false, m);
 }
 
-/* Rows the largest run may need: the window, or one item larger than it. */
-static int64_t scratch_rows(const struct mieb_emb_role *r, const struct gather_item *it, int64_t count)
+/* A buffer for the largest run: the window, or one item larger than it. */
+static float *alloc_scratch(const struct mieb_emb_role *r, const struct gather_item *it, int64_t count)
 {
     int64_t rows = GATHER_WINDOW_BYTES / (r->info.dim * (int64_t)sizeof(float)) + 1;
     for (int64_t i = 0; r->info.multivector && i < count; i++) {
@@ -175,7 +174,7 @@ static int64_t scratch_rows(const struct mieb_emb_role *r, const struct gather_i
         int64_t n = mieb_emb_shard_row(s, a + 1) - mieb_emb_shard_row(s, a);
         rows = n > rows ? n : rows;
     }
-    return rows;
+    return malloc((size_t)rows * (size_t)r->info.dim * sizeof(float));
 }
 
 mieb_status mieb_emb_order_gather(struct mieb_emb_role *r, int64_t start, int64_t count, float *dst)
@@ -191,18 +190,20 @@ mieb_status mieb_emb_order_gather(struct mieb_emb_role *r, int64_t start, int64_
         it[i].dst_row = r->info.multivector ? r->offsets[start + i] - r->offsets[start] : i;
     }
     qsort(it, (size_t)count, sizeof *it, cmp_file_item); /* each shard read forwards, each chunk once */
-    size_t rows = (size_t)scratch_rows(r, it, count);
-    if (count && !(scratch = malloc(rows * (size_t)r->info.dim * sizeof *scratch)))
-        st = mieb_fail(MIEB_ERR_OOM, "%s: out of memory gathering %lld items", mieb_emb_role_path(r),
-                       (long long)count);
     struct mieb_emb_map m = {0};
     int mapped_si = -1;
     for (int64_t k = 0, end; k < count && st == MIEB_OK; k = end) {
         int si;
         int64_t lo, hi;
         next_run(r, it, k, count, &si, &end, &lo, &hi);
-        if ((st = map_shard(r, si, &mapped_si, &m)) == MIEB_OK)
-            st = scatter_run(r, it, k, end, si, lo, hi, m.data, scratch, dst);
+        if ((st = map_shard(r, si, &mapped_si, &m)) != MIEB_OK)
+            break;
+        if (!m.data && !scratch && !(scratch = alloc_scratch(r, it, count))) { /* a run to read */
+            st = mieb_fail(MIEB_ERR_OOM, "%s: out of memory gathering %lld items", mieb_emb_role_path(r),
+                           (long long)count);
+            break;
+        }
+        st = scatter_run(r, it, k, end, si, lo, hi, m.data, scratch, dst);
     }
     mieb_emb_map_release(&m);
     free(scratch);

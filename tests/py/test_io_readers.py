@@ -203,12 +203,15 @@ def permuted_items(x, off, perm):
 PERMUTED = [dict(dtype="f32"), dict(dtype="f16", chunks=(3, 4), gzip=True), dict(dtype="bf16", chunks=(5, 4))]
 
 
+@pytest.mark.parametrize("mmap", ["on", "off"])
 @pytest.mark.parametrize("multi", [False, True], ids=["single-vector", "multi-vector"])
 @pytest.mark.parametrize("bounds", [[(0, 29)], [(0, 7), (7, 0), (7, 13), (20, 9)]], ids=["one-file", "shards"])
 @pytest.mark.parametrize("layout", range(len(PERMUTED)), ids=["f32", "f16-gzip", "bf16-chunked"])
-def test_row_index_permutation_reads_in_split_order(tmp_path, multi, bounds, layout):
+def test_row_index_permutation_reads_in_split_order(tmp_path, monkeypatch, multi, bounds, layout, mmap):
     """A full role stored in a random order with its /row_index reads, streams (any block
-    size, normalized or not) and reads by range exactly as the same role stored in order."""
+    size) and reads by range exactly as the same role stored in order: gathered from the
+    file's mapping (plain float32, MIEB_STREAM_MMAP on) or by HDF5 reads."""
+    monkeypatch.setenv("MIEB_STREAM_MMAP", mmap)
     ed, kw = str(tmp_path), PERMUTED[layout]
     n = 29
     rng = np.random.default_rng(11 + layout)
