@@ -146,6 +146,8 @@ def base(tmp_path_factory):
                          ids=["one-file", "shards", "shards-gzip"])
 @pytest.mark.parametrize("mem", [None, SMALL_MEM], ids=["whole", "blocks"])
 def test_permuted_roles_score_as_in_order(base, n_shards, compress, seed, mem):
+    """Every role of every family stored in a seeded random order: the same result and
+    --per-query files, whole and with the corpus streamed in four blocks."""
     tmp, td, ed, want = base
     ed2 = str(tmp / f"perm-{n_shards}-{compress}-{seed}-{mem}")
     permute_all(ed, ed2, seed, n_shards, compress)
