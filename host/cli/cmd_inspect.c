@@ -47,7 +47,7 @@ struct role_need {
     const char *role;
     int64_t expect;     /* items the role must hold (-1: unknown) */
     int64_t min_items;  /* at least this many items (candidate_labels: max label + 1) */
-    bool subset_ok;     /* a /row_index subset of `expect` rows is allowed (classification train) */
+    enum mieb_emb_rows rows; /* MIEB_EMB_SOME_ROWS: a /row_index subset of `expect` rows (classification train) */
 };
 
 static const char *dtype_name(enum mieb_emb_dtype d)
@@ -90,8 +90,8 @@ static mieb_status group_needs(const struct mieb_task *t, struct mieb_taskdata *
         cJSON_AddNumberToObject(g, "n_corpus", (double)rd.n_corpus);
         cJSON_AddNumberToObject(g, "n_qrels", (double)rd.qrels_indptr[rd.n_queries]);
         cJSON_AddBoolToObject(g, "candidates", rd.cand_indptr != NULL);
-        need[(*n_need)++] = (struct role_need){"queries", rd.n_queries, 0, false};
-        need[(*n_need)++] = (struct role_need){"corpus", rd.n_corpus, 0, false};
+        need[(*n_need)++] = (struct role_need){"queries", rd.n_queries, 0, MIEB_EMB_EVERY_ROW};
+        need[(*n_need)++] = (struct role_need){"corpus", rd.n_corpus, 0, MIEB_EMB_EVERY_ROW};
         mieb_retrieval_data_free(&rd);
         return MIEB_OK;
     }
@@ -100,36 +100,36 @@ static mieb_status group_needs(const struct mieb_task *t, struct mieb_taskdata *
         MIEB_TRY(label_count(td, split, subset, "eval", &b, NULL));
         cJSON_AddNumberToObject(g, "n_train", (double)a);
         cJSON_AddNumberToObject(g, "n_eval", (double)b);
-        need[(*n_need)++] = (struct role_need){"train", a, 0, true};
-        need[(*n_need)++] = (struct role_need){"eval", b, 0, false};
+        need[(*n_need)++] = (struct role_need){"train", a, 0, MIEB_EMB_SOME_ROWS};
+        need[(*n_need)++] = (struct role_need){"eval", b, 0, MIEB_EMB_EVERY_ROW};
         return MIEB_OK;
     case MIEB_FAMILY_ZEROSHOT:
         MIEB_TRY(label_count(td, split, subset, "eval", &b, &maxl));
         cJSON_AddNumberToObject(g, "n_eval", (double)b);
         cJSON_AddNumberToObject(g, "max_label", (double)maxl);
-        need[(*n_need)++] = (struct role_need){"eval", b, 0, false};
-        need[(*n_need)++] = (struct role_need){"candidate_labels", -1, maxl + 1, false};
+        need[(*n_need)++] = (struct role_need){"eval", b, 0, MIEB_EMB_EVERY_ROW};
+        need[(*n_need)++] = (struct role_need){"candidate_labels", -1, maxl + 1, MIEB_EMB_EVERY_ROW};
         return MIEB_OK;
     case MIEB_FAMILY_CLUSTERING:
         MIEB_TRY(label_count(td, split, subset, "eval", &b, NULL));
         cJSON_AddNumberToObject(g, "n_eval", (double)b);
-        need[(*n_need)++] = (struct role_need){"eval", b, 0, false};
+        need[(*n_need)++] = (struct role_need){"eval", b, 0, MIEB_EMB_EVERY_ROW};
         return MIEB_OK;
     case MIEB_FAMILY_COMPOSITIONALITY:
         MIEB_TRY(mieb_taskdata_group_attr_i64(td, split, subset, "n_samples", &a));
         MIEB_TRY(mieb_taskdata_group_attr_i64(td, split, subset, "n_images", &b));
         MIEB_TRY(mieb_taskdata_group_attr_i64(td, split, subset, "n_texts", &c));
         cJSON_AddNumberToObject(g, "n_samples", (double)a);
-        need[(*n_need)++] = (struct role_need){"images", a * b, 0, false};
-        need[(*n_need)++] = (struct role_need){"texts", a * c, 0, false};
+        need[(*n_need)++] = (struct role_need){"images", a * b, 0, MIEB_EMB_EVERY_ROW};
+        need[(*n_need)++] = (struct role_need){"texts", a * c, 0, MIEB_EMB_EVERY_ROW};
         return MIEB_OK;
     case MIEB_FAMILY_STS: {
         double *gold = NULL;
         MIEB_TRY(mieb_taskdata_read_f64(td, split, subset, "gold", &gold, &a));
         free(gold);
         cJSON_AddNumberToObject(g, "n_pairs", (double)a);
-        need[(*n_need)++] = (struct role_need){"sentence1", a, 0, false};
-        need[(*n_need)++] = (struct role_need){"sentence2", a, 0, false};
+        need[(*n_need)++] = (struct role_need){"sentence1", a, 0, MIEB_EMB_EVERY_ROW};
+        need[(*n_need)++] = (struct role_need){"sentence2", a, 0, MIEB_EMB_EVERY_ROW};
         return MIEB_OK;
     }
     default:
@@ -144,7 +144,7 @@ static bool check_role(const struct inspect_opts *o, const struct mieb_task *t, 
     struct mieb_emb_role *role = NULL;
     char msg[1024] = "";
     cJSON_AddStringToObject(r, "role", need->role);
-    mieb_status st = mieb_emb_role_open(o->emb, t->name, split, subset, need->role, &role);
+    mieb_status st = mieb_emb_role_open(o->emb, t->name, split, subset, need->role, need->rows, &role);
     if (st != MIEB_OK) {
         cJSON_AddStringToObject(r, "error", mieb_last_error());
         return false;
@@ -158,7 +158,8 @@ static bool check_role(const struct inspect_opts *o, const struct mieb_task *t, 
     cJSON_AddBoolToObject(r, "multivector", in->multivector);
     cJSON_AddNumberToObject(r, "n_shards", in->n_shards);
     cJSON_AddBoolToObject(r, "row_index", in->has_row_index);
-    if (need->subset_ok && in->has_row_index && need->expect >= 0) {
+    cJSON_AddBoolToObject(r, "reordered", in->reordered);
+    if (need->rows == MIEB_EMB_SOME_ROWS && in->has_row_index && need->expect >= 0) {
         int64_t *idx = NULL;
         if (mieb_emb_role_row_index(role, &idx) != MIEB_OK)
             snprintf(msg, sizeof msg, "%s", mieb_last_error());
@@ -282,11 +283,14 @@ static void print_task(const cJSON *tj)
         cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(g, "roles"))
         {
             if (num_of(r, "n_items") >= 0)
-                printf("    %-16s %.0f items [%.0f x %.0f] %s%s, %.0f file(s)%s\n", str_of(r, "role"),
+                printf("    %-16s %.0f items [%.0f x %.0f] %s%s, %.0f file(s)%s%s\n", str_of(r, "role"),
                        num_of(r, "n_items"), num_of(r, "n_rows"), num_of(r, "dim"), str_of(r, "dtype"),
                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "multivector")) ? " multi-vector" : "",
                        num_of(r, "n_shards"),
-                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "row_index")) ? ", row_index" : "");
+                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "row_index")) ? ", row_index" : "",
+                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "reordered"))
+                           ? " (rows stored in another order; read in the split's)"
+                           : "");
             else
                 printf("    %-16s missing\n", str_of(r, "role"));
             if (str_of(r, "error"))

@@ -482,9 +482,9 @@ mieb_status mieb_ret_roles_open(const char *emb_dir, enum mieb_sim sim, const ch
 {
     const struct mieb_retrieval_data *rd = &s->rd;
     memset(out, 0, sizeof *out);
-    mieb_status st = mieb_emb_role_open(emb_dir, task, split, subset, "queries", &out->q);
+    mieb_status st = mieb_emb_role_open(emb_dir, task, split, subset, "queries", MIEB_EMB_EVERY_ROW, &out->q);
     if (st == MIEB_OK)
-        st = mieb_emb_role_open(emb_dir, task, split, subset, "corpus", &out->c);
+        st = mieb_emb_role_open(emb_dir, task, split, subset, "corpus", MIEB_EMB_EVERY_ROW, &out->c);
     if (st != MIEB_OK) {
         mieb_ret_roles_close(out);
         return st;

@@ -141,9 +141,10 @@ mieb_status mieb_zeroshot_score_subset(const struct mieb_run_ctx *rc, const stru
 
     st = mieb_taskdata_read_i64(td, split, subset, "eval_labels", &labels, &n_lab, NULL);
     if (st == MIEB_OK)
-        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "eval", &ir);
+        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "eval", MIEB_EMB_EVERY_ROW, &ir);
     if (st == MIEB_OK)
-        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "candidate_labels", &cr);
+        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "candidate_labels", MIEB_EMB_EVERY_ROW,
+                                &cr);
     if (st != MIEB_OK)
         goto done;
     const struct mieb_emb_info *ii = mieb_emb_role_info(ir), *ci = mieb_emb_role_info(cr);

@@ -23,7 +23,8 @@ struct mieb_emb_role {
     struct emb_shard *sh; /* sorted by item_start; they cover [0, n_items) exactly once */
     int n_shards;
     bool sharded;         /* files are <role>-NNNNN-of-MMMMM.h5 (row_start, n_rows required) */
-    int64_t *offsets;     /* [n_items+1] global row offsets (multi-vector), else NULL */
+    int64_t *offsets;     /* [n_items+1] row offsets of the items in the split's order (multi-vector), else NULL */
+    int64_t *file_item;   /* [n_items] when info.reordered: the global file item (shard order) of split item i */
     /* One open file at a time (reads are sequential, and roles may have many shards). */
     int cur;              /* shard index of the open file, -1 none */
     hid_t cur_file, cur_dset, cur_memtype;
@@ -41,7 +42,23 @@ mieb_status mieb_emb_shard_acquire(struct mieb_emb_role *r, int si);
 /** Close the open file, if any (with the HDF5 lock held). */
 void mieb_emb_shard_release(struct mieb_emb_role *r);
 
-/** Index of the shard holding item `item` (0 <= item < n_items). */
+/** Read local rows [row0, row0+nrows) of shard si as float32 into dst (HDF5 lock held),
+ *  without the NaN / Inf check. */
+mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst);
+
+/** emb_map.c: local rows [r0, r1) of shard si mapped read-only where the file stores them as
+ *  plain float32 (populate: read their pages now), else m->data NULL; no NaN / Inf check. */
+mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0, int64_t r1, bool populate,
+                                    struct mieb_emb_map *m);
+
+/** emb_order.c: check a MIEB_EMB_EVERY_ROW role's /row_index (a permutation of 0..n-1) and,
+ *  when it is not the identity, set file_item, info.reordered and offsets in the split's order. */
+mieb_status mieb_emb_order_load(struct mieb_emb_role *r);
+/** emb_order.c: items [start, start+count) of a reordered role into dst, in the split's order
+ *  (rows at mieb_emb_role_block_offsets' offsets), checked for NaN / Inf. */
+mieb_status mieb_emb_order_gather(struct mieb_emb_role *r, int64_t start, int64_t count, float *dst);
+
+/** Index of the shard holding file item `item` (0 <= item < n_items; shard order). */
 int mieb_emb_shard_of(const struct mieb_emb_role *r, int64_t item);
 /** MIEB_ERR_BAD_DATA naming the first NaN or Inf, or the first row whose squared norm
  *  exceeds 2^124 (dot products with it overflow float32), of nrows rows read from shard si's

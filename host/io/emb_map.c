@@ -87,17 +87,29 @@ void mieb_emb_map_release(struct mieb_emb_map *m)
 mieb_status mieb_emb_role_map(struct mieb_emb_role *r, int64_t start, int64_t count, struct mieb_emb_map *m)
 {
     memset(m, 0, sizeof *m);
-    if (count <= 0 || start < 0 || start + count > r->info.n_items || !host_little_endian())
-        return MIEB_OK;
+    if (count <= 0 || start < 0 || start + count > r->info.n_items || r->info.reordered)
+        return MIEB_OK; /* a reordered role's items are gathered by the read */
     int si = mieb_emb_shard_of(r, start);
     const struct emb_shard *s = &r->sh[si];
-    if (s->dtype != MIEB_EMB_F32 || start + count > s->item_start + s->n_items)
-        return MIEB_OK; /* a conversion, or a block over two shards: read it */
+    if (start + count > s->item_start + s->n_items)
+        return MIEB_OK; /* a block over two shards: read it */
     int64_t a = start - s->item_start, b = a + count;
     int64_t r0 = mieb_emb_shard_row(s, a), r1 = mieb_emb_shard_row(s, b);
+    /* MAP_POPULATE: the block's pages are read and mapped here, on the reader thread */
+    mieb_status st = mieb_emb_shard_map_rows(r, si, r0, r1, true, m);
+    if (st == MIEB_OK && m->data && (st = mieb_emb_check_finite(r, si, r0, m->data, m->rows)) != MIEB_OK)
+        mieb_emb_map_release(m);
+    return st;
+}
+
+mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0, int64_t r1, bool populate,
+                                    struct mieb_emb_map *m)
+{
+    const struct emb_shard *s = &r->sh[si];
     size_t row_bytes = (size_t)r->info.dim * sizeof(float);
-    if (r1 <= r0)
-        return MIEB_OK;
+    memset(m, 0, sizeof *m);
+    if (r1 <= r0 || s->dtype != MIEB_EMB_F32 || !host_little_endian() || !mieb_emb_map_enabled())
+        return MIEB_OK; /* nothing, or a conversion: read it */
 
     mieb_h5_lock();
     mieb_status st = mieb_emb_shard_acquire(r, si); /* an error here is the read's error too */
@@ -115,8 +127,8 @@ mieb_status mieb_emb_role_map(struct mieb_emb_role *r, int64_t start, int64_t co
         return MIEB_OK; /* the read reports it */
     void *base = MAP_FAILED;
     if (fstat(fd, &sb) == 0 && hi <= (int64_t)sb.st_size)
-        /* MAP_POPULATE: the pages are read and mapped here, on the reader thread */
-        base = mmap(NULL, (size_t)(hi - map_lo), PROT_READ, MAP_SHARED | MAP_POPULATE, fd, (off_t)map_lo);
+        base = mmap(NULL, (size_t)(hi - map_lo), PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd,
+                    (off_t)map_lo);
     close(fd);
     if (base == MAP_FAILED)
         return MIEB_OK;
@@ -140,11 +152,6 @@ mieb_status mieb_emb_role_map(struct mieb_emb_role *r, int64_t start, int64_t co
     }
     m->base = base;
     m->len = (size_t)(hi - map_lo);
-    st = mieb_emb_check_finite(r, si, r0, data, r1 - r0);
-    if (st != MIEB_OK) {
-        mieb_emb_map_release(m);
-        return st;
-    }
     m->data = data;
     m->rows = r1 - r0;
     return MIEB_OK;

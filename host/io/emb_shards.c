@@ -345,7 +345,7 @@ static mieb_status discover(struct mieb_emb_role *r, const char *dir)
 }
 
 mieb_status mieb_emb_role_open(const char *emb_dir, const char *task, const char *split, const char *subset,
-                               const char *role, struct mieb_emb_role **out)
+                               const char *role, enum mieb_emb_rows rows, struct mieb_emb_role **out)
 {
     char dir[4096];
     struct mieb_emb_role *r = calloc(1, sizeof *r);
@@ -367,6 +367,8 @@ mieb_status mieb_emb_role_open(const char *emb_dir, const char *task, const char
         st = validate_file(r, &r->sh[i], r->sharded);
     if (st == MIEB_OK)
         st = check_cover(r);
+    if (st == MIEB_OK && rows == MIEB_EMB_EVERY_ROW)
+        st = mieb_emb_order_load(r);
     if (st != MIEB_OK) {
         mieb_emb_role_close(r);
         return st;

@@ -109,6 +109,11 @@ static mieb_status prepare_block(struct mieb_emb_stream *s, struct stream_buf *b
     const int64_t fit = s->window_bytes / row_bytes; /* rows a window holds */
     const int64_t *off = b->offsets; /* relative to the block's first row */
     int64_t item = b->start, end = b->start + b->count;
+    if (r->info.reordered) { /* gathered from all over the files: no mapping, one read */
+        MIEB_TRY(mieb_emb_role_read(s->r, item, b->count, b->data, s->window_off));
+        s->prepare(b->data, b->data, b->rows, dim);
+        return MIEB_OK;
+    }
     while (item < end) {
         const struct emb_shard *sh = &r->sh[mieb_emb_shard_of(r, item)];
         int64_t stop = sh->item_start + sh->n_items < end ? sh->item_start + sh->n_items : end;

@@ -26,6 +26,7 @@ void mieb_emb_role_close(struct mieb_emb_role *r)
     }
     free(r->sh);
     free(r->offsets);
+    free(r->file_item);
     free(r->task);
     free(r->split);
     free(r->subset);
@@ -57,7 +58,7 @@ const char *mieb_emb_role_file_of(const struct mieb_emb_role *r, int64_t item)
 {
     if (item < 0 || item >= r->info.n_items)
         return NULL;
-    return r->sh[mieb_emb_shard_of(r, item)].path;
+    return r->sh[mieb_emb_shard_of(r, r->file_item ? r->file_item[item] : item)].path;
 }
 
 mieb_status mieb_emb_role_rows_of(struct mieb_emb_role *r, int64_t start, int64_t count, int64_t *rows)
@@ -142,6 +143,15 @@ static int64_t first_bad_row(const float *rows, int64_t nrows, int64_t dim, int6
     return -1;
 }
 
+/* The split item a reordered role stores as item `stored` (a scan: messages only). */
+static int64_t split_item_of(const struct mieb_emb_role *r, int64_t stored)
+{
+    for (int64_t i = 0; r->file_item && i < r->info.n_items; i++)
+        if (r->file_item[i] == stored)
+            return i;
+    return stored;
+}
+
 mieb_status mieb_emb_check_finite(const struct mieb_emb_role *r, int si, int64_t row0, const float *dst,
                                   int64_t nrows)
 {
@@ -151,25 +161,25 @@ mieb_status mieb_emb_check_finite(const struct mieb_emb_role *r, int si, int64_t
     int64_t bad = first_bad_row(dst, nrows, r->info.dim, &col, &norm2);
     if (bad < 0)
         return MIEB_OK;
-    int64_t row = row0 + bad, item = s->item_start + item_of_row(s, row);
+    int64_t row = row0 + bad, item = split_item_of(r, s->item_start + item_of_row(s, row));
+    const char *by = r->file_item ? ", by /row_index" : "";
     if (col < 0)
         return mieb_fail(MIEB_ERR_BAD_DATA,
-                         "%s: /embeddings row %lld (item %lld of the role) has squared norm %.3g, above 2^124 "
+                         "%s: /embeddings row %lld (item %lld of the role%s) has squared norm %.3g, above 2^124 "
                          "(%.3g): dot products with it overflow float32",
-                         s->path, (long long)row, (long long)item, norm2, EMB_MAX_NORM2);
+                         s->path, (long long)row, (long long)item, by, norm2, EMB_MAX_NORM2);
     uint32_t bits = mieb_float_to_bits(dst[(size_t)bad * (size_t)r->info.dim + (size_t)col]);
-    return mieb_fail(MIEB_ERR_BAD_DATA, "%s: /embeddings row %lld (item %lld of the role), column %lld holds %s",
-                     s->path, (long long)row, (long long)item, (long long)col,
+    return mieb_fail(MIEB_ERR_BAD_DATA, "%s: /embeddings row %lld (item %lld of the role%s), column %lld holds %s",
+                     s->path, (long long)row, (long long)item, by, (long long)col,
                      (bits & 0x007fffffu) ? "NaN" : "Inf");
 }
 
 /*
- * Read local rows [row0, row0+nrows) of shard si into dst as float32 and reject non-finite
- * values. The 16-bit encodings are read into the upper half of dst and widened in place:
- * element i is read before float i overwrites it (float i covers 16-bit slots <= i), so no
- * scratch buffer is needed.
+ * The 16-bit encodings are read into the upper half of dst and widened in place: element i
+ * is read before float i overwrites it (float i covers 16-bit slots <= i), so no scratch
+ * buffer is needed.
  */
-static mieb_status read_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst)
+mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst)
 {
     struct emb_shard *s = &r->sh[si];
     const int64_t dim = r->info.dim;
@@ -208,6 +218,13 @@ static mieb_status read_rows(struct mieb_emb_role *r, int si, int64_t row0, int6
                 dst[i0 + k] = f16 ? mieb_half_to_float(tmp[k]) : mieb_bf16_to_float(tmp[k]);
         }
     }
+    return MIEB_OK;
+}
+
+/* Local rows [row0, row0+nrows) of shard si into dst as float32, non-finite values rejected. */
+static mieb_status read_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst)
+{
+    MIEB_TRY(mieb_emb_read_shard_rows(r, si, row0, nrows, dst));
     return mieb_emb_check_finite(r, si, row0, dst, nrows);
 }
 
@@ -228,6 +245,8 @@ mieb_status mieb_emb_role_read(struct mieb_emb_role *r, int64_t start, int64_t c
         return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: multi-vector role read without an offsets buffer",
                          mieb_emb_role_path(r));
     mieb_emb_role_block_offsets(r, start, count, dst_offsets);
+    if (r->file_item)
+        return mieb_emb_order_gather(r, start, count, dst);
     mieb_h5_lock();
     int64_t item = start, end = start + count, done_rows = 0;
     while (item < end && st == MIEB_OK) {

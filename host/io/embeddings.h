@@ -7,6 +7,11 @@
  * float32, float16, or uint16 with attribute dtype="bfloat16"; contiguous or chunked
  * and filtered. Rows are always returned as float32. Non-finite values are an error
  * naming the file, dataset and row.
+ *
+ * /row_index (optional, int64 [n], concatenated over the shards in shard order) names the
+ * split row each item is. What it may be depends on the role (enum mieb_emb_rows), chosen
+ * when the role is opened: a role that holds every row of the split is read in the split's
+ * order whatever order the file stores its rows in.
  */
 #ifndef MIEB_IO_EMBEDDINGS_H
 #define MIEB_IO_EMBEDDINGS_H
@@ -19,6 +24,19 @@
 
 struct mieb_emb_role; /* opaque */
 
+/** Which rows of the split a role's files hold, and so what their /row_index may be. */
+enum mieb_emb_rows {
+    /* Every row of the split, each once: every role except the few-shot train role. A
+       /row_index must be a permutation of 0..n-1 (anything else is refused at open); when it
+       is not the identity, reads and streams return item i = the file item whose /row_index
+       is i, so scores never depend on the order the rows were stored in. */
+    MIEB_EMB_EVERY_ROW = 0,
+    /* Some rows of the split, in any order (ImageClassification's train role, single- and
+       multi-label): items come in file order and the caller maps them to split rows with
+       mieb_emb_role_row_index(). */
+    MIEB_EMB_SOME_ROWS = 1,
+};
+
 enum mieb_emb_dtype { MIEB_EMB_F32 = 0, MIEB_EMB_F16 = 1, MIEB_EMB_BF16 = 2 };
 
 struct mieb_emb_info {
@@ -29,21 +47,26 @@ struct mieb_emb_info {
     enum mieb_emb_dtype dtype;
     int n_shards;
     bool has_row_index;
+    bool reordered;         /* MIEB_EMB_EVERY_ROW with a /row_index other than the identity:
+                               items are gathered from the file rows it names */
 };
 
 /**
  * Open a role. Checks every file's root attributes (format "mieb-emb", format_version 1,
- * task_name, split, hf_subset, role, dim) and the shard cover. Missing role: MIEB_ERR_NOT_FOUND.
+ * task_name, split, hf_subset, role, dim), the shard cover and, for MIEB_EMB_EVERY_ROW, that
+ * a /row_index is a permutation. Missing role: MIEB_ERR_NOT_FOUND.
  */
 mieb_status mieb_emb_role_open(const char *emb_dir, const char *task, const char *split,
-                               const char *subset, const char *role, struct mieb_emb_role **out);
+                               const char *subset, const char *role, enum mieb_emb_rows rows,
+                               struct mieb_emb_role **out);
 void mieb_emb_role_close(struct mieb_emb_role *r);
 const struct mieb_emb_info *mieb_emb_role_info(const struct mieb_emb_role *r);
 /** Path of the role (the single file, or the first shard) for messages. */
 const char *mieb_emb_role_path(const struct mieb_emb_role *r);
 
 /**
- * Read items [start, start+count) as float32 into dst (row-major, dim columns).
+ * Read items [start, start+count) as float32 into dst (row-major, dim columns), in the
+ * split's order (info.reordered: gathered from wherever the files store them).
  * Single-vector: dst has count*dim floats.
  * Multi-vector: *dst_offsets (count+1, relative, [0] == 0) receives the row offsets and dst
  * must hold offsets-range rows; use mieb_emb_role_rows_of() to size it first.
@@ -52,7 +75,9 @@ mieb_status mieb_emb_role_read(struct mieb_emb_role *r, int64_t start, int64_t c
                                float *dst, int64_t *dst_offsets);
 /** Number of /embeddings rows that items [start, start+count) occupy. */
 mieb_status mieb_emb_role_rows_of(struct mieb_emb_role *r, int64_t start, int64_t count, int64_t *rows);
-/** The optional /row_index (malloc'd copy, n_items entries), or NULL with MIEB_OK when absent. */
+/** The optional /row_index as stored (malloc'd copy, n_items entries, file order), or NULL with
+ *  MIEB_OK when absent. Only a MIEB_EMB_SOME_ROWS role's reader needs it: the others read in
+ *  the split's order already. */
 mieb_status mieb_emb_role_row_index(struct mieb_emb_role *r, int64_t **out);
 
 /**
@@ -120,7 +145,8 @@ int64_t mieb_emb_stream_mapped_blocks(const struct mieb_emb_stream *s);
 /**
  * Zero-copy access (emb_map.c): items [start, start+count) mapped read-only from the file
  * where it stores them as plain float32, checked for NaN / Inf as a read is. m->data is
- * NULL (and MIEB_OK) where they cannot be mapped; the caller then reads them. Errors are
+ * NULL (and MIEB_OK) where they cannot be mapped (a reordered role's items are never one
+ * byte range); the caller then reads them. Errors are
  * the ones a read would report. MIEB_STREAM_MMAP=off turns it off (mieb_emb_map_enabled).
  */
 struct mieb_emb_map {

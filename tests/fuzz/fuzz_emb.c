@@ -12,9 +12,13 @@
 
 #include "io/embeddings.h"
 
-static const struct { const char *task, *role; } ROLES[] = {
-    {"CIRRIT2IRetrieval", "queries"}, {"CIRRIT2IRetrieval", "corpus"}, {"Country211", "train"},
-    {"CIFAR10ZeroShot", "candidate_labels"}, {"STS12VisualSTS", "sentence1"}, {"AROCocoOrder", "texts"},
+static const struct {
+    const char *task, *role;
+    enum mieb_emb_rows rows;
+} ROLES[] = {
+    {"CIRRIT2IRetrieval", "queries", MIEB_EMB_EVERY_ROW},  {"CIRRIT2IRetrieval", "corpus", MIEB_EMB_EVERY_ROW},
+    {"Country211", "train", MIEB_EMB_SOME_ROWS},           {"CIFAR10ZeroShot", "candidate_labels", MIEB_EMB_EVERY_ROW},
+    {"STS12VisualSTS", "sentence1", MIEB_EMB_EVERY_ROW},   {"AROCocoOrder", "texts", MIEB_EMB_EVERY_ROW},
 };
 #define N_ROLES (sizeof ROLES / sizeof ROLES[0])
 #define MAX_FLOATS (1 << 20) /* the harness reads at most this much; bigger files are opened only */
@@ -56,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     struct mieb_emb_role *role = NULL;
-    if (mieb_emb_role_open(emb, ROLES[r].task, "test", "default", ROLES[r].role, &role) != MIEB_OK)
+    if (mieb_emb_role_open(emb, ROLES[r].task, "test", "default", ROLES[r].role, ROLES[r].rows, &role) != MIEB_OK)
         return 0;
     const struct mieb_emb_info *info = mieb_emb_role_info(role);
     (void)mieb_emb_role_path(role);

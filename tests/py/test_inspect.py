@@ -139,3 +139,20 @@ def test_benchmark_and_usage(suite):
     assert mieb("inspect", "--task-data", td, "--embeddings", ed).returncode == 2
     assert mieb("inspect", "--task-data", td, "--embeddings", ed, "-t", "NoSuchTask").returncode == 2
     assert mieb("inspect", "--task-data", td, "--embeddings", ed, "-b", "nope").returncode == 2
+
+
+def test_row_index_on_full_roles(suite):
+    """A role that holds every row may store them in another order (reported as reordered, and
+    fine); a /row_index that is not a permutation of its rows is a problem naming the file."""
+    td, ed = suite
+    role(ed, "STS12VisualSTS", "sentence1", 7, row_index=np.array([3, 0, 6, 1, 5, 2, 4], dtype=np.int64))
+    role(ed, "STS12VisualSTS", "sentence2", 7, row_index=np.arange(7, dtype=np.int64))
+    rc, js, err = inspect(td, ed, "STS12VisualSTS")
+    assert rc == 0, json.dumps(js, indent=1) + err
+    roles = {r["role"]: r for r in js[0]["groups"][0]["roles"]}
+    assert roles["sentence1"]["row_index"] and roles["sentence1"]["reordered"]
+    assert roles["sentence2"]["row_index"] and not roles["sentence2"]["reordered"]
+    r = mieb("inspect", "--task-data", td, "--embeddings", ed, "-t", "STS12VisualSTS")
+    assert r.returncode == 0 and "row_index (rows stored in another order" in r.stdout, r.stdout
+    role(ed, "STS12VisualSTS", "sentence2", 7, row_index=np.array([0, 1, 2, 3, 4, 5, 1], dtype=np.int64))
+    faulty(td, ed, "STS12VisualSTS", "sentence2.h5: /row_index[6] = 1 repeats /row_index[1]")

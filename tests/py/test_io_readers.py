@@ -109,18 +109,18 @@ def test_shards_good(tmp_path):
     # written out of order on purpose: the cover is by row_start, not by shard number
     write_shards(ed, "corpus", x, [(0, 7), (7, 1), (8, 0), (8, 22)], row_index=ri, dtype="f16", chunks=(3, 4),
                  gzip=True)
-    rc, out = dump_role(ed)
+    rc, out = dump_role(ed, "corpus", "--some-rows")  # 100..129: rows of a larger split
     assert rc == OK, out
     assert out["info"]["n_shards"] == 4 and out["info"]["n_items"] == 30 and out["info"]["has_row_index"]
     assert out["path"].endswith("corpus-00000-of-00004.h5")
     want = x.astype(np.float16).astype(np.float32)
     assert_same(out, want)
     assert out["row_index"] == ri.tolist()
-    rc, sub = dump_role(ed, "corpus", 5, 20)  # crosses three shards, one of them empty
+    rc, sub = dump_role(ed, "corpus", 5, 20, "--some-rows")  # crosses three shards, one of them empty
     assert rc == OK
     assert_same(sub, want[5:25])
     for block in (1, 3, 8, 100):
-        rc, st = dump_role(ed, "corpus", "--stream", block)
+        rc, st = dump_role(ed, "corpus", "--stream", block, "--some-rows")
         assert rc == OK
         assert_same(st, want)
 
@@ -170,7 +170,7 @@ def test_row_index_single(tmp_path):
     ed = str(tmp_path)
     write_role_file(os.path.join(role_dir(ed), "train.h5"), rand_emb(5, 2), role="train",
                     row_index=[4, 8, 15, 16, 23])
-    rc, out = dump_role(ed, "train")
+    rc, out = dump_role(ed, "train", "--some-rows")
     assert rc == OK and out["row_index"] == [4, 8, 15, 16, 23]
 
 
@@ -189,6 +189,132 @@ def test_row_index_in_some_shards_only(tmp_path):
         del f["row_index"]
     rc, out = dump_role(ed)
     assert rc == BAD_DATA and "row_index" in out["error"]
+
+
+def permuted_items(x, off, perm):
+    """The rows of items perm[0], perm[1], ... of x (with their token rows when off is given)
+    and the offsets of that order."""
+    if off is None:
+        return x[perm], None
+    rows = [x[off[i]:off[i + 1]] for i in perm]
+    return np.concatenate(rows), np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+
+
+PERMUTED = [dict(dtype="f32"), dict(dtype="f16", chunks=(3, 4), gzip=True), dict(dtype="bf16", chunks=(5, 4))]
+
+
+@pytest.mark.parametrize("mmap", ["on", "off"])
+@pytest.mark.parametrize("multi", [False, True], ids=["single-vector", "multi-vector"])
+@pytest.mark.parametrize("bounds", [[(0, 29)], [(0, 7), (7, 0), (7, 13), (20, 9)]], ids=["one-file", "shards"])
+@pytest.mark.parametrize("layout", range(len(PERMUTED)), ids=["f32", "f16-gzip", "bf16-chunked"])
+def test_row_index_permutation_reads_in_split_order(tmp_path, monkeypatch, multi, bounds, layout, mmap):
+    """A full role stored in a random order with its /row_index reads, streams (any block
+    size) and reads by range exactly as the same role stored in order: gathered from the
+    file's mapping (plain float32, MIEB_STREAM_MMAP on) or by HDF5 reads."""
+    monkeypatch.setenv("MIEB_STREAM_MMAP", mmap)
+    ed, kw = str(tmp_path), PERMUTED[layout]
+    n = 29
+    rng = np.random.default_rng(11 + layout)
+    off = np.concatenate([[0], np.cumsum(rng.integers(0, 4, n))]).astype(np.int64) if multi else None
+    x = rand_emb(int(off[-1]) if multi else n, 4, seed=layout)
+    perm = rng.permutation(n)
+    stored, stored_off = permuted_items(x, off, perm)
+    if len(bounds) == 1:
+        write_role_file(os.path.join(role_dir(ed), "corpus.h5"), stored, offsets=stored_off, row_index=perm, **kw)
+    else:
+        write_shards(ed, "corpus", stored, bounds, offsets=stored_off, row_index=perm, **kw)
+    want = expected_f32(write_role_file(os.path.join(str(tmp_path), "plain.h5"), x, **kw))
+    rc, out = dump_role(ed)
+    assert rc == OK, out
+    assert out["info"]["reordered"] and out["row_index"] == perm.tolist()
+    assert_same(out, want)
+    if multi:
+        assert out["offsets"] == off.tolist()
+    for a, c in [(0, 1), (5, 17), (28, 1), (3, 0)]:
+        rc, sub = dump_role(ed, "corpus", a, c)
+        assert rc == OK, sub
+        lo, hi = (off[a], off[a + c]) if multi else (a, a + c)
+        assert_same(sub, want[lo:hi])
+    for block in (1, 3, 8, 100):
+        rc, st = dump_role(ed, "corpus", "--stream", block)
+        assert rc == OK and st["mapped"] == 0, st
+        assert_same(st, want)
+        lo, hi = (off[4], off[24]) if multi else (4, 24)
+        rc, st = dump_role(ed, "corpus", 4, 20, "--stream", block)
+        assert rc == OK, st
+        assert_same(st, want[lo:hi])
+
+
+def test_row_index_permuted_stream_normalizes_like_unpermuted(tmp_path):
+    """The streamer's prepare step (cosine retrieval's normalization) sees the gathered rows."""
+    x = rand_emb(40, 6, seed=5)
+    perm = np.random.default_rng(5).permutation(40)
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    write_role_file(os.path.join(role_dir(a), "corpus.h5"), x)
+    write_role_file(os.path.join(role_dir(b), "corpus.h5"), x[perm], row_index=perm)
+    for block in (1, 7, 64):
+        rc, want = dump_role(a, "corpus", 3, 30, "--stream", block, "--normalize")
+        rc2, got = dump_role(b, "corpus", 3, 30, "--stream", block, "--normalize")
+        assert rc == rc2 == OK and got["bits"] == want["bits"] and got["mapped"] == 0 and want["mapped"] > 0
+
+
+def test_row_index_identity_keeps_fast_paths(tmp_path):
+    """/row_index = 0..n-1 changes nothing: blocks are still mapped from the file."""
+    ed = str(tmp_path)
+    x = rand_emb(30, 4)
+    write_shards(ed, "corpus", x, [(0, 12), (12, 18)], row_index=np.arange(30))
+    rc, out = dump_role(ed, "corpus", "--stream", 6)
+    assert rc == OK and not out["info"]["reordered"] and out["info"]["has_row_index"] and out["mapped"] == 5
+    assert_same(out, x)
+
+
+ROW_INDEX_NOT_PERMUTATION = {
+    "duplicate": ([3, 0, 1, 3, 2], 29, "/row_index[3] = 3 repeats /row_index[0]"),
+    "out_of_range": ([0, 1, 5, 3, 4], 29, "/row_index[2] = 5 is outside 0..4"),
+    "negative": ([0, 1, 2, -1, 4], 29, "/row_index[3] = -1 is negative"),
+    "subset": ([0, 2, 4, 6, 8], 29, "/row_index[3] = 6 is outside 0..4"),
+}
+
+
+@pytest.mark.parametrize("case", list(ROW_INDEX_NOT_PERMUTATION))
+def test_row_index_not_a_permutation(tmp_path, case):
+    """On a role that holds every row, a /row_index that is not a permutation of 0..n-1 is
+    refused at open, naming the file, /row_index, the position and the value; the same file
+    opened as a subset role (few-shot train) is read."""
+    ri, _, msg = ROW_INDEX_NOT_PERMUTATION[case]
+    ed = str(tmp_path)
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), rand_emb(5, 2), row_index=ri)
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "corpus.h5" in out["error"] and msg in out["error"], out
+    if case != "negative":
+        rc, out = dump_role(ed, "corpus", "--some-rows")
+        assert rc == OK and out["row_index"] == ri and not out["info"]["reordered"]
+
+
+def test_row_index_duplicate_across_shards(tmp_path):
+    """Positions are the file's own, and a repeat names the shard of the first occurrence."""
+    ed = str(tmp_path)
+    paths = write_shards(ed, "corpus", rand_emb(6, 2), [(0, 3), (3, 3)], row_index=np.array([2, 0, 1, 5, 1, 3]))
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA, out
+    assert out["error"].startswith(paths[1]) and "/row_index[1] = 1 repeats /row_index[2] of " + paths[0] in out["error"]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_row_index_permuted_nan_names_split_item(tmp_path, dtype):
+    """A NaN in a role stored in another order is named by its file row and its split item;
+    split items before it still read."""
+    ed = str(tmp_path)
+    x = rand_emb(20, 4)
+    x[13, 2] = np.nan
+    perm = np.random.default_rng(2).permutation(20)
+    write_role_file(os.path.join(role_dir(ed), "corpus.h5"), x[perm], row_index=perm, dtype=dtype)
+    row = int(np.flatnonzero(perm == 13)[0])
+    rc, out = dump_role(ed, "corpus", "--stream", 6)
+    assert rc == BAD_DATA, out
+    assert f"corpus.h5: /embeddings row {row} (item 13 of the role, by /row_index), column 2 holds NaN" in out["error"]
+    rc, out = dump_role(ed, "corpus", 0, 13)
+    assert rc == OK
 
 
 # ---- bad inputs: status and a message naming file and dataset ----

@@ -3,7 +3,9 @@
  * readers and print what they return as one JSON object on stdout, so the Python tests can
  * compare it with what h5py/numpy see in the same files.
  *
- *   emb_dump role EMB_DIR TASK SPLIT SUBSET ROLE [START COUNT] [--stream BLOCK [--normalize]]
+ *   emb_dump role EMB_DIR TASK SPLIT SUBSET ROLE [START COUNT] [--stream BLOCK [--normalize]] [--some-rows]
+ *            --some-rows opens the role as a subset one (MIEB_EMB_SOME_ROWS: few-shot train),
+ *            else it must hold every row (a /row_index must be a permutation)
  *            --stream also prints "mapped", the blocks that came from the file's mapping
  *            (emb_map.c); --normalize makes the stream L2-normalize each block as cosine
  *            retrieval does (its prepare step)
@@ -72,7 +74,11 @@ static cJSON *rows_array(const float *v, int64_t rows, int64_t dim)
 static int dump_role(int argc, char **argv)
 {
     struct mieb_emb_role *r;
-    mieb_status st = mieb_emb_role_open(argv[2], argv[3], argv[4], argv[5], argv[6], &r);
+    enum mieb_emb_rows which = MIEB_EMB_EVERY_ROW;
+    for (int i = 7; i < argc; i++)
+        if (!strcmp(argv[i], "--some-rows"))
+            which = MIEB_EMB_SOME_ROWS;
+    mieb_status st = mieb_emb_role_open(argv[2], argv[3], argv[4], argv[5], argv[6], which, &r);
     if (st != MIEB_OK)
         return fail(st);
     const struct mieb_emb_info *in = mieb_emb_role_info(r);
@@ -84,6 +90,8 @@ static int dump_role(int argc, char **argv)
             block = strtoll(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--normalize"))
             so.prepare = mieb_cpu_l2_normalize_rows_to;
+        else if (!strcmp(argv[i], "--some-rows"))
+            continue;
         else if (pos++ == 0)
             start = strtoll(argv[i], NULL, 10);
         else
@@ -100,6 +108,7 @@ static int dump_role(int argc, char **argv)
     cJSON_AddStringToObject(info, "dtype", dt[in->dtype]);
     cJSON_AddNumberToObject(info, "n_shards", in->n_shards);
     cJSON_AddBoolToObject(info, "has_row_index", in->has_row_index);
+    cJSON_AddBoolToObject(info, "reordered", in->reordered);
     cJSON_AddStringToObject(o, "path", mieb_emb_role_path(r));
     int64_t rows = 0;
     float *data = NULL;
@@ -244,7 +253,7 @@ int main(int argc, char **argv)
         return dump_retrieval(argc, argv);
     if (argc >= 6 && (!strcmp(argv[1], "i64") || !strcmp(argv[1], "f64") || !strcmp(argv[1], "attr")))
         return dump_generic(argc, argv);
-    fputs("usage: emb_dump role EMB_DIR TASK SPLIT SUBSET ROLE [START COUNT] [--stream BLOCK]\n"
+    fputs("usage: emb_dump role EMB_DIR TASK SPLIT SUBSET ROLE [START COUNT] [--stream BLOCK] [--some-rows]\n"
           "       emb_dump retrieval FILE SPLIT SUBSET [EXPECT_TASK]\n"
           "       emb_dump i64|f64|attr FILE SPLIT SUBSET NAME [2d]\n",
           stderr);

@@ -113,7 +113,9 @@ static void test_role(const char *role, enum mieb_emb_dtype dt, int shards, bool
                                     {dt, compress ? 4 : 0, compress ? 6 : 0, compress}};
     CHECK(mieb_emb_write_role(&sp, x, N, D, multi ? off : NULL, ri) == MIEB_OK);
     struct mieb_emb_role *r;
-    CHECK_MSG(mieb_emb_role_open(ed, "Foo", "test", "default", role, &r) == MIEB_OK, "%s", mieb_last_error());
+    /* row_index 1000.. names rows of a larger split: a subset role */
+    CHECK_MSG(mieb_emb_role_open(ed, "Foo", "test", "default", role, MIEB_EMB_SOME_ROWS, &r) == MIEB_OK, "%s",
+              mieb_last_error());
     const struct mieb_emb_info *in = mieb_emb_role_info(r);
     CHECK(in->n_items == N && in->n_rows == rows && in->dim == D && in->dtype == dt && in->multivector == multi);
     CHECK(in->n_shards == (shards > 1 ? shards : 1) && in->has_row_index);
@@ -177,8 +179,8 @@ static void test_concurrency(void)
     CHECK(mieb_emb_write_role(&sp, x, n, d, NULL, NULL) == MIEB_OK);
     struct mieb_emb_role *r1, *r2;
     struct mieb_taskdata *td;
-    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "big", &r1) == MIEB_OK);
-    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "big2", &r2) == MIEB_OK);
+    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "big", MIEB_EMB_EVERY_ROW, &r1) == MIEB_OK);
+    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "big2", MIEB_EMB_EVERY_ROW, &r2) == MIEB_OK);
     CHECK(mieb_taskdata_open(tpath, "Foo", &td) == MIEB_OK);
     struct mieb_emb_stream *s1, *s2;
     struct mieb_emb_block b1, b2;
@@ -233,16 +235,16 @@ static void test_shard_errors(void)
     sp.n_shards = 3;
     CHECK(mieb_emb_write_role(&sp, x, 10, 4, NULL, NULL) == MIEB_OK);
     CHECK(rename(b, a) == 0);
-    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "sh", &r) == MIEB_ERR_BAD_DATA);
+    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "sh", MIEB_EMB_EVERY_ROW, &r) == MIEB_ERR_BAD_DATA);
     CHECK(strstr(mieb_last_error(), "sh.h5") && strstr(mieb_last_error(), "sh-0000"));
     /* a missing shard */
     CHECK(unlink(a) == 0);
     snprintf(b, sizeof b, "%s/Foo/test/default/sh-00001-of-00003.h5", ed);
     CHECK(unlink(b) == 0);
-    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "sh", &r) == MIEB_ERR_NOT_FOUND);
+    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "sh", MIEB_EMB_EVERY_ROW, &r) == MIEB_ERR_NOT_FOUND);
     CHECK_MSG(strstr(mieb_last_error(), "sh-00001-of-00003.h5: shard missing") != NULL, "%s", mieb_last_error());
     /* no role at all; wrong task name in the attributes */
-    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "nothere", &r) == MIEB_ERR_NOT_FOUND);
+    CHECK(mieb_emb_role_open(ed, "Foo", "test", "default", "nothere", MIEB_EMB_EVERY_ROW, &r) == MIEB_ERR_NOT_FOUND);
     CHECK(strstr(mieb_last_error(), "nothere.h5") != NULL);
     sp.n_shards = 1;
     CHECK(mieb_emb_write_role(&sp, x, 10, 4, NULL, NULL) == MIEB_OK);
@@ -250,7 +252,7 @@ static void test_shard_errors(void)
     CHECK(mieb_mkdirs(b) == MIEB_OK);
     snprintf(b, sizeof b, "%s/Bar/test/default/sh.h5", ed);
     CHECK(rename(a, b) == 0);
-    CHECK(mieb_emb_role_open(ed, "Bar", "test", "default", "sh", &r) == MIEB_ERR_BAD_DATA);
+    CHECK(mieb_emb_role_open(ed, "Bar", "test", "default", "sh", MIEB_EMB_EVERY_ROW, &r) == MIEB_ERR_BAD_DATA);
     CHECK_MSG(strstr(mieb_last_error(), "task_name is 'Foo', expected 'Bar'") != NULL, "%s", mieb_last_error());
 }
 
