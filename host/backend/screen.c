@@ -41,16 +41,29 @@ static int g_enabled = 1;
 
 int mieb_screen_kernel_usable(enum screen_kernel kern)
 {
-    /* Both kernels need AVX-512 with AVX512_BF16 for the bf16 copies and the bounds
-       (cpu_features' amx_bf16 includes both); the candidates' exact scores take whichever
-       canon_dot kernel runs, all with the same bits. */
+    /* The bf16 kernels need AVX-512 with AVX512_BF16 for the bf16 copies and the bounds
+       (cpu_features' amx_bf16 includes both); the int8 ones AVX2 or nothing. The
+       candidates' exact scores take whichever canon_dot kernel runs, all with the same bits. */
     const struct mieb_cpu_features *f = mieb_cpu_features();
+    if (kern == SCREEN_KERNEL_INT8_SCALAR)
+        return 1;
+    if (kern == SCREEN_KERNEL_INT8_AVX2)
+        return mieb_screen_i8_avx2_built && f->avx2_fma;
     if (!mieb_screen_bf16_built || !f->avx512_bf16)
         return 0;
     if (kern == SCREEN_KERNEL_AVX512BF16)
         return 1;
     return kern == SCREEN_KERNEL_AMX && mieb_screen_amx_built && f->amx_bf16 && mieb_cpu_amx_enable();
 }
+
+static const struct {
+    const char *name;
+    enum screen_kernel kern;
+} g_names[] = {{"amx", SCREEN_KERNEL_AMX},
+               {"avx512bf16", SCREEN_KERNEL_AVX512BF16},
+               {"int8", SCREEN_KERNEL_INT8_AVX2},
+               {"int8-avx2", SCREEN_KERNEL_INT8_AVX2},
+               {"int8-scalar", SCREEN_KERNEL_INT8_SCALAR}};
 
 static void decide(void)
 {
@@ -59,20 +72,26 @@ static void decide(void)
     if (e && *e && strcasecmp(e, "auto") != 0) {
         if (!strcasecmp(e, "off") || !strcmp(e, "0"))
             return; /* g_chosen stays NONE */
-        if (!strcasecmp(e, "amx"))
-            want = SCREEN_KERNEL_AMX;
-        else if (!strcasecmp(e, "avx512bf16"))
-            want = SCREEN_KERNEL_AVX512BF16;
-        else
-            MIEB_LOGW("MIEB_CPU_SCREEN=%s is not auto, off, amx or avx512bf16; using auto", e);
+        for (size_t i = 0; i < sizeof g_names / sizeof g_names[0]; i++)
+            if (!strcasecmp(e, g_names[i].name))
+                want = g_names[i].kern;
+        if (want == SCREEN_KERNEL_NONE)
+            MIEB_LOGW("MIEB_CPU_SCREEN=%s is not auto, off, amx, avx512bf16, int8, int8-avx2 or int8-scalar; "
+                      "using auto", e);
     }
+    /* int8 alone asks for the int8 screen: the portable kernel where AVX2 is missing */
+    if (want == SCREEN_KERNEL_INT8_AVX2 && !strcasecmp(e, "int8") && !mieb_screen_kernel_usable(want))
+        want = SCREEN_KERNEL_INT8_SCALAR;
     if (want != SCREEN_KERNEL_NONE && !mieb_screen_kernel_usable(want)) {
         MIEB_LOGW("MIEB_CPU_SCREEN=%s: this CPU or build cannot run it; using auto", e);
         want = SCREEN_KERNEL_NONE;
     }
-    if (want == SCREEN_KERNEL_NONE) /* AMX's tiles are about 8x VDPBF16PS's rate */
+    /* AMX's tiles are about 8x VDPBF16PS's rate, whose window is 5x narrower than int8's;
+       the portable int8 kernel is slower than the exact way's SIMD and is never chosen */
+    if (want == SCREEN_KERNEL_NONE)
         want = mieb_screen_kernel_usable(SCREEN_KERNEL_AMX)          ? SCREEN_KERNEL_AMX
                : mieb_screen_kernel_usable(SCREEN_KERNEL_AVX512BF16) ? SCREEN_KERNEL_AVX512BF16
+               : mieb_screen_kernel_usable(SCREEN_KERNEL_INT8_AVX2)  ? SCREEN_KERNEL_INT8_AVX2
                                                                      : SCREEN_KERNEL_NONE;
     g_chosen = want;
 }
@@ -101,15 +120,26 @@ const char *mieb_screen_kernel_name(void)
 {
     if (!mieb_screen_available())
         return "off";
-    return mieb_screen_kernel() == SCREEN_KERNEL_AMX ? "amx" : "avx512bf16";
+    switch (mieb_screen_kernel()) {
+    case SCREEN_KERNEL_AMX:
+        return "amx";
+    case SCREEN_KERNEL_AVX512BF16:
+        return "avx512bf16";
+    case SCREEN_KERNEL_INT8_AVX2:
+        return "int8-avx2";
+    default:
+        return "int8-scalar";
+    }
 }
 
 int mieb_screen_pays(int64_t n_docs, int64_t k)
 {
     if (!mieb_screen_available() || n_docs < MIEB_SCREEN_MIN_DOCS)
         return 0;
-    int64_t per_k = mieb_screen_kernel() == SCREEN_KERNEL_AMX ? MIEB_SCREEN_MIN_DOCS_PER_K
-                                                              : MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16;
+    enum screen_kernel kern = mieb_screen_kernel();
+    int64_t per_k = kern == SCREEN_KERNEL_AMX          ? MIEB_SCREEN_MIN_DOCS_PER_K
+                    : kern == SCREEN_KERNEL_AVX512BF16 ? MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16
+                                                       : MIEB_SCREEN_MIN_DOCS_PER_K_INT8;
     return n_docs >= k * per_k;
 }
 
@@ -329,6 +359,7 @@ void mieb_screen_cut(struct screen_ctx *cx, int64_t q)
    multi-MiB buffers per call cost page faults (the kernel zeroes every page). */
 struct mieb_screen_scratch {
     struct screen_buf *buf;
+    struct screen_i8_buf *ibuf;
     struct screen_list *lists;
     int64_t lists_len;
     uint32_t *keys; /* selection scratch (screen_ctx.keys) */
@@ -353,6 +384,7 @@ void mieb_screen_scratch_free(struct mieb_screen_scratch *s)
     if (!s)
         return;
     mieb_screen_buf_free(s->buf);
+    mieb_screen_i8_buf_free(s->ibuf);
     for (int64_t q = 0; q < s->lists_len; q++)
         free(s->lists[q].idx);
     free(s->keys);
@@ -551,7 +583,9 @@ mieb_status mieb_screen_topk(struct mieb_screen_scratch **scp, const float *Q, i
         }
         cx.used += bytes;
     }
-    st = mieb_screen_pass(&cx, mieb_screen_kernel(), &sc->buf);
+    enum screen_kernel kern = mieb_screen_kernel();
+    st = SCREEN_KERNEL_IS_INT8(kern) ? mieb_screen_i8_pass(&cx, kern, &sc->ibuf)
+                                     : mieb_screen_pass(&cx, kern, &sc->buf);
     if (st != MIEB_OK)
         goto done;
     if (cx.aborted) {
