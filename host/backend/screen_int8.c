@@ -67,6 +67,27 @@ static int reserve(void **p, size_t *cap, size_t bytes)
 
 /* ---- quantisation ---- */
 
+/* The 8-lane sums' fixed tree (screen_internal.h). */
+static float tree8(const float *acc)
+{
+    float s4[4], s2[2];
+    for (int l = 0; l < 4; l++)
+        s4[l] = acc[l] + acc[l + 4];
+    for (int l = 0; l < 2; l++)
+        s2[l] = s4[l] + s4[l + 2];
+    return s2[0] + s2[1];
+}
+
+int mieb_screen_i8_row_bounds(float s, float ss, float rs, int64_t qq, int64_t K, float *nrm, float *rnrm,
+                              float *hnrm)
+{
+    if (!mieb_screen_norms(ss, rs, K, nrm, rnrm))
+        return 0;
+    /* |s q| = s sqrt(qq): qq is exact, sqrt and the products round once each in double */
+    *hnrm = (float)((double)s * sqrt((double)qq) * MARGIN * MARGIN);
+    return 1;
+}
+
 int mieb_screen_i8_quantise(const float *x, int64_t K, int64_t KP, int16_t *out, float *s_out, float *nrm,
                             float *rnrm, float *hnrm)
 {
@@ -75,11 +96,11 @@ int mieb_screen_i8_quantise(const float *x, int64_t K, int64_t KP, int16_t *out,
         float a = fabsf(x[k]);
         mx = a > mx ? a : mx;
     }
-    /* a NaN or infinite row is refused by the norm check below (its sum of squares) */
+    /* a NaN or infinite row is refused by the norm check (its sum of squares) */
     float s = mx / 127.0f;
     if (!(s > 0.0f) || !isfinite(s))
         s = 0.0f;
-    float ss = 0.0f, rs = 0.0f;
+    float sacc[8] = {0}, racc[8] = {0};
     int64_t qq = 0;
     for (int64_t k = 0; k < K; k++) {
         float q = 0.0f;
@@ -93,17 +114,13 @@ int mieb_screen_i8_quantise(const float *x, int64_t K, int64_t KP, int16_t *out,
         float r = fmaf(-s, q, x[k]);
         out[k] = (int16_t)q;
         qq += (int64_t)q * (int64_t)q;
-        ss = fmaf(x[k], x[k], ss);
-        rs = fmaf(r, r, rs);
+        sacc[k % 8] = fmaf(x[k], x[k], sacc[k % 8]);
+        racc[k % 8] = fmaf(r, r, racc[k % 8]);
     }
     for (int64_t k = K; k < KP; k++)
         out[k] = 0;
-    if (!mieb_screen_norms(ss, rs, K, nrm, rnrm))
-        return 0;
-    /* |s q| = s sqrt(qq): qq is exact, sqrt and the products round once each in double */
-    *hnrm = (float)((double)s * sqrt((double)qq) * MARGIN * MARGIN);
     *s_out = s;
-    return 1;
+    return mieb_screen_i8_row_bounds(s, tree8(sacc), tree8(racc), qq, K, nrm, rnrm, hnrm);
 }
 
 /* alpha and beta of the file comment for query q (its norm bounds N, R, H). */
@@ -119,12 +136,11 @@ static void query_bound(struct screen_ctx *cx, int64_t q, float nrm, float rnrm,
     cx->beta[q] = (float)(beta > 0x1p-100 ? beta : 0x1p-100);
 }
 
-static int pack_queries(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t m6)
+static int pack_queries(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t m6, screen_i8_quantise_fn quantise)
 {
     for (int64_t q = 0; q < cx->m; q++) {
         float nrm, rnrm, hnrm;
-        if (!mieb_screen_i8_quantise(cx->Q + q * cx->K, cx->K, cx->KP, b->qa + q * cx->KP, &b->sq[q], &nrm, &rnrm,
-                                     &hnrm))
+        if (!quantise(cx->Q + q * cx->K, cx->K, cx->KP, b->qa + q * cx->KP, &b->sq[q], &nrm, &rnrm, &hnrm))
             return 0;
         query_bound(cx, q, nrm, rnrm, hnrm);
     }
@@ -134,7 +150,8 @@ static int pack_queries(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t 
 
 /* Documents s0 .. s0 + rows into groups of 16 in the pair-interleaved layout (rows past the
    real ones zero). 0 if a norm is out of range. */
-static int pack_docs(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t s0, int rows, int rows16)
+static int pack_docs(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t s0, int rows, int rows16,
+                     screen_i8_quantise_fn quantise)
 {
     int64_t K = cx->K, KP = cx->KP;
     for (int d = 0; d < rows16; d++) {
@@ -147,7 +164,7 @@ static int pack_docs(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t s0,
             continue;
         }
         float h;
-        if (!mieb_screen_i8_quantise(cx->D + (s0 + d) * K, K, KP, b->drow, &b->sd[d], &b->nd[d], &b->rnd[d], &h))
+        if (!quantise(cx->D + (s0 + d) * K, K, KP, b->drow, &b->sd[d], &b->nd[d], &b->rnd[d], &h))
             return 0;
         for (int64_t p = 0; p < KP / 2; p++) {
             dst[p * 2 * SCREEN_I8_ND] = b->drow[2 * p];
@@ -233,7 +250,8 @@ mieb_status mieb_screen_i8_pass(struct screen_ctx *cx, enum screen_kernel kern, 
     mieb_status st = reserve_all(cx, b, m6);
     if (st != MIEB_OK)
         return st;
-    if (!pack_queries(cx, b, m6)) {
+    screen_i8_quantise_fn quantise = use_avx2 ? mieb_screen_i8_quantise_avx2 : mieb_screen_i8_quantise;
+    if (!pack_queries(cx, b, m6, quantise)) {
         cx->aborted = 1;
         return MIEB_OK;
     }
@@ -242,7 +260,7 @@ mieb_status mieb_screen_i8_pass(struct screen_ctx *cx, enum screen_kernel kern, 
     for (int64_t s0 = 0; s0 < cx->n; s0 += DBLK) {
         int rows = cx->n - s0 < DBLK ? (int)(cx->n - s0) : DBLK;
         int rows16 = (rows + SCREEN_I8_ND - 1) / SCREEN_I8_ND * SCREEN_I8_ND;
-        if (!pack_docs(cx, b, s0, rows, rows16)) {
+        if (!pack_docs(cx, b, s0, rows, rows16, quantise)) {
             cx->aborted = 1;
             return MIEB_OK;
         }

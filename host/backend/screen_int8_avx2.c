@@ -14,6 +14,7 @@
  *
  * Compiled with -mavx2 -mfma (CMakeLists.txt); only called when cpu_features says so.
  */
+#include <math.h>
 #include <string.h>
 
 #include "screen_internal.h"
@@ -23,27 +24,110 @@
 
 const int mieb_screen_i8_avx2_built = 1;
 
+/* Lanes [k, k + 8) of a row, zeros past K. */
+static inline __m256 load8(const float *x, int64_t k, int64_t K)
+{
+    if (k + 8 <= K)
+        return _mm256_loadu_ps(x + k);
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_maskload_ps(x + k, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(K - k)), lane));
+}
+
+/* The 8 lanes' fixed tree: (l + 4), (l + 2), (l + 1), as the portable version adds them. */
+static inline float tree8(__m256 v)
+{
+    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+/* The portable quantiser's operations on 8 elements at a time (screen_int8.c): the same
+   integers and the same sums, so the same bounds. */
+int mieb_screen_i8_quantise_avx2(const float *x, int64_t K, int64_t KP, int16_t *out, float *s_out, float *nrm,
+                                 float *rnrm, float *hnrm)
+{
+    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    __m256 mxv = _mm256_setzero_ps();
+    for (int64_t k = 0; k < K; k += 8) /* max(a, mx): a NaN leaves mx, as the portable loop does */
+        mxv = _mm256_max_ps(_mm256_and_ps(load8(x, k, K), absm), mxv);
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mxv), _mm256_extractf128_ps(mxv, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    float mx = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    float s = mx / 127.0f;
+    if (!(s > 0.0f) || !isfinite(s))
+        s = 0.0f;
+    const __m256 sv = _mm256_set1_ps(s), lim = _mm256_set1_ps(127.0f), nlim = _mm256_set1_ps(-127.0f);
+    __m256 sacc = _mm256_setzero_ps(), racc = _mm256_setzero_ps();
+    __m256i qacc = _mm256_setzero_si256(); /* per lane <= 16129 K / 8 < 2^31 */
+    for (int64_t k = 0; k < KP; k += 8) {
+        __m256 xv = load8(x, k, K), qv = _mm256_setzero_ps();
+        if (s > 0.0f) {
+            qv = _mm256_round_ps(_mm256_div_ps(xv, sv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            qv = _mm256_max_ps(_mm256_min_ps(qv, lim), nlim);
+        }
+        __m256 r = _mm256_fnmadd_ps(sv, qv, xv);
+        sacc = _mm256_fmadd_ps(xv, xv, sacc);
+        racc = _mm256_fmadd_ps(r, r, racc);
+        __m256i qi = _mm256_cvtps_epi32(qv);
+        qacc = _mm256_add_epi32(qacc, _mm256_mullo_epi32(qi, qi));
+        __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(qi), _mm256_extracti128_si256(qi, 1));
+        if (k + 8 <= KP)
+            _mm_storeu_si128((__m128i *)(out + k), q16);
+        else /* KP is a multiple of 4: the last 4 */
+            _mm_storel_epi64((__m128i *)(out + k), q16);
+    }
+    int32_t ql[8];
+    _mm256_storeu_si256((__m256i *)ql, qacc);
+    int64_t qq = 0;
+    for (int l = 0; l < 8; l++)
+        qq += ql[l];
+    *s_out = s;
+    return mieb_screen_i8_row_bounds(s, tree8(sacc), tree8(racc), qq, K, nrm, rnrm, hnrm);
+}
+
+/* Query i's pair p, broadcast to 8 lanes (32 bits: the two int16 of the pair). */
+static inline __m256i pair_of(const int16_t *row, int64_t p)
+{
+    int32_t w;
+    memcpy(&w, row + 2 * p, sizeof w);
+    return _mm256_set1_epi32(w);
+}
+
+#define I8_STEP(i)                                                                                             \
+    do {                                                                                                       \
+        __m256i qv = pair_of(qa + (i) * KP, p);                                                                \
+        a##i##0 = _mm256_add_epi32(a##i##0, _mm256_madd_epi16(d0, qv));                                        \
+        a##i##1 = _mm256_add_epi32(a##i##1, _mm256_madd_epi16(d1, qv));                                        \
+    } while (0)
+#define I8_STORE(i)                                                                                            \
+    do {                                                                                                       \
+        _mm256_store_si256((__m256i *)(out + (i) * SCREEN_I8_ND), a##i##0);                                    \
+        _mm256_store_si256((__m256i *)(out + (i) * SCREEN_I8_ND + 8), a##i##1);                                \
+    } while (0)
+
+/* The 12 accumulators are named, not an array: gcc keeps an array of them in memory. */
 void mieb_screen_i8_dots_avx2(const int16_t *qa, int64_t KP, const int16_t *dv, int32_t *out)
 {
-    __m256i c0[SCREEN_I8_MQ], c1[SCREEN_I8_MQ];
-    for (int i = 0; i < SCREEN_I8_MQ; i++)
-        c0[i] = c1[i] = _mm256_setzero_si256();
-    int64_t half = KP / 2;
-    for (int64_t p = 0; p < half; p++) {
+    _Static_assert(SCREEN_I8_MQ == 6 && SCREEN_I8_ND == 16, "the kernel's tile is 6 x 16");
+    __m256i z = _mm256_setzero_si256();
+    __m256i a00 = z, a01 = z, a10 = z, a11 = z, a20 = z, a21 = z, a30 = z, a31 = z, a40 = z, a41 = z, a50 = z,
+            a51 = z;
+    for (int64_t p = 0; p < KP / 2; p++) {
         __m256i d0 = _mm256_load_si256((const __m256i *)(dv + p * 32));
         __m256i d1 = _mm256_load_si256((const __m256i *)(dv + p * 32 + 16));
-        for (int i = 0; i < SCREEN_I8_MQ; i++) {
-            int32_t w; /* query i's pair p, broadcast */
-            memcpy(&w, qa + i * KP + 2 * p, sizeof w);
-            __m256i qv = _mm256_set1_epi32(w);
-            c0[i] = _mm256_add_epi32(c0[i], _mm256_madd_epi16(d0, qv));
-            c1[i] = _mm256_add_epi32(c1[i], _mm256_madd_epi16(d1, qv));
-        }
+        I8_STEP(0);
+        I8_STEP(1);
+        I8_STEP(2);
+        I8_STEP(3);
+        I8_STEP(4);
+        I8_STEP(5);
     }
-    for (int i = 0; i < SCREEN_I8_MQ; i++) {
-        _mm256_store_si256((__m256i *)(out + i * SCREEN_I8_ND), c0[i]);
-        _mm256_store_si256((__m256i *)(out + i * SCREEN_I8_ND + 8), c1[i]);
-    }
+    I8_STORE(0);
+    I8_STORE(1);
+    I8_STORE(2);
+    I8_STORE(3);
+    I8_STORE(4);
+    I8_STORE(5);
 }
 
 void mieb_screen_i8_offer_avx2(struct screen_ctx *cx, const struct screen_i8_offer *o)

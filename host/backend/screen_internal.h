@@ -156,10 +156,20 @@ void mieb_screen_i8_offer_avx2(struct screen_ctx *cx, const struct screen_i8_off
 /** Append document idx with [lb, ub] to query q's list, cutting it when it is full. */
 void mieb_screen_append(struct screen_ctx *cx, int64_t q, int32_t idx, float lb, float ub);
 
-/** Quantise one row (above); returns 0 when its norm is beyond what the bound covers. Sets
-    *s its scale, *nrm >= |x|, *rnrm >= |x - s q| and *hnrm >= |s q| (upper bounds). */
+/** Quantise one row (above) into KP int16 (zeros past K); returns 0 when its norm is beyond
+    what the bound covers. Sets *s its scale, *nrm >= |x|, *rnrm >= |x - s q| and
+    *hnrm >= |s q| (upper bounds). The sums of squares behind them are taken in 8 lanes
+    (element k in lane k mod 8, one fmaf each) added pairwise (l + 4, l + 2, l + 1): both
+    versions give the same bits, hence the same bounds and lists. */
+typedef int (*screen_i8_quantise_fn)(const float *x, int64_t K, int64_t KP, int16_t *out, float *s, float *nrm,
+                                     float *rnrm, float *hnrm);
 int mieb_screen_i8_quantise(const float *x, int64_t K, int64_t KP, int16_t *out, float *s, float *nrm, float *rnrm,
                             float *hnrm);
+int mieb_screen_i8_quantise_avx2(const float *x, int64_t K, int64_t KP, int16_t *out, float *s, float *nrm,
+                                 float *rnrm, float *hnrm);
+/** The norm bounds from a row's scale, its sums of squares and sum of q^2 (both versions). */
+int mieb_screen_i8_row_bounds(float s, float ss, float rs, int64_t qq, int64_t K, float *nrm, float *rnrm,
+                              float *hnrm);
 
 /** The int8 pass: every integer score of cx's queries and documents, then candidates as
     mieb_screen_pass does. */
