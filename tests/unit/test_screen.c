@@ -17,6 +17,14 @@
  *    documents per k to pay).
  * Parts 1 and 2 run for each kernel this machine can run (AMX, VDPBF16PS); where it runs
  * neither (no AVX512_BF16), they report that they were skipped.
+ * The int8 kernels (portable C everywhere, AVX2 where the CPU has it) run part 2 and:
+ * 1b. their bound (docs/SCREEN_INT8.md) on 2.4 million pairs of random and adversarial rows
+ *    (aligned residuals, rows exact in int8, one huge component, one-ulp variants, denormals,
+ *    zero rows, K = 1 .. 4096), printing the largest |exact - approx| / bound;
+ *    a mutation check: the bound halved, or without its rounding terms, must be caught
+ *    (MIEB_TEST_I8_MUTATE=half|noround runs every part with that bound: the run fails);
+ *    the portable and AVX2 kernels' lists are the same bits; lists against the full sort for
+ *    the int8 adversaries; part 3 with the int8 screen.
  */
 #include <math.h>
 #include <stdint.h>
