@@ -8,7 +8,9 @@
              whole top-k list, as before the floors), the saving as a ratio; with --mmap-ab also
              with corpus blocks read by copy (MIEB_STREAM_MMAP=off) instead of mapped from the
              file (host/io/emb_map.c); --sim cosine writes a cosine model (the stream then
-             normalises each block on its reader thread)
+             normalises each block on its reader thread); with --int8 also with the int8 screen by
+             name (MIEB_CPU_SCREEN=int8, host/backend/screen_int8.c: the AVX2 kernel wherever the
+             CPU has AVX2), with the share of documents each corpus block rescored exactly (-v)
   faiss-cpu  IndexFlatIP.search(k=1000)
   numpy      blocked matmul + argpartition + sort of the top 1000
 
@@ -19,6 +21,7 @@ the share of scoring time spent in metric reduction.
   .venv/bin/python bench/bench_retrieval.py [--nq 1000] [--nd 100000] [--dim 768] [--threads 2]
                                             [--device cpu|cuda] [--binary build/mieb-eval] [--reps 3]
                                             [--no-numpy] [--floors-ab] [--mmap-ab] [--sim dot|cosine]
+                                            [--int8] [--planted N]
 
 On a GPU machine (tests/gpu/run.sh runs it when faiss is importable there) the ratio vs
 faiss-cpu is the GPU backend's against faiss on that machine's cores.
@@ -44,7 +47,7 @@ import fmt_writer as fw  # noqa: E402
 TASK = "Fashion200kT2IRetrieval"
 
 
-def make_data(tmp, nq, nd, dim, seed=0, sim="dot"):
+def make_data(tmp, nq, nd, dim, seed=0, sim="dot", planted=1):
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((nq, dim), dtype=np.float32)
     d = rng.standard_normal((nd, dim), dtype=np.float32)
@@ -53,6 +56,13 @@ def make_data(tmp, nq, nd, dim, seed=0, sim="dot"):
     rel = rng.integers(0, nd, nq)
     d[rel] = (q + 0.1 * rng.standard_normal((nq, dim), dtype=np.float32))
     d[rel] /= np.linalg.norm(d[rel], axis=1, keepdims=True)
+    # planted structure beyond the one relevant document: planted - 1 more documents per
+    # query at distances from near-duplicates to loose neighbours
+    for i in range(planted - 1):
+        rows = rng.integers(0, nd, nq)
+        noise = rng.choice([0.02, 0.1, 0.3, 0.6], (nq, 1)).astype(np.float32)
+        d[rows] = q + noise * rng.standard_normal((nq, dim), dtype=np.float32)
+        d[rows] /= np.linalg.norm(d[rows], axis=1, keepdims=True)
     td, ed = os.path.join(tmp, "td"), os.path.join(tmp, "emb")
     fw.write_model_meta(ed, sim=sim)
     f = fw.open_task_file(td, TASK)
@@ -64,17 +74,30 @@ def make_data(tmp, nq, nd, dim, seed=0, sim="dot"):
     return td, ed, q, d
 
 
+def screened_shares(log):
+    """Per screened corpus block, the share of its (query, document) pairs scored exactly (-v)."""
+    out = []
+    for line in log.splitlines():
+        if "screened (" in line and "of pairs scored exactly" in line:
+            out.append(float(line.split("jobs: ")[1].split("%")[0]))
+    return out
+
+
 def run_mieb(binary, td, ed, out, threads, device="cpu", screen="auto", floors="on", mmap="on"):
     t0 = time.perf_counter()
-    subprocess.run([binary, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
-                    "--device", device, "--threads", str(threads), "--overwrite-strategy", "always"], check=True,
-                   capture_output=True, env=dict(os.environ, MIEB_CPU_SCREEN=screen, MIEB_SEARCH_FLOORS=floors,
-                                                      MIEB_STREAM_MMAP=mmap))
+    p = subprocess.run([binary, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
+                        "--device", device, "--threads", str(threads), "--overwrite-strategy", "always", "-v"],
+                       check=True, capture_output=True, text=True,
+                       env=dict(os.environ, MIEB_CPU_SCREEN=screen, MIEB_SEARCH_FLOORS=floors, MIEB_STREAM_MMAP=mmap))
     wall = time.perf_counter() - t0
+    run_mieb.shares[screen] = screened_shares(p.stderr)
     path = os.path.join(out, "results", "test-org__test-model", "rev0", f"{TASK}.json")
     res = json.load(open(path))
     stages = {p["name"]: p["end"] - p["start"] for p in res["evaluation_phases"]}
     return wall, stages, res
+
+
+run_mieb.shares = {}
 
 
 def run_faiss(q, d, k, threads):
@@ -138,11 +161,13 @@ def main():
     ap.add_argument("--mmap-ab", action="store_true",
                     help="also run mieb-eval reading corpus blocks by copy (MIEB_STREAM_MMAP=off)")
     ap.add_argument("--sim", default="dot", choices=["dot", "cosine"], help="the model's similarity")
+    ap.add_argument("--int8", action="store_true", help="also run the int8 screen by name (MIEB_CPU_SCREEN=int8)")
+    ap.add_argument("--planted", type=int, default=1, help="documents planted near each query")
     a = ap.parse_args()
     k = 1000
     tmp = tempfile.mkdtemp(prefix="mieb-bench-")
     try:
-        td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim, sim=a.sim)
+        td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim, sim=a.sim, planted=a.planted)
         qdd = a.nq * a.nd * a.dim
         flop = 2.0 * qdd
         # On the CPU, mieb-eval runs twice: with the bf16 screen (host/backend/screen.h; the
@@ -150,12 +175,14 @@ def main():
         # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS, MIEB_STREAM_MMAP); "nofloor" is the default
         # screen without floors, "copy" the default with blocks read by copy
         env_of = {"auto": ("auto", "on", "on"), "off": ("off", "on", "on"), "nofloor": ("auto", "off", "on"),
-                  "copy": ("auto", "on", "off")}
+                  "copy": ("auto", "on", "off"), "int8": ("int8", "on", "on")}
         modes = ["auto", "off"] if a.device == "cpu" else ["auto"]
         if a.floors_ab:
             modes.append("nofloor")
         if a.mmap_ab:
             modes.append("copy")
+        if a.int8 and a.device == "cpu":
+            modes.append("int8")
         best = {m: None for m in modes}
         scores = {}
         tf = tn = None
@@ -179,6 +206,7 @@ def main():
             wall, st = best[m]
             label = (" [no floors]" if m == "nofloor" else " [read by copy]" if m == "copy" else ""
                      if a.device != "cpu"
+                     else " [int8 screen]" if m == "int8"
                      else " [screen]" if m == "auto" else " [exact]")
             sim = st["Stage: similarity and top-k"]
             search = sim + st["Stage: merge and heap"] + st["Stage: waiting for reads"]
@@ -193,12 +221,21 @@ def main():
             wall, st = best[m]
             sim, ev, metrics = st["Stage: similarity and top-k"], st["Evaluation"], st["Stage: metrics"]
             what = ("MIEB_SEARCH_FLOORS=off" if m == "nofloor" else "MIEB_STREAM_MMAP=off" if m == "copy"
-                    else "MIEB_CPU_SCREEN=" + m if a.device == "cpu" else f"--device {a.device}")
+                    else "MIEB_CPU_SCREEN=" + env_of[m][0] if a.device == "cpu" else f"--device {a.device}")
             print(f"  {what}: similarity stage {flop / sim / 1e9:.1f} GFLOP/s-equivalent "
                   f"(incl. top-k selection); metric reduction {metrics:.3f} s = {100 * metrics / ev:.1f}% of "
                   f"scoring time; process wall time {wall:.3f} s")
+        for m in modes:
+            sh = run_mieb.shares.get(env_of[m][0]) if a.device == "cpu" and m in ("auto", "int8") else None
+            if sh is not None:
+                print(f"  MIEB_CPU_SCREEN={env_of[m][0]}: screened blocks {len(sh)}, share of pairs scored exactly per "
+                      f"block: {', '.join(f'{x:.2f}%' for x in sh) or 'none (the exact way ran)'}")
+        if "int8" in modes:
+            i8, ex = best["int8"][1]["Stage: similarity and top-k"], best["off"][1]["Stage: similarity and top-k"]
+            print(f"  int8 screen vs exact way: similarity + top-k stage {i8:.3f} s vs {ex:.3f} s "
+                  f"(speed-up {ex / i8:.2f}x); vs faiss-cpu {tf / i8:.2f}x")
         for m, what in (("off", "screen on and off"), ("nofloor", "floors on and off"),
-                        ("copy", "mapped and copied blocks")):
+                        ("copy", "mapped and copied blocks"), ("int8", "int8 screen and default")):
             if m in modes:
                 same = scores["auto"] == scores[m]
                 print(f"  {what} give identical scores: {'yes' if same else 'NO'}")

@@ -6,7 +6,8 @@
  * on tiles, threads, --mem-limit or the machine. Two ways to the same best k:
  *  - exact: one canon_dot GEMM per (query tile, doc tile), followed immediately by best-k
  *    selection on the tile while it is still in cache (the score matrix is never whole);
- *  - screened (screen.h, where the CPU has AMX): approximate bf16 scores with rigorous
+ *  - screened (screen.h, where the CPU has AMX or AVX512_BF16, or int8 where it pays):
+ *    approximate bf16 or int8 scores with rigorous
  *    bounds pick the few documents that can reach the best k, and only those get the
  *    exact score; the result is bit-identical to the exact way.
  * Work is split over our own threads by query tiles and, when there are fewer query tiles
@@ -288,7 +289,7 @@ static mieb_status cpu_topk(struct mieb_backend *be, struct mieb_qset *qs, const
 
     /* The screened way (screen.h) where it pays: single vectors, a block far larger than
        k. Its query tiles are as large as its budget (an eighth of --mem-limit) allows, up
-       to one per thread, since each tile converts the block to bf16 once. */
+       to one per thread, since each tile converts the block to bf16 or int8 once. */
     int screen = 0;
     int64_t tile_q = CPU_TILE_Q;
     size_t screen_budget = 0;

@@ -36,21 +36,35 @@
 /* ---- availability ---- */
 
 static enum screen_kernel g_chosen, g_forced;
+static int g_by_name; /* MIEB_CPU_SCREEN named the kernel: it runs wherever a screen can */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_enabled = 1;
 
 int mieb_screen_kernel_usable(enum screen_kernel kern)
 {
-    /* Both kernels need AVX-512 with AVX512_BF16 for the bf16 copies and the bounds
-       (cpu_features' amx_bf16 includes both); the candidates' exact scores take whichever
-       canon_dot kernel runs, all with the same bits. */
+    /* The bf16 kernels need AVX-512 with AVX512_BF16 for the bf16 copies and the bounds
+       (cpu_features' amx_bf16 includes both); the int8 ones AVX2 or nothing. The
+       candidates' exact scores take whichever canon_dot kernel runs, all with the same bits. */
     const struct mieb_cpu_features *f = mieb_cpu_features();
+    if (kern == SCREEN_KERNEL_INT8_SCALAR)
+        return 1;
+    if (kern == SCREEN_KERNEL_INT8_AVX2)
+        return mieb_screen_i8_avx2_built && f->avx2_fma;
     if (!mieb_screen_bf16_built || !f->avx512_bf16)
         return 0;
     if (kern == SCREEN_KERNEL_AVX512BF16)
         return 1;
     return kern == SCREEN_KERNEL_AMX && mieb_screen_amx_built && f->amx_bf16 && mieb_cpu_amx_enable();
 }
+
+static const struct {
+    const char *name;
+    enum screen_kernel kern;
+} g_names[] = {{"amx", SCREEN_KERNEL_AMX},
+               {"avx512bf16", SCREEN_KERNEL_AVX512BF16},
+               {"int8", SCREEN_KERNEL_INT8_AVX2},
+               {"int8-avx2", SCREEN_KERNEL_INT8_AVX2},
+               {"int8-scalar", SCREEN_KERNEL_INT8_SCALAR}};
 
 static void decide(void)
 {
@@ -59,20 +73,27 @@ static void decide(void)
     if (e && *e && strcasecmp(e, "auto") != 0) {
         if (!strcasecmp(e, "off") || !strcmp(e, "0"))
             return; /* g_chosen stays NONE */
-        if (!strcasecmp(e, "amx"))
-            want = SCREEN_KERNEL_AMX;
-        else if (!strcasecmp(e, "avx512bf16"))
-            want = SCREEN_KERNEL_AVX512BF16;
-        else
-            MIEB_LOGW("MIEB_CPU_SCREEN=%s is not auto, off, amx or avx512bf16; using auto", e);
+        for (size_t i = 0; i < sizeof g_names / sizeof g_names[0]; i++)
+            if (!strcasecmp(e, g_names[i].name))
+                want = g_names[i].kern;
+        if (want == SCREEN_KERNEL_NONE)
+            MIEB_LOGW("MIEB_CPU_SCREEN=%s is not auto, off, amx, avx512bf16, int8, int8-avx2 or int8-scalar; "
+                      "using auto", e);
     }
+    /* int8 alone asks for the int8 screen: the portable kernel where AVX2 is missing */
+    if (want == SCREEN_KERNEL_INT8_AVX2 && !strcasecmp(e, "int8") && !mieb_screen_kernel_usable(want))
+        want = SCREEN_KERNEL_INT8_SCALAR;
     if (want != SCREEN_KERNEL_NONE && !mieb_screen_kernel_usable(want)) {
         MIEB_LOGW("MIEB_CPU_SCREEN=%s: this CPU or build cannot run it; using auto", e);
         want = SCREEN_KERNEL_NONE;
     }
-    if (want == SCREEN_KERNEL_NONE) /* AMX's tiles are about 8x VDPBF16PS's rate */
+    g_by_name = want != SCREEN_KERNEL_NONE;
+    /* AMX's tiles are about 8x VDPBF16PS's rate, whose window is 5x narrower than int8's;
+       the portable int8 kernel is slower than the exact way's SIMD and is never chosen */
+    if (want == SCREEN_KERNEL_NONE)
         want = mieb_screen_kernel_usable(SCREEN_KERNEL_AMX)          ? SCREEN_KERNEL_AMX
                : mieb_screen_kernel_usable(SCREEN_KERNEL_AVX512BF16) ? SCREEN_KERNEL_AVX512BF16
+               : mieb_screen_kernel_usable(SCREEN_KERNEL_INT8_AVX2)  ? SCREEN_KERNEL_INT8_AVX2
                                                                      : SCREEN_KERNEL_NONE;
     g_chosen = want;
 }
@@ -101,15 +122,29 @@ const char *mieb_screen_kernel_name(void)
 {
     if (!mieb_screen_available())
         return "off";
-    return mieb_screen_kernel() == SCREEN_KERNEL_AMX ? "amx" : "avx512bf16";
+    switch (mieb_screen_kernel()) {
+    case SCREEN_KERNEL_AMX:
+        return "amx";
+    case SCREEN_KERNEL_AVX512BF16:
+        return "avx512bf16";
+    case SCREEN_KERNEL_INT8_AVX2:
+        return "int8-avx2";
+    default:
+        return "int8-scalar";
+    }
 }
 
 int mieb_screen_pays(int64_t n_docs, int64_t k)
 {
     if (!mieb_screen_available() || n_docs < MIEB_SCREEN_MIN_DOCS)
         return 0;
-    int64_t per_k = mieb_screen_kernel() == SCREEN_KERNEL_AMX ? MIEB_SCREEN_MIN_DOCS_PER_K
-                                                              : MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16;
+    enum screen_kernel kern = mieb_screen_kernel();
+    /* an int8 kernel asked for by name runs where the AMX one would (benchmarks, tests) */
+    int64_t per_k = kern == SCREEN_KERNEL_AMX          ? MIEB_SCREEN_MIN_DOCS_PER_K
+                    : kern == SCREEN_KERNEL_AVX512BF16 ? MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16
+                    : g_by_name || __atomic_load_n(&g_forced, __ATOMIC_RELAXED) != SCREEN_KERNEL_NONE
+                        ? MIEB_SCREEN_MIN_DOCS_PER_K
+                        : MIEB_SCREEN_MIN_DOCS_PER_K_INT8;
     return n_docs >= k * per_k;
 }
 
@@ -329,6 +364,7 @@ void mieb_screen_cut(struct screen_ctx *cx, int64_t q)
    multi-MiB buffers per call cost page faults (the kernel zeroes every page). */
 struct mieb_screen_scratch {
     struct screen_buf *buf;
+    struct screen_i8_buf *ibuf;
     struct screen_list *lists;
     int64_t lists_len;
     uint32_t *keys; /* selection scratch (screen_ctx.keys) */
@@ -343,6 +379,10 @@ struct mieb_screen_scratch {
     float *tmp;
     int64_t *qoff;
     int64_t start_cap, fill_cap, pair_q_cap, pair_dst_cap, exact_cap, tmp_cap, qoff_cap;
+    unsigned char *state; /* per candidate: out, wanted, scored */
+    float *sel;           /* one query's exact scores, for its k-th largest */
+    uint32_t *skeys;      /* and that selection's keys */
+    int64_t state_cap, sel_cap, skeys_cap;
     float *res_s;    /* reservoir of one query: 2k */
     int64_t *res_i;
     int64_t res_cap;
@@ -353,6 +393,7 @@ void mieb_screen_scratch_free(struct mieb_screen_scratch *s)
     if (!s)
         return;
     mieb_screen_buf_free(s->buf);
+    mieb_screen_i8_buf_free(s->ibuf);
     for (int64_t q = 0; q < s->lists_len; q++)
         free(s->lists[q].idx);
     free(s->keys);
@@ -368,6 +409,9 @@ void mieb_screen_scratch_free(struct mieb_screen_scratch *s)
     free(s->exact);
     free(s->tmp);
     free(s->qoff);
+    free(s->state);
+    free(s->sel);
+    free(s->skeys);
     free(s->res_s);
     free(s->res_i);
     free(s);
@@ -418,11 +462,78 @@ size_t mieb_screen_bytes_per_query(int64_t K, int64_t k)
 
 /* ---- the job ---- */
 
-/* Exact scores of every surviving candidate, document by document, then each query's best k. */
+/* Exact scores of the candidates whose state is WANT, document by document (each document
+   row streams once; the job's queries stay in cache); their state becomes DONE. */
+enum { PAIR_OUT = 0, PAIR_WANT = 1, PAIR_DONE = 2 };
+static void score_pairs(struct screen_ctx *cx, struct mieb_screen_scratch *sc, unsigned char *state)
+{
+    int64_t m = cx->m, n = cx->n, K = cx->K;
+    int32_t *start = sc->start, *fill = sc->fill, *pair_q = sc->pair_q, *pair_dst = sc->pair_dst;
+    const int64_t *qoff = sc->qoff;
+    memset(start, 0, sizeof(int32_t) * (size_t)(n + 1));
+    memset(fill, 0, sizeof(int32_t) * (size_t)(n + 1));
+    /* counting sort of the wanted (query, document) pairs by document; queries stay ascending */
+    for (int64_t q = 0; q < m; q++)
+        for (int32_t t = 0; t < cx->lists[q].n; t++)
+            start[cx->lists[q].idx[t] + 1] += state[qoff[q] + t] == PAIR_WANT;
+    for (int64_t j = 0; j < n; j++)
+        start[j + 1] += start[j];
+    for (int64_t q = 0; q < m; q++)
+        for (int32_t t = 0; t < cx->lists[q].n; t++) {
+            if (state[qoff[q] + t] != PAIR_WANT)
+                continue;
+            int32_t j = cx->lists[q].idx[t];
+            int32_t at = start[j] + fill[j]++;
+            pair_q[at] = (int32_t)q;
+            pair_dst[at] = (int32_t)(qoff[q] + t);
+            state[qoff[q] + t] = PAIR_DONE;
+        }
+    for (int64_t j = 0; j < n; j++) {
+        int32_t c = start[j + 1] - start[j];
+        if (!c)
+            continue;
+        mieb_canon_dot_rows(cx->D + j * K, cx->Q, K, pair_q + start[j], c, K, sc->tmp);
+        for (int32_t t = 0; t < c; t++)
+            sc->exact[pair_dst[start[j] + t]] = sc->tmp[t];
+    }
+}
+
+/* Query q's tau from exact scores: the entries with lb >= tau (at least k of them when tau is
+   the k-th largest lb) are scored first; the k-th largest of their exact scores is at most
+   the k-th best score (any k documents' k-th largest is) and at least tau, so it is a valid
+   tau, and a tighter one: the window around tau becomes one-sided. Entries whose ub falls
+   below it leave; the rest are wanted. Returns 0 when out of memory. */
+static int exact_tau(struct screen_ctx *cx, struct mieb_screen_scratch *sc, int64_t q, unsigned char *state)
+{
+    const struct screen_list *l = &cx->lists[q];
+    unsigned char *st = state + sc->qoff[q];
+    float *ex = sc->exact + sc->qoff[q], tau = cx->tau[q];
+    int32_t got = 0;
+    for (int32_t t = 0; t < l->n; t++)
+        got += st[t] == PAIR_DONE;
+    if (got >= cx->k) {
+        if (!grow((void **)&sc->skeys, &sc->skeys_cap, got, sizeof(uint32_t)) ||
+            !grow((void **)&sc->sel, &sc->sel_cap, got, sizeof(float)))
+            return 0;
+        int32_t w = 0;
+        for (int32_t t = 0; t < l->n; t++)
+            if (st[t] == PAIR_DONE)
+                sc->sel[w++] = ex[t];
+        float t2 = mieb_screen_kth_lb(sc->sel, w, cx->k, cx->hist, sc->skeys);
+        tau = t2 > tau ? t2 : tau;
+    }
+    cx->tau[q] = tau;
+    for (int32_t t = 0; t < l->n; t++)
+        st[t] = !(l->ub[t] >= tau) ? PAIR_OUT : st[t] == PAIR_DONE ? PAIR_DONE : PAIR_WANT;
+    return 1;
+}
+
+/* Exact scores of the surviving candidates (screen.c's comment: tau from exact scores first,
+   then the rest), then each query's best k. */
 static mieb_status rescore(struct screen_ctx *cx, struct mieb_screen_scratch *sc, int64_t base, float *out_s,
                            int64_t *out_i, int64_t *out_n, struct mieb_screen_stats *stats)
 {
-    int64_t m = cx->m, n = cx->n, k = cx->k, K = cx->K;
+    int64_t m = cx->m, n = cx->n, k = cx->k;
     int64_t P = 0;
     for (int64_t q = 0; q < m; q++)
         P += cx->lists[q].n;
@@ -432,37 +543,26 @@ static mieb_status rescore(struct screen_ctx *cx, struct mieb_screen_scratch *sc
         !grow((void **)&sc->qoff, &sc->qoff_cap, m + 1, sizeof(int64_t)) ||
         !grow((void **)&sc->pair_q, &sc->pair_q_cap, P + 1, sizeof(int32_t)) ||
         !grow((void **)&sc->pair_dst, &sc->pair_dst_cap, P + 1, sizeof(int32_t)) ||
+        !grow((void **)&sc->state, &sc->state_cap, P + 1, 1) ||
         !grow((void **)&sc->exact, &sc->exact_cap, P + 1, sizeof(float)))
         return mieb_fail(MIEB_ERR_OOM, "screened top-k: %lld candidate pairs", (long long)P);
-    int32_t *start = sc->start, *fill = sc->fill, *pair_q = sc->pair_q, *pair_dst = sc->pair_dst;
-    float *exact = sc->exact, *tmp = sc->tmp;
+    unsigned char *state = sc->state;
+    float *exact = sc->exact;
     int64_t *qoff = sc->qoff;
-    memset(start, 0, sizeof(int32_t) * (size_t)(n + 1));
-    memset(fill, 0, sizeof(int32_t) * (size_t)(n + 1));
-    /* counting sort of the (query, document) pairs by document; queries stay ascending */
     for (int64_t q = 0, off = 0; q < m; q++) {
         qoff[q] = off;
+        for (int32_t t = 0; t < cx->lists[q].n; t++) /* first the entries that set tau */
+            state[off + t] = cx->lists[q].lb[t] >= cx->tau[q] ? PAIR_WANT : PAIR_OUT;
         off += cx->lists[q].n;
-        for (int32_t t = 0; t < cx->lists[q].n; t++)
-            start[cx->lists[q].idx[t] + 1]++;
     }
-    for (int64_t j = 0; j < n; j++)
-        start[j + 1] += start[j];
+    score_pairs(cx, sc, state);
     for (int64_t q = 0; q < m; q++)
-        for (int32_t t = 0; t < cx->lists[q].n; t++) {
-            int32_t j = cx->lists[q].idx[t];
-            int32_t at = start[j] + fill[j]++;
-            pair_q[at] = (int32_t)q;
-            pair_dst[at] = (int32_t)(qoff[q] + t);
-        }
-    for (int64_t j = 0; j < n; j++) {
-        int32_t c = start[j + 1] - start[j];
-        if (!c)
-            continue;
-        mieb_canon_dot_rows(cx->D + j * K, cx->Q, K, pair_q + start[j], c, K, tmp);
-        for (int32_t t = 0; t < c; t++)
-            exact[pair_dst[start[j] + t]] = tmp[t];
-    }
+        if (!cx->overflow[q] && !exact_tau(cx, sc, q, state))
+            return mieb_fail(MIEB_ERR_OOM, "screened top-k: selection of %lld", (long long)cx->lists[q].n);
+    score_pairs(cx, sc, state);
+    int64_t scored = 0;
+    for (int64_t t = 0; t < P; t++)
+        scored += state[t] == PAIR_DONE;
     /* each query's best k from its candidates, in row order, as the exact path selects */
     if (sc->res_cap < 2 * k) {
         free(sc->res_s);
@@ -479,15 +579,16 @@ static mieb_status rescore(struct screen_ctx *cx, struct mieb_screen_scratch *sc
         struct mieb_topk_res r;
         mieb_topk_res_init(&r, sc->res_s, sc->res_i, k);
         const struct screen_list *l = &cx->lists[q];
-        for (int32_t t = 0; t < l->n; t++)
-            mieb_topk_res_push(&r, exact[qoff[q] + t], base + l->idx[t]);
+        for (int32_t t = 0; t < l->n; t++) /* scored and not out (ub >= the exact tau) */
+            if (state[qoff[q] + t] == PAIR_DONE && l->ub[t] >= cx->tau[q])
+                mieb_topk_res_push(&r, exact[qoff[q] + t], base + l->idx[t]);
         int64_t got = mieb_topk_res_finish(&r);
         memcpy(out_s + q * k, r.score, sizeof(float) * (size_t)got);
         memcpy(out_i + q * k, r.idx, sizeof(int64_t) * (size_t)got);
         out_n[q] = got;
     }
     if (stats)
-        stats->candidates += P;
+        stats->candidates += scored;
     return MIEB_OK;
 }
 
@@ -551,7 +652,9 @@ mieb_status mieb_screen_topk(struct mieb_screen_scratch **scp, const float *Q, i
         }
         cx.used += bytes;
     }
-    st = mieb_screen_pass(&cx, mieb_screen_kernel(), &sc->buf);
+    enum screen_kernel kern = mieb_screen_kernel();
+    st = SCREEN_KERNEL_IS_INT8(kern) ? mieb_screen_i8_pass(&cx, kern, &sc->ibuf)
+                                     : mieb_screen_pass(&cx, kern, &sc->buf);
     if (st != MIEB_OK)
         goto done;
     if (cx.aborted) {

@@ -23,9 +23,18 @@
  * the window is about +-0.003 around each approximate score: typically 1-3 % of a block's
  * documents become candidates for k = 1001 out of 50,000.
  *
+ * Without AVX512_BF16 the int8 screen (screen_int8.c, docs/SCREEN_INT8.md) takes the
+ * approximate scores from int8 copies of the rows instead: exact integer dot products (AVX2's
+ * VPMADDWD, or portable C), the same on every machine, with a bound from the quantisation
+ * residuals' norms (Cauchy-Schwarz), the canonical sum's rounding and the scale product's.
+ * Its window is about 5x the bf16 one, and on AMD Zen 3 its integers are only twice the fp32
+ * rate, so auto takes it only for blocks of at least MIEB_SCREEN_MIN_DOCS_PER_K_INT8
+ * documents per k.
+ *
  * Environment: MIEB_CPU_SCREEN=auto (default: AMX where AMX-BF16 can be used, else
- * VDPBF16PS where AVX512_BF16 can, else off) | off | amx | avx512bf16 (that kernel; where it
- * cannot run, a warning and auto).
+ * VDPBF16PS where AVX512_BF16 can, else int8 with AVX2 where it pays) | off | amx |
+ * avx512bf16 | int8 (AVX2, or portable C without it) | int8-avx2 | int8-scalar (that kernel;
+ * where it cannot run, a warning and auto).
  */
 #ifndef MIEB_BACKEND_SCREEN_H
 #define MIEB_BACKEND_SCREEN_H
@@ -39,10 +48,11 @@
 extern "C" {
 #endif
 
-/** 1 when the screen runs on this machine (AMX-BF16 with Linux's permission, or
-    AVX512_BF16; not switched off). */
+/** 1 when the screen runs on this machine (AMX-BF16 with Linux's permission, AVX512_BF16,
+    or the int8 kernels; not switched off). */
 int mieb_screen_available(void);
-/** "amx", "avx512bf16" or "off": what the screen runs on (for logs and benchmarks). */
+/** "amx", "avx512bf16", "int8-avx2", "int8-scalar" or "off": what the screen runs on (for
+    logs and benchmarks). */
 const char *mieb_screen_kernel_name(void);
 /** Switch the screen off (0) or back to auto (1), for tests and benchmarks. */
 void mieb_screen_set_enabled(int on);
@@ -54,6 +64,12 @@ void mieb_screen_set_enabled(int on);
 #define MIEB_SCREEN_MIN_DOCS 2048
 #define MIEB_SCREEN_MIN_DOCS_PER_K 8
 #define MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16 40
+/** The int8 screen (AVX2) under auto: its window is about 5x the bf16 one, so 2-5 % of a
+    block are rescored besides the k, and its integer products are only twice the fp32
+    rate; on AMD Zen 3 it pays from about 200 documents per k (bench/README.md, the int8
+    screen), so mteb's 50,000-document chunks at k = 1001 stay on the exact way.
+    MIEB_CPU_SCREEN=int8 runs it from MIEB_SCREEN_MIN_DOCS_PER_K. */
+#define MIEB_SCREEN_MIN_DOCS_PER_K_INT8 200
 
 /** 1 when the screen is available and pays for a block of n_docs documents and best k. */
 int mieb_screen_pays(int64_t n_docs, int64_t k);

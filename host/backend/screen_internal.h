@@ -81,7 +81,12 @@ enum screen_kernel {
     SCREEN_KERNEL_NONE = 0,
     SCREEN_KERNEL_AMX,        /**< TDPBF16PS on the AMX tiles */
     SCREEN_KERNEL_AVX512BF16, /**< VDPBF16PS on AVX-512 registers */
+    SCREEN_KERNEL_INT8_SCALAR, /**< int8 rows, integer dot products in portable C (screen_int8.c) */
+    SCREEN_KERNEL_INT8_AVX2,   /**< the same integers with AVX2's VPMADDWD (screen_int8_avx2.c) */
 };
+
+/** 1 for the int8 kernels, whose pass is screen_int8.c's. */
+#define SCREEN_KERNEL_IS_INT8(k) ((k) == SCREEN_KERNEL_INT8_SCALAR || (k) == SCREEN_KERNEL_INT8_AVX2)
 
 /** 1 when kern can run here (compiled in, the CPU has it, the OS lets us use it). */
 int mieb_screen_kernel_usable(enum screen_kernel kern);
@@ -108,5 +113,74 @@ void mieb_screen_amx_begin(void);
 void mieb_screen_amx_end(void);
 void mieb_screen_amx_block(const uint16_t *a0, const uint16_t *a1, const uint16_t *b0, const uint16_t *b1,
                            int64_t KP, float *cb);
+
+/* ---- the int8 screen (screen_int8.c; the bound: docs/SCREEN_INT8.md) ----
+
+   Every row x (query or document) is quantised with its own scale s = max|x| / 127 to
+   integers q = round(x / s) in [-127, 127], stored sign-extended as int16. A kernel then
+   computes, for SCREEN_I8_MQ queries and SCREEN_I8_ND documents, the exact int32 dot
+   products of the integer rows: the same integers on every machine and kernel.
+
+   Layouts: a query is KP int16 (zeros past K); a group of SCREEN_I8_ND documents is
+   [KP / 2][SCREEN_I8_ND][2] int16: pair p of 16 documents in one 64-byte row, so that a
+   query's pair (32 bits) broadcast against it gives 16 documents' partial sums. AVX2's
+   VPMADDWD, AVX-VNNI's and AVX512_VNNI's VPDPWSSD all read this layout as it is. */
+#define SCREEN_I8_MQ 6
+#define SCREEN_I8_ND 16
+#define SCREEN_I8_KSTEP 4 /* KP: K rounded up to this */
+/* The largest K whose integer dot products fit int32: K * 127^2 < 2^31. */
+#define SCREEN_I8_MAX_K 133000
+
+/** out[i * SCREEN_I8_ND + j] = <query i, document j> for i < SCREEN_I8_MQ, j < SCREEN_I8_ND. */
+typedef void (*screen_i8_dots_fn)(const int16_t *qa, int64_t KP, const int16_t *dv, int32_t *out);
+
+/** What an int8 block needs to turn its integers into candidates. */
+struct screen_i8_offer {
+    const int32_t *dots;                 /* [SCREEN_I8_MQ][SCREEN_I8_ND] */
+    int64_t q0;                          /* first query of the block */
+    int nq;                              /* its real queries (<= SCREEN_I8_MQ) */
+    int32_t doc0;                        /* first document row */
+    int live;                            /* its real documents (<= SCREEN_I8_ND) */
+    const float *sq;                     /* [m] query scales */
+    const float *sd, *nd, *rnd;          /* [SCREEN_I8_ND] document scales and norm bounds */
+};
+typedef void (*screen_i8_offer_fn)(struct screen_ctx *cx, const struct screen_i8_offer *o);
+
+void mieb_screen_i8_dots_scalar(const int16_t *qa, int64_t KP, const int16_t *dv, int32_t *out);
+void mieb_screen_i8_offer_scalar(struct screen_ctx *cx, const struct screen_i8_offer *o);
+/* screen_int8_avx2.c; 0 in mieb_screen_i8_avx2_built where the target is not x86-64 */
+extern const int mieb_screen_i8_avx2_built;
+void mieb_screen_i8_dots_avx2(const int16_t *qa, int64_t KP, const int16_t *dv, int32_t *out);
+void mieb_screen_i8_offer_avx2(struct screen_ctx *cx, const struct screen_i8_offer *o);
+
+/** Append document idx with [lb, ub] to query q's list, cutting it when it is full. */
+void mieb_screen_append(struct screen_ctx *cx, int64_t q, int32_t idx, float lb, float ub);
+
+/** Quantise one row (above) into KP int16 (zeros past K); returns 0 when its norm is beyond
+    what the bound covers. Sets *s its scale, *nrm >= |x|, *rnrm >= |x - s q| and
+    *hnrm >= |s q| (upper bounds). The sums of squares behind them are taken in 8 lanes
+    (element k in lane k mod 8, one fmaf each) added pairwise (l + 4, l + 2, l + 1): both
+    versions give the same bits, hence the same bounds and lists. */
+typedef int (*screen_i8_quantise_fn)(const float *x, int64_t K, int64_t KP, int16_t *out, float *s, float *nrm,
+                                     float *rnrm, float *hnrm);
+int mieb_screen_i8_quantise(const float *x, int64_t K, int64_t KP, int16_t *out, float *s, float *nrm, float *rnrm,
+                            float *hnrm);
+int mieb_screen_i8_quantise_avx2(const float *x, int64_t K, int64_t KP, int16_t *out, float *s, float *nrm,
+                                 float *rnrm, float *hnrm);
+/** The norm bounds from a row's scale, its sums of squares and sum of q^2 (both versions). */
+int mieb_screen_i8_row_bounds(float s, float ss, float rs, int64_t qq, int64_t K, float *nrm, float *rnrm,
+                              float *hnrm);
+
+/** The int8 pass: every integer score of cx's queries and documents, then candidates as
+    mieb_screen_pass does. */
+struct screen_i8_buf;
+mieb_status mieb_screen_i8_pass(struct screen_ctx *cx, enum screen_kernel kern, struct screen_i8_buf **buf);
+void mieb_screen_i8_buf_free(struct screen_i8_buf *buf);
+
+/** Tests only: scale every int8 bound by this (1 normally), or drop its rounding terms
+    (the canonical sum's, the scale product's and the subnormal one), to show that the
+    tests catch a bound that is too tight. */
+extern float mieb_screen_i8_test_bound_scale;
+extern int mieb_screen_i8_test_drop_rounding;
 
 #endif

@@ -17,6 +17,14 @@
  *    documents per k to pay).
  * Parts 1 and 2 run for each kernel this machine can run (AMX, VDPBF16PS); where it runs
  * neither (no AVX512_BF16), they report that they were skipped.
+ * The int8 kernels (portable C everywhere, AVX2 where the CPU has it) run part 2 and:
+ * 1b. their bound (docs/SCREEN_INT8.md) on 2.4 million pairs of random and adversarial rows
+ *    (aligned residuals, rows exact in int8, one huge component, one-ulp variants, denormals,
+ *    zero rows, K = 1 .. 4096), printing the largest |exact - approx| / bound;
+ *    a mutation check: the bound halved, or without its rounding terms, must be caught
+ *    (MIEB_TEST_I8_MUTATE=half|noround runs every part with that bound: the run fails);
+ *    the portable and AVX2 kernels' lists are the same bits; lists against the full sort for
+ *    the int8 adversaries; part 3 with the int8 screen.
  */
 #include <math.h>
 #include <stdint.h>
@@ -36,7 +44,20 @@ static uint64_t next_u64(void) { return check_rng_u64(&rng); }
 static double uni(void) { return check_rng_uniform(&rng); }
 static double gauss(void) { return sqrt(-2.0 * log(uni() + 1e-300)) * cos(6.283185307179586 * uni()); }
 
-enum kind { K_UNIT, K_ALIGNED, K_MIXED, K_TINY, K_TIES, K_NEAR, K_ZERO_SOME, K_SUB };
+enum kind {
+    K_UNIT, K_ALIGNED, K_MIXED, K_TINY, K_TIES, K_NEAR, K_ZERO_SOME, K_SUB,
+    /* the int8 screen's adversaries */
+    K_I8_ALIGNED, /* quantisation residual parallel to the K_I8_SIGNS rows: Cauchy-Schwarz nearly reached */
+    K_I8_SIGNS,   /* +-127/128 with a shared sign pattern: exact in int8 (residual 0), large scores */
+    K_HUGE,       /* one component 1e4 times the rest: quantisation crushes them to 0 */
+    K_ONEULP,     /* one row, each copy one element moved by one ulp: near-ties at every rank */
+    K_DENORM,     /* subnormal elements: a subnormal scale */
+    K_I8_EXACT,   /* 3 q 2^-9, q in 1..127 with a shared sign pattern: residual 0, the canonical sum rounds */
+    K_NKINDS
+};
+
+/* The sign pattern K_I8_ALIGNED and K_I8_SIGNS share. */
+static double shared_sign(int64_t i) { return (((uint64_t)i * 2654435761u) >> 7) & 1 ? -1.0 : 1.0; }
 
 static void normalize(float *v, int64_t dim)
 {
@@ -82,7 +103,32 @@ static void fill(float *v, int64_t n, int64_t dim, enum kind kd)
             case K_NEAR: /* the base row plus 1e-4 noise: scores packed inside one window */
                 x[i] = base[i] + (float)(1e-4 * gauss());
                 break;
+            case K_I8_ALIGNED: /* (m + 0.49) / 128, m in 1..125; element 0 is 127/128 (scale 2^-7) */
+                x[i] = (float)(shared_sign(i) * (i == 0 ? 127.0 : (double)(1 + next_u64() % 125) + 0.49) / 128.0);
+                break;
+            case K_I8_SIGNS: /* a few signs flipped so that the documents differ */
+                x[i] = (float)(shared_sign(i) * (next_u64() % 16 == 0 ? -1.0 : 1.0) * 127.0 / 128.0);
+                break;
+            case K_HUGE:
+                x[i] = (float)(i == r % dim ? 1e4 * (1.0 + uni()) : gauss());
+                break;
+            case K_ONEULP:
+                x[i] = base[i];
+                break;
+            case K_I8_EXACT: /* scale exactly 3 2^-9 (element 0: q = 127), so x = s q exactly */
+                x[i] = (float)(shared_sign(i) * (next_u64() % 8 == 0 ? -1.0 : 1.0) *
+                               (double)(i == 0 ? 127 : 1 + (int)(next_u64() % 127)) * 3.0 * 0x1p-9);
+                break;
+            case K_NKINDS:
+                break;
+            case K_DENORM: /* 2^-130 .. 2^-149 */
+                x[i] = (float)ldexp(gauss(), -130 - (int)(next_u64() % 20));
+                break;
             }
+        }
+        if (kd == K_ONEULP && next_u64() % 2) {
+            int64_t at = (int64_t)(next_u64() % (uint64_t)dim);
+            x[at] = nextafterf(x[at], next_u64() % 2 ? INFINITY : -INFINITY);
         }
         if (kd == K_TIES && r > 0 && next_u64() % 3 == 0)
             memcpy(x, v + (int64_t)(next_u64() % (uint64_t)r) * dim, sizeof(float) * (size_t)dim);
@@ -97,7 +143,9 @@ static void fill(float *v, int64_t n, int64_t dim, enum kind kd)
 
 /* ---- 1. the bounds ---- */
 
-static double g_worst_ratio[8];
+static double g_worst_ratio[K_NKINDS];
+static int64_t g_pairs_checked;
+static int g_quiet; /* the mutation checks expect violations */
 
 static int bound_case(int64_t m, int64_t n, int64_t K, enum kind qk, enum kind dk)
 {
@@ -132,8 +180,12 @@ static int bound_case(int64_t m, int64_t n, int64_t K, enum kind qk, enum kind d
     }
     struct screen_buf *buf = NULL;
     int bad = 0;
-    CHECK(mieb_screen_pass(&cx, mieb_screen_kernel(), &buf) == MIEB_OK);
+    struct screen_i8_buf *ibuf = NULL;
+    enum screen_kernel kern = mieb_screen_kernel();
+    CHECK((SCREEN_KERNEL_IS_INT8(kern) ? mieb_screen_i8_pass(&cx, kern, &ibuf)
+                                       : mieb_screen_pass(&cx, kern, &buf)) == MIEB_OK);
     CHECK(!cx.aborted);
+    g_pairs_checked += m * n;
     for (int64_t q = 0; q < m && !cx.aborted; q++) {
         const struct screen_list *l = &cx.lists[q];
         if (l->n != n) {
@@ -145,14 +197,17 @@ static int bound_case(int64_t m, int64_t n, int64_t K, enum kind qk, enum kind d
             float lb = l->lb[t], ub = l->ub[t];
             float f = ex[q * n + idx];
             if (idx != t || !(lb <= f && f <= ub)) {
-                if (bad++ < 3)
+                if (bad++ < 3 && !g_quiet)
                     fprintf(stderr, "bound: kinds %d/%d K %lld q %lld d %d: exact %a not in [%a, %a]\n", qk, dk,
                             (long long)K, (long long)q, idx, f, lb, ub);
             }
+            /* the ratio from the float interval means something only where it is wider than
+                   the roundings of its ends (a few ulp); narrower ones are only checked above */
             double a = 0.5 * ((double)lb + ub), e = 0.5 * ((double)ub - lb);
-            double ratio = e > 0 ? fabs((double)f - a) / e : 0;
-            if (ratio > g_worst_ratio[dk])
-                g_worst_ratio[dk] = ratio;
+            double ratio = e > 8.0 * (nextafterf(fabsf(ub), INFINITY) - fabsf(ub)) ? fabs((double)f - a) / e : 0;
+            int slot = qk == K_I8_ALIGNED ? K_I8_ALIGNED : dk;
+            if (ratio > g_worst_ratio[slot])
+                g_worst_ratio[slot] = ratio;
         }
     }
     for (int64_t q = 0; q < m; q++)
@@ -163,6 +218,7 @@ static int bound_case(int64_t m, int64_t n, int64_t K, enum kind qk, enum kind d
     free(cx.beta);
     free(cx.tau);
     mieb_screen_buf_free(buf);
+    mieb_screen_i8_buf_free(ibuf);
     free(Q);
     free(D);
     free(ex);
@@ -391,6 +447,144 @@ static void check_topk(void)
     CHECK(topk_case(12, 3000, 64, 20, K_UNIT, K_UNIT, big, 0, 1) == 0);
 }
 
+/* ---- 1b. the int8 bound (docs/SCREEN_INT8.md) on millions of pairs ---- */
+
+static void check_bounds_int8(void)
+{
+    static const int64_t shapes[][3] = {{1, 1, 1}, {5, 33, 7}, {7, 50, 17}, {33, 300, 100}, {40, 257, 769}};
+    static const enum kind kinds[] = {K_UNIT, K_MIXED, K_TINY, K_TIES, K_NEAR, K_ZERO_SOME,
+                                      K_SUB, K_HUGE, K_ONEULP, K_DENORM};
+    int bad = 0;
+    g_pairs_checked = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t c = 0; c < sizeof kinds / sizeof kinds[0]; c++)
+            bad += bound_case(shapes[s][0], shapes[s][1], shapes[s][2], kinds[c], kinds[c]);
+    /* the bulk: random and adversarial rows, about 2.5 million pairs */
+    for (size_t c = 0; c < sizeof kinds / sizeof kinds[0]; c++)
+        bad += bound_case(48, 4000, c % 2 ? 96 : 33, kinds[c], kinds[c]);
+    bad += bound_case(30, 4000, 512, K_UNIT, K_NEAR);
+    bad += bound_case(30, 2000, 768, K_HUGE, K_UNIT);
+    bad += bound_case(30, 2000, 768, K_I8_ALIGNED, K_I8_SIGNS); /* the Cauchy-Schwarz term nearly reached */
+    bad += bound_case(8, 300, 4096, K_I8_EXACT, K_I8_EXACT);    /* residual 0: only the roundings remain */
+    bad += bound_case(20, 300, 333, K_DENORM, K_UNIT);
+    CHECK_MSG(bad == 0, "%d exact scores outside their int8 bounds", bad);
+    double worst = 0;
+    for (int kd = 0; kd < K_NKINDS; kd++)
+        worst = g_worst_ratio[kd] > worst ? g_worst_ratio[kd] : worst;
+    printf("int8 bound: %lld pairs, largest |exact - approx| / bound %.4f; per document kind: unit %.3f mixed %.3f "
+           "tiny %.3f ties %.3f near %.3f zero %.3f subnormal products %.3f huge %.3f one-ulp %.3f denormal %.3f "
+           "aligned residuals %.4f exact-int8 %.3f\n",
+           (long long)g_pairs_checked, worst, g_worst_ratio[K_UNIT], g_worst_ratio[K_MIXED], g_worst_ratio[K_TINY],
+           g_worst_ratio[K_TIES], g_worst_ratio[K_NEAR], g_worst_ratio[K_ZERO_SOME], g_worst_ratio[K_SUB],
+           g_worst_ratio[K_HUGE], g_worst_ratio[K_ONEULP], g_worst_ratio[K_DENORM], g_worst_ratio[K_I8_ALIGNED],
+           g_worst_ratio[K_I8_EXACT]);
+    CHECK(g_pairs_checked >= 2000000);
+    /* rows whose residual is parallel to the documents reach the Cauchy-Schwarz term: the
+       bound is not loose where it matters */
+    CHECK_MSG(g_worst_ratio[K_I8_ALIGNED] > 0.9, "aligned residuals reach only %.3f of the bound",
+              g_worst_ratio[K_I8_ALIGNED]);
+}
+
+/* The mutation checks: a bound scaled by 0.5, or without its rounding terms, must be caught
+   by the bound test above (the same cases), else that test proves nothing. */
+static void check_int8_mutations(void)
+{
+    g_quiet = 1;
+    mieb_screen_i8_test_bound_scale = 0.5f;
+    int bad_half = bound_case(30, 2000, 768, K_I8_ALIGNED, K_I8_SIGNS);
+    mieb_screen_i8_test_bound_scale = 1.0f;
+    mieb_screen_i8_test_drop_rounding = 1;
+    int bad_round = bound_case(8, 300, 4096, K_I8_EXACT, K_I8_EXACT);
+    mieb_screen_i8_test_drop_rounding = 0;
+    g_quiet = 0;
+    memset(g_worst_ratio, 0, sizeof g_worst_ratio); /* the mutants' ratios are not the bound's */
+    printf("int8 mutations: bound x 0.5 -> %d pairs outside, rounding terms dropped -> %d pairs outside\n", bad_half,
+           bad_round);
+    CHECK_MSG(bad_half > 0, "a bound halved went unnoticed");
+    CHECK_MSG(bad_round > 0, "a bound without its rounding terms went unnoticed");
+}
+
+/* The portable and AVX2 kernels: the same integers, hence the same candidate lists, bit for bit. */
+static void check_int8_kernels_agree(void)
+{
+    if (!mieb_screen_kernel_usable(SCREEN_KERNEL_INT8_AVX2)) {
+        printf("test_screen: int8-avx2 cannot run here: kernel agreement skipped\n");
+        return;
+    }
+    int64_t m = 13, n = 700, K = 77;
+    float *Q = malloc(sizeof(float) * (size_t)(m * K)), *D = malloc(sizeof(float) * (size_t)(n * K));
+    fill(Q, m, K, K_MIXED);
+    fill(D, n, K, K_MIXED);
+    struct screen_list *got[2];
+    for (int v = 0; v < 2; v++) {
+        struct screen_ctx cx = {0};
+        cx.m = m;
+        cx.m_pad = 32;
+        cx.n = n;
+        cx.K = K;
+        cx.k = n + 1;
+        cx.Q = Q;
+        cx.D = D;
+        cx.budget = (size_t)1 << 40;
+        cx.lists = got[v] = calloc((size_t)m, sizeof *cx.lists);
+        cx.overflow = calloc((size_t)m, 1);
+        float al[32], be[32], tau[32];
+        cx.alpha = al;
+        cx.beta = be;
+        cx.tau = tau;
+        for (int q = 0; q < 32; q++)
+            tau[q] = q < m ? -INFINITY : INFINITY;
+        for (int64_t q = 0; q < m; q++) {
+            cx.lists[q].cut_at = (int32_t)n + 1;
+            CHECK(mieb_screen_list_resize(&cx.lists[q], (int32_t)n + 1));
+        }
+        struct screen_i8_buf *ib = NULL;
+        CHECK(mieb_screen_i8_pass(&cx, v ? SCREEN_KERNEL_INT8_AVX2 : SCREEN_KERNEL_INT8_SCALAR, &ib) == MIEB_OK);
+        mieb_screen_i8_buf_free(ib);
+        free(cx.overflow);
+    }
+    int diff = 0;
+    for (int64_t q = 0; q < m; q++) {
+        diff += got[0][q].n != got[1][q].n || memcmp(got[0][q].idx, got[1][q].idx, 4 * (size_t)n) ||
+                memcmp(got[0][q].lb, got[1][q].lb, 4 * (size_t)n) || memcmp(got[0][q].ub, got[1][q].ub, 4 * (size_t)n);
+        free(got[0][q].idx);
+        free(got[1][q].idx);
+    }
+    CHECK_MSG(diff == 0, "%d queries' int8 lists differ between the portable and the AVX2 kernel", diff);
+    free(got[0]);
+    free(got[1]);
+    free(Q);
+    free(D);
+}
+
+/* Part 2's lists for the int8 screen's adversaries: near-ties at the k-th score (duplicates,
+   one-ulp differences), one huge component, zero and subnormal rows, K not a multiple of the
+   vector width, k larger than the block. */
+static void check_topk_int8(void)
+{
+    const size_t big = (size_t)1 << 34;
+    struct {
+        int64_t m, n, K, k;
+        enum kind qk, dk;
+    } cases[] = {
+        {9, 3000, 1, 10, K_UNIT, K_UNIT},        {9, 3000, 7, 50, K_UNIT, K_UNIT},
+        {13, 3001, 17, 100, K_UNIT, K_UNIT},    {7, 2500, 769, 30, K_UNIT, K_UNIT},
+        {20, 3000, 64, 40, K_UNIT, K_ONEULP},   {20, 3000, 64, 40, K_ONEULP, K_ONEULP},
+        {20, 3000, 96, 20, K_HUGE, K_HUGE},     {20, 3000, 96, 20, K_UNIT, K_HUGE},
+        {20, 3000, 96, 20, K_DENORM, K_DENORM}, {20, 3000, 96, 20, K_ZERO_SOME, K_ZERO_SOME},
+        {12, 2000, 256, 25, K_I8_ALIGNED, K_I8_SIGNS}, {6, 500, 33, 1001, K_UNIT, K_UNIT},
+    };
+    int bad = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bad += topk_case(cases[c].m, cases[c].n, cases[c].K, cases[c].k, cases[c].qk, cases[c].dk, big, 0, 0);
+        bad += topk_case_f(cases[c].m, cases[c].n, cases[c].K, cases[c].k, cases[c].qk, cases[c].dk, big, 0, 0, 1);
+    }
+    /* one-ulp near-ties under a budget too small for them: handed back, still exact */
+    size_t per = SCREEN_ENTRY_BYTES * (size_t)(2 * 20 + 64);
+    bad += topk_case(12, 6000, 64, 20, K_ONEULP, K_ONEULP, per * 12 + per, 1, 0);
+    CHECK_MSG(bad == 0, "%d int8-screened lists differ from the full sort", bad);
+}
+
 /* ---- 3. through the backend: screen on == screen off ---- */
 
 static void check_backend_k(int64_t k)
@@ -463,7 +657,13 @@ int main(void)
     static const struct {
         enum screen_kernel kern;
         const char *name;
-    } kernels[] = {{SCREEN_KERNEL_AMX, "amx"}, {SCREEN_KERNEL_AVX512BF16, "avx512bf16"}};
+    } kernels[] = {{SCREEN_KERNEL_AMX, "amx"},
+                   {SCREEN_KERNEL_AVX512BF16, "avx512bf16"},
+                   {SCREEN_KERNEL_INT8_SCALAR, "int8-scalar"},
+                   {SCREEN_KERNEL_INT8_AVX2, "int8-avx2"}};
+    /* MIEB_TEST_I8_MUTATE=half|noround runs every test below with that too-tight bound:
+       the run must fail (docs/SCREEN_INT8.md, the mutation test) */
+    const char *mut = getenv("MIEB_TEST_I8_MUTATE");
     int ran = 0;
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
         if (!mieb_screen_kernel_usable(kernels[i].kern)) {
@@ -473,13 +673,25 @@ int main(void)
         CHECK(mieb_screen_force_kernel(kernels[i].kern) == 0);
         memset(g_worst_ratio, 0, sizeof g_worst_ratio);
         printf("test_screen: kernel %s\n", kernels[i].name);
-        check_bounds();
+        if (SCREEN_KERNEL_IS_INT8(kernels[i].kern)) {
+            if (!mut)
+                check_int8_mutations();
+            mieb_screen_i8_test_bound_scale = mut && !strcmp(mut, "half") ? 0.5f : 1.0f;
+            mieb_screen_i8_test_drop_rounding = mut && !strcmp(mut, "noround");
+            check_bounds_int8();
+            check_topk_int8();
+        } else {
+            check_bounds();
+        }
         check_topk();
-        ran++;
+        if (SCREEN_KERNEL_IS_INT8(kernels[i].kern)) /* screen on == off through the backend */
+            check_backend_k(200);
+        ran += !SCREEN_KERNEL_IS_INT8(kernels[i].kern);
     }
+    check_int8_kernels_agree();
     mieb_screen_force_kernel(SCREEN_KERNEL_NONE);
     if (!ran)
-        printf("test_screen: no AVX512_BF16 here: the screen never runs, its bounds and lists were not tested\n");
+        printf("test_screen: no AVX512_BF16 here: the bf16 screen never runs, its bounds and lists were not tested\n");
     check_selection();
     check_backend_k(1001);
     check_backend_k(200);
