@@ -715,7 +715,9 @@ static void closing_summary(const struct run_opts *o, struct mieb_outcomes *oc, 
 {
     static const char *const kind[] = {"scored", "skipped", "FAILED"};
     int missing = 0;
-    if (!mieb_cli_record("summary", "summary", mieb_outcomes_json(oc, results_dir))) {
+    if (o->quiet && !oc->counts[MIEB_OUTCOME_FAILED]) {
+        /* -q: nothing on success */
+    } else if (!mieb_cli_record("summary", "summary", mieb_outcomes_json(oc, results_dir))) {
         mieb_cli_say(MIEB_LOG_INFO, "mieb-eval: ", "summary: %d scored, %d skipped, %d failed; results in %s",
                      oc->counts[MIEB_OUTCOME_SCORED], oc->counts[MIEB_OUTCOME_SKIPPED],
                      oc->counts[MIEB_OUTCOME_FAILED], results_dir);
@@ -963,6 +965,7 @@ int mieb_cmd_run(int argc, char **argv)
         }
         double t0 = mieb_now();
         if (st == MIEB_ERR_NOT_FOUND) {
+            manifest_inputs(&man, &o, todo[i]); /* fingerprinted before the task reads them */
             mieb_clear_error();
             st = as_part ? mieb_corpus_part_task(&rc, todo[i], &part)
                  : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
@@ -970,7 +973,6 @@ int mieb_cmd_run(int argc, char **argv)
         }
         if (st == MIEB_ERR_INTERRUPTED || (st != MIEB_OK && interrupted))
             break; /* a read cut short by the signal (EINTR) is the stop, not a bad input */
-        manifest_inputs(&man, &o, todo[i]);
         if (st != MIEB_OK) {
             mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not scored (%s): %s", todo[i]->name,
                          mieb_status_str(st), mieb_last_error());

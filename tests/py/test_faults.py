@@ -98,6 +98,9 @@ def check_outputs(out, ref, pq=None, ref_pq=None, require_all=False):
     present = set()
     for rel, p in files.items():
         base = os.path.basename(rel)
+        if ".mieb-eval" in rel.split(os.sep):  # the run manifest: whole JSON when present
+            json.loads(open(p).read())
+            continue
         if base == "model_meta.json":
             assert open(p, "rb").read() == ref["model_meta.json"], rel
             continue
@@ -249,7 +252,7 @@ def test_disk_full_keeps_old_results(tmp_path, small, persist):
     p = subprocess.run(run_args(td, ed, out, TASKS), capture_output=True, text=True, timeout=300, env=env())
     assert p.returncode == 0, p.stderr
     res = os.path.join(out, rel)
-    before = {f: open(os.path.join(res, f), "rb").read() for f in os.listdir(res)}
+    before = {f: open(os.path.join(res, f), "rb").read() for f in os.listdir(res) if not f.startswith(".")}
     rep = str(tmp_path / "rep")
     p = subprocess.run(run_args(td, ed, out, TASKS), capture_output=True, text=True, timeout=300,
                        env=env(LD_PRELOAD=LIB, MIEB_FAULT_PATH=out, MIEB_FAULT_REPORT=rep))
@@ -258,14 +261,14 @@ def test_disk_full_keeps_old_results(tmp_path, small, persist):
     assert total >= 4 * 3  # write, fsync, rename per file (and model_meta.json)
     outcomes = collections.Counter()
     for n in range(1, total + 2):
-        before = {f: open(os.path.join(res, f), "rb").read() for f in os.listdir(res)}
+        before = {f: open(os.path.join(res, f), "rb").read() for f in os.listdir(res) if not f.startswith(".")}
         spec = f"{n}+" if persist else str(n)
         p = subprocess.run(run_args(td, ed, out, TASKS), capture_output=True, text=True, timeout=300,
                            env=env(LD_PRELOAD=LIB, MIEB_FAULT_PATH=out, MIEB_FAULT_WRITE=spec))
         what = f"write fault {spec}: status {p.returncode}\n{p.stderr[-1500:]}"
         assert p.returncode in (0, 1, 4), what
         check_outputs(out, ref, require_all=True)  # the old results are all still there, whole
-        after = {f: open(os.path.join(res, f), "rb").read() for f in os.listdir(res)}
+        after = {f: open(os.path.join(res, f), "rb").read() for f in os.listdir(res) if not f.startswith(".")}
         assert after.keys() == before.keys(), what
         failed = [t for t in TASKS if f"task {t} not scored" in p.stderr]
         for t in failed:  # a task that could not write kept its old file byte for byte

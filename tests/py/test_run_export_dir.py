@@ -36,6 +36,8 @@ def run(*args, env=None):
 def results(folder: str) -> dict[str, dict]:
     out = {}
     for p in sorted(Path(folder).rglob("*.json")):
+        if ".mieb-eval" in p.parts:  # the run manifest: provenance, not a result
+            continue
         d = json.loads(p.read_text())
         for k in VOLATILE:
             d.pop(k, None)

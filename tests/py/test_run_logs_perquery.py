@@ -135,8 +135,9 @@ def test_json_logs(tmp_path):
         assert o["time"].endswith("Z") and "T" in o["time"]
     errs = [o for o in lines if o["level"] == "error"]
     assert len(errs) == 1 and "MSCOCOI2TRetrieval" in errs[0]["msg"] and errs[0]["task"] == "MSCOCOI2TRetrieval"
-    scored = [o for o in lines if o["level"] == "info" and "scored in" in o["msg"]]
-    assert {o["task"] for o in scored} == {"CIRRIT2IRetrieval", "CUB200I2IRetrieval"}
+    (summary,) = [o["summary"] for o in lines if o["msg"] == "summary"]  # the closing record
+    assert {t["task"] for t in summary["tasks"] if t["outcome"] == "scored"} == {"CIRRIT2IRetrieval", "CUB200I2IRetrieval"}
+    assert [t["task"] for t in summary["tasks"] if t["outcome"] == "failed"] == ["MSCOCOI2TRetrieval"]
     prog = [o for o in lines if "progress" in o]
     assert prog and prog[-1]["progress"]["tasks_done"] == 3 and prog[-1]["progress"]["tasks_total"] == 3
     assert p.stdout.count("\n") == 1  # stdout: the results folder only
@@ -193,7 +194,7 @@ def test_progress_terminal_line(tmp_path):
     assert os.waitstatus_to_exitcode(status) == 0
     text = buf.decode("utf-8", "replace")
     assert "\r\x1b[K" in text and "1/1 tasks" in text and "ETA" in text  # redrawn in place
-    assert "mieb-eval: info: CIRRIT2IRetrieval: scored in" in text
+    assert "mieb-eval: summary: 1 scored, 0 skipped, 0 failed" in text and "CIRRIT2IRetrieval" in text
 
 
 def test_exit_statuses(tmp_path):
