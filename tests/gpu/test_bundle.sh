@@ -20,7 +20,8 @@
 # into place under an exclusive flock on $MIEB_BARE_CHROOT.lock (runs copying it hold a shared
 # one), checked for bareness by every run and made again when it is not bare. Folders of runs
 # that were killed are removed by the next run (once their processes are gone).
-# MIEB_TEST_TIME_SCALE (default 1) multiplies this script's waits and run.sh's step timeouts.
+# MIEB_TEST_TIME_SCALE (default 1) multiplies this script's waits and, 4 times over, run.sh's step
+# timeouts (sized for an H200; here the mock runs ASan builds on a CPU stand-in).
 # Exit status: 0 every check passed, 1 one failed, 77 no chroot could be made here.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -29,6 +30,9 @@ expect="$2"
 base="${MIEB_BARE_CHROOT:-/var/tmp/mieb-bare-chroot.bookworm}"
 tscale="${MIEB_TEST_TIME_SCALE:-1}"
 scaled() { awk -v n="$1" -v s="$tscale" 'BEGIN { v = n * s; printf "%d\n", (v < 1 ? 1 : v) }'; } # N seconds, scaled
+# run.sh's step limits are sized for an H200; here the mock bundle runs ASan-instrumented
+# programs on a CPU stand-in for the GPU, on a CPU that other runs may share: 4x as long
+chroot_scale="$(awk -v s="$tscale" 'BEGIN { print 4 * s }')"
 tmp_root="${TMPDIR:-/tmp}"
 fail=0
 check() { # name command...: the check passes when the command succeeds
@@ -151,8 +155,8 @@ run_in() { # log-file [VAR=VALUE ...]
       if [ -n "$cuda" ]; then mount --bind "$cuda" "$chr/usr/local/cuda" && mount -o remount,bind,ro "$chr/usr/local/cuda" || exit 125; fi
       exec chroot "$chr" "$@"' sh "$chr" "$([ $bind_cuda = 1 ] && echo "$cuda_home")" \
       /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root MIEB_GPU_OUT=/work/out \
-      MIEB_GPU_E2E_SCALE="${MIEB_GPU_E2E_SCALE:-0.03}" MIEB_TEST_TIME_SCALE="$tscale" \
-      MIEB_GPU_DEADLINE="$(scaled 1800)" MIEB_GPU_HARD_DEADLINE="$(scaled 2400)" \
+      MIEB_GPU_E2E_SCALE="${MIEB_GPU_E2E_SCALE:-0.03}" MIEB_TEST_TIME_SCALE="$chroot_scale" \
+      MIEB_GPU_DEADLINE="$(scaled 3000)" MIEB_GPU_HARD_DEADLINE="$(scaled 3600)" \
       "$@" /bin/bash /work/tree/tests/gpu/run.sh /work/build >"$log" 2>&1
 }
 summary_has() { grep -qP -- "$1" "$chr/work/out/gpu-logs/summary.tsv" 2>/dev/null; }
