@@ -11,7 +11,8 @@
 # 3. `mieb-eval merge --per-query` -> the result JSON and run.trec;
 # 4. bench/bruteforce_topk.c (HDF5 C API + a plain dot loop, no mieb-eval code) computes the
 #    exact top-10 of every query; its lists must equal run.trec's first 10 lines per query;
-# 5. prints a summary (also BIG_DIR/summary.txt), then deletes BIG_DIR unless KEEP=1.
+# 5. prints a summary (also BIG_DIR/summary.txt and BUILD_DIR/run_10m_summary.txt), then deletes
+#    BIG_DIR unless KEEP=1.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$here/build}" && pwd)"
@@ -87,7 +88,7 @@ print("AGREEMENT: OK" if same == len(ref) == len(run) else "AGREEMENT: FAILED")
 EOF
     grep -o '"ndcg_at_10": [0-9.]*' "$big"/out/results/*/*/$task.json | head -1
 } | tee "$big/summary.txt"
-cp "$big/summary.txt" /tmp/run_10m_summary.txt
+cp "$big/summary.txt" "$build/run_10m_summary.txt" # kept when BIG_DIR goes
 if [ "${KEEP:-0}" != 1 ]; then
     rm -rf "$big"
 fi

@@ -25,8 +25,10 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "install-deps: apt-get install ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # another install on this machine (a second checkout's tests) holds apt's lock for a while: wait
+  apt_wait=(-o DPkg::Lock::Timeout=1800)
+  $SUDO apt-get "${apt_wait[@]}" update -qq
+  $SUDO apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # Python test references (pytrec_eval-terrier wraps trec_eval 9.0.8, which mteb uses;

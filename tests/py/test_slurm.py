@@ -15,8 +15,17 @@ corpus-part-0 elements score.
      --signal=B:USR1 would, the template forwards it, mieb-eval stops at the next block and
      exits 75, the element requeues itself, and the rerun keeps the finished part and computes
      the missing one; the results must again equal the single run, nothing half-written.
-The daemons are always stopped (fixture finalizer). Skipped only when the Slurm or munge
-programs are missing (scripts/install-deps.sh installs slurm-wlm and munge)."""
+The daemons are always stopped (fixture finalizer), and die with this process when it is
+killed (PR_SET_PDEATHSIG). Everything they use is this run's own: the folder (state, spool,
+pid files, munge key and socket, logs) and two free TCP ports. Two runs on one machine (two
+checkouts' test suites) still take turns, through an flock on LOCK_FILE held while the cluster
+is up (the kernel drops it when the holder dies, so a killed run blocks nobody): both clusters
+would own all of the node's CPUs and the wait deadlines below would measure the other run's
+load, and a port found free here is taken by the daemon only later. MIEB_TEST_TIME_SCALE
+(default 1) multiplies every wait. Skipped only when the Slurm or munge programs are missing
+(scripts/install-deps.sh installs slurm-wlm and munge)."""
+import ctypes
+import fcntl
 import json
 import os
 import re
@@ -46,8 +55,19 @@ pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"Slurm/munge not installe
 # documents, 1 chunk, parts 0 and 1 empty; EDIS: 209,413 documents, 5 chunks over 3 parts)
 TASKS = ["CIFAR10ZeroShot", "Fashion200kT2IRetrieval", "DTD", "EDIST2ITRetrieval", "METI2IRetrieval"]
 SHARDS, PARTS = 2, 3  # 6 array elements
+TIME_SCALE = float(os.environ.get("MIEB_TEST_TIME_SCALE", "1") or 1)
+LOCK_FILE = Path(tempfile.gettempdir()) / "mieb-test-slurm.lock"  # shared on purpose: the turns
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
             "DEADLINE", "PREEMPTED"}
+
+
+def scaled(seconds):
+    return seconds * TIME_SCALE
+
+
+def die_with_parent():
+    """preexec_fn: SIGKILL this child when the test process dies, however it dies."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def sbin(name):
@@ -140,10 +160,12 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
     def _spawn(self, name, argv):
         log = open(self.root / "log" / f"{name}.out", "wb")
         self.procs.append((name, subprocess.Popen(argv, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                                  stdin=subprocess.DEVNULL, start_new_session=True)))
+                                                  stdin=subprocess.DEVNULL, start_new_session=True,
+                                                  preexec_fn=die_with_parent)))
         log.close()
 
     def _until(self, cond, timeout, what):
+        timeout = scaled(timeout)
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             for name, p in self.procs:
@@ -152,7 +174,8 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
             if cond():
                 return
             time.sleep(0.2)
-        raise RuntimeError(f"{what} within {timeout} s:\n{self.logs()}")
+        raise RuntimeError(f"{what} within {timeout:g} s (deadline {timeout / TIME_SCALE:g} s x "
+                           f"MIEB_TEST_TIME_SCALE={TIME_SCALE:g}):\n{self.logs()}")
 
     def logs(self):
         out = []
@@ -161,6 +184,7 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
         return "\n".join(out)
 
     def run(self, *args, check=True):
+        # (subprocess timeouts are scaled by conftest.py)
         p = subprocess.run(list(args), env=self.env, capture_output=True, text=True, timeout=60)
         if check and p.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}): {p.stderr}")
@@ -172,18 +196,20 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
         return [dict(kv.split("=", 1) for kv in line.split() if "=" in kv) for line in p.stdout.splitlines()]
 
     def wait(self, job_ids, timeout):
+        timeout = scaled(timeout)
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             states = [j for i in job_ids for j in self.jobs(i)]
             if states and all(j["JobState"] in TERMINAL for j in states):
                 return states
             time.sleep(0.5)
-        raise AssertionError(f"jobs {job_ids} not finished within {timeout} s: "
+        raise AssertionError(f"jobs {job_ids} not finished within {timeout:g} s (the wait's deadline, "
+                             f"x MIEB_TEST_TIME_SCALE={TIME_SCALE:g}): "
                              f"{[(j['JobId'], j['JobState']) for j in states]}\n{self.logs()}")
 
     def stop(self):
         self.run("scancel", "--full", "--user", str(os.getuid()), check=False)
-        end = time.monotonic() + 20
+        end = time.monotonic() + scaled(20)
         while time.monotonic() < end and self.run("squeue", "-h", check=False).stdout.strip():
             time.sleep(0.5)
         for name, p in reversed(self.procs):
@@ -196,16 +222,39 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
                     p.wait()
 
 
+def take_turn():
+    """An exclusive flock on LOCK_FILE (waits for another run's cluster to stop)."""
+    fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    limit, t0 = scaled(1800), time.monotonic()
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() - t0 > limit:
+                os.close(fd)
+                pytest.fail(f"another run's Slurm cluster held {LOCK_FILE} for over {limit:g} s "
+                            f"(the turn's deadline, x MIEB_TEST_TIME_SCALE={TIME_SCALE:g})")
+            time.sleep(1)
+    if time.monotonic() - t0 > 1:
+        print(f"waited {time.monotonic() - t0:.0f} s for another run's cluster ({LOCK_FILE})")
+    return fd
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    root = Path(tempfile.mkdtemp(prefix="mieb-slurm-", dir="/tmp"))  # short: unix socket paths
-    c = Cluster(root)
+    lock = take_turn()
     try:
-        c.start()
-        yield c
+        root = Path(tempfile.mkdtemp(prefix="mieb-slurm-", dir="/tmp"))  # short: unix socket paths
+        c = Cluster(root)
+        try:
+            c.start()
+            yield c
+        finally:
+            c.stop()
+            shutil.rmtree(root, ignore_errors=True)
     finally:
-        c.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        os.close(lock)  # the turn ends
 
 
 def mieb(*args):
@@ -249,7 +298,7 @@ def submit(cluster, suite, tag, *run_extra):
 
 
 def check_done(cluster, out, array_id, merge_id, single):
-    elems = cluster.wait([array_id] + ([merge_id] if merge_id else []), 150)
+    elems = cluster.wait([array_id] + ([merge_id] if merge_id else []), 300)
     logs = "\n".join(f"--- {f.name}\n{f.read_text(errors='replace')}" for f in sorted((out / "slurm-logs").glob("*")))
     bad = [(j["JobId"], j.get("ArrayTaskId"), j["JobState"], j["ExitCode"]) for j in elems
            if j["JobState"] != "COMPLETED" or j["ExitCode"] != "0:0"]
@@ -282,6 +331,7 @@ def test_array_and_merge_equal_single_run(cluster, suite):
 
 
 def wait_for_line(path, pattern, timeout):
+    timeout = scaled(timeout)
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         text = path.read_text(errors="replace") if path.exists() else ""
@@ -289,7 +339,8 @@ def wait_for_line(path, pattern, timeout):
         if m:
             return m, text
         time.sleep(0.01)
-    raise AssertionError(f"{pattern!r} not in {path} within {timeout} s:\n{text}")
+    raise AssertionError(f"{pattern!r} not in {path} within {timeout:g} s (the wait's deadline, "
+                         f"x MIEB_TEST_TIME_SCALE={TIME_SCALE:g}):\n{text}")
 
 
 def test_preempted_element_is_requeued_and_resumes(cluster, suite):
@@ -304,7 +355,7 @@ def test_preempted_element_is_requeued_and_resumes(cluster, suite):
     pid = int(m.group(1))
     wait_for_line(log, r"EDIST2ITRetrieval /test/default: .*blocks of", 60)
     os.kill(pid, signal.SIGSTOP)  # freeze it inside the first block
-    end = time.monotonic() + 10
+    end = time.monotonic() + scaled(10)
     while True:  # the stop takes effect asynchronously
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
