@@ -249,12 +249,12 @@ def test_read_faults(tmp_path, small, mode):
 def test_disk_full_keeps_old_results(tmp_path, small, persist):
     td, ed, ref, _, rel = small
     out = str(tmp_path / "o")
-    p = subprocess.run(run_args(td, ed, out, TASKS), capture_output=True, text=True, timeout=300, env=env())
+    p = subprocess.run(run_args(td, ed, out, TASKS, "--overwrite-strategy", "always"), capture_output=True, text=True, timeout=300, env=env())
     assert p.returncode == 0, p.stderr
     res = os.path.join(out, rel)
     before = {f: open(os.path.join(res, f), "rb").read() for f in os.listdir(res) if not f.startswith(".")}
     rep = str(tmp_path / "rep")
-    p = subprocess.run(run_args(td, ed, out, TASKS), capture_output=True, text=True, timeout=300,
+    p = subprocess.run(run_args(td, ed, out, TASKS, "--overwrite-strategy", "always"), capture_output=True, text=True, timeout=300,
                        env=env(LD_PRELOAD=LIB, MIEB_FAULT_PATH=out, MIEB_FAULT_REPORT=rep))
     assert p.returncode == 0, p.stderr
     total = report(rep)["writes"]
@@ -263,7 +263,7 @@ def test_disk_full_keeps_old_results(tmp_path, small, persist):
     for n in range(1, total + 2):
         before = {f: open(os.path.join(res, f), "rb").read() for f in os.listdir(res) if not f.startswith(".")}
         spec = f"{n}+" if persist else str(n)
-        p = subprocess.run(run_args(td, ed, out, TASKS), capture_output=True, text=True, timeout=300,
+        p = subprocess.run(run_args(td, ed, out, TASKS, "--overwrite-strategy", "always"), capture_output=True, text=True, timeout=300,
                            env=env(LD_PRELOAD=LIB, MIEB_FAULT_PATH=out, MIEB_FAULT_WRITE=spec))
         what = f"write fault {spec}: status {p.returncode}\n{p.stderr[-1500:]}"
         assert p.returncode in (0, 1, 4), what

@@ -168,7 +168,8 @@ def test_progress_plain_lines(tmp_path):
     assert len(ends) == 2 and "2/2 tasks" in ends[-1] and "ETA" in ends[-1]
     assert "(CIRRIT2IRetrieval scored): 1/2 tasks" in ends[0]
     # off: none
-    p = run_mieb(td, ed, str(tmp_path / "o"), ["CIRRIT2IRetrieval"], "--progress", "off")
+    p = run_mieb(td, ed, str(tmp_path / "o"), ["CIRRIT2IRetrieval"], "--progress", "off", "--overwrite-strategy",
+                 "always")
     assert "mieb-eval: progress" not in p.stderr
 
 
