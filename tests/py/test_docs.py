@@ -84,3 +84,17 @@ def test_repository_stands_on_its_own():
     # the documents the code cites by name exist in docs/
     for name in ("FORMAT.md", "PROTOCOLS.md", "PARITY.md", "BAD_INPUT.md"):
         assert (SRC / "docs" / name).is_file(), name
+
+
+def test_cli_page_is_the_programs_help(tmp_path):
+    """docs/CLI.md is what scripts/gen-cli-doc.sh writes from this build's --help texts."""
+    import shutil
+    copy = tmp_path / "src"
+    (copy / "docs").mkdir(parents=True)
+    (copy / "scripts").mkdir()
+    shutil.copy(SRC / "scripts" / "gen-cli-doc.sh", copy / "scripts")
+    r = subprocess.run(["bash", str(copy / "scripts" / "gen-cli-doc.sh"), str(build_dir())], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert (copy / "docs" / "CLI.md").read_text() == (SRC / "docs" / "CLI.md").read_text(), \
+        "docs/CLI.md is out of date: run scripts/gen-cli-doc.sh"
