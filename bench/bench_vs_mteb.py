@@ -503,6 +503,20 @@ def child_mteb(spec_path: str, emb: str, out: str, phases: str) -> int:
     import sentence_transformers  # noqa: F401  (mteb.evaluate imports it on its first call: not scoring)
     from mieb_export import ReplayEncoder
 
+    # what the families' evaluators import on first use: a one-off per process, not scoring
+    import importlib
+    import pkgutil
+
+    import mteb._evaluators as ev
+
+    for mod in ["sklearn.linear_model", "sklearn.cluster", "sklearn.metrics", "sklearn.neighbors",
+                "sklearn.multioutput", "scipy.stats", "scipy.optimize", "pytrec_eval",
+                *[m.name for m in pkgutil.walk_packages(ev.__path__, "mteb._evaluators.")]]:
+        try:
+            importlib.import_module(mod)
+        except Exception:  # noqa: BLE001
+            pass
+
     import mteb_parity_driver as D
 
     t_import = time.perf_counter() - t0
@@ -513,23 +527,32 @@ def child_mteb(spec_path: str, emb: str, out: str, phases: str) -> int:
 
     class TimedReplay(ReplayEncoder):
         encode_s = 0.0
+        encode_cpu_s = 0.0
 
         def encode(self, *a, **kw):
-            s = time.perf_counter()
+            s, c = time.perf_counter(), time.process_time()
             try:
                 return super().encode(*a, **kw)
             finally:
                 TimedReplay.encode_s += time.perf_counter() - s
+                TimedReplay.encode_cpu_s += time.process_time() - c
 
     model = TimedReplay(emb)
+    c2 = time.process_time()
     t2 = time.perf_counter()
     mteb.evaluate(model, D.reset([task]), cache=mteb.ResultCache(cache_path=out), overwrite_strategy="always",
                   encode_kwargs=dict(D.ENCODE), raise_error=True)
     t_eval = time.perf_counter() - t2
+    c_eval = time.process_time() - c2
     res = json.loads(next(Path(out).rglob(f"{spec['name']}.json")).read_text())
+    phase_s: dict = {}
+    for ph in res.get("evaluation_phases") or []:
+        phase_s[ph["name"]] = phase_s.get(ph["name"], 0.0) + ph["end"] - ph["start"]
     Path(phases).write_text(json.dumps({"import_s": t_import, "build_s": t_build, "evaluate_s": t_eval,
-                                        "task_evaluation_time_s": res.get("evaluation_time"),
+                                        "task_evaluation_time_s": res.get("evaluation_time"), "phases_s": phase_s,
+                                        "metrics_s": phase_s.get("Scoring"),
                                         "encode_s": TimedReplay.encode_s, "encode_calls": len(model.calls),
+                                        "scoring_cpu_s": c_eval - TimedReplay.encode_cpu_s,
                                         "scoring_s": t_eval - TimedReplay.encode_s}))
     return 0
 
@@ -561,7 +584,8 @@ def timed(cmd: list[str], env: dict, log: Path, timeout: float | None = None) ->
             time.sleep(0.02)
         wall = time.perf_counter() - t
     p.returncode = os.waitstatus_to_exitcode(status)
-    return {"wall_s": wall, "peak_rss_mib": ru.ru_maxrss / 1024.0, "rc": p.returncode, "load_before": before,
+    return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_rss_mib": ru.ru_maxrss / 1024.0,
+            "rc": p.returncode, "load_before": before,
             "load_after": loadavg(), "log": str(log)}
 
 
@@ -599,7 +623,7 @@ def measure(spec: dict, a, work: Path) -> dict:
     py = sys.executable
     rec: dict = {"task": spec["registry_name"], "in_memory_name": spec["name"], "type": spec["type"],
                  "family": spec["family"], "size": spec["size"], "fraction": spec["fraction"],
-                 "pairs": pairs_of(spec), "cost_terms": cost_terms(spec), "kind": "measured"}
+                 "pairs": pairs_of(spec), "cost_terms": cost_terms(spec), "kind": "measured", "spec_path": str(sp)}
     print(f"[{time.strftime('%H:%M:%S')}] {spec['registry_name']} at F={spec['fraction']:g} ({spec['size']}): export",
           flush=True)
     ex = timed([py, str(me), "_export", str(sp), str(wd / "export")], mteb_env(), wd / "export.log")
@@ -635,25 +659,55 @@ def measure(spec: dict, a, work: Path) -> dict:
         rec["error"] = f"mteb rc {mt['rc']} ({mt['log']}), mieb-eval rc {mi['rc']} ({mi['log']})"
     if not a.keep:
         shutil.rmtree(wd / "export/embeddings", ignore_errors=True)
+    par = rec.get("parity", {})
+    print(f"[{time.strftime('%H:%M:%S')}]   mteb scoring {fmt_s(mt.get('scoring_s'))} s (process {fmt_s(mt['wall_s'])} s), "
+          f"mieb-eval {fmt_s(mi['wall_s'])} s, parity {par.get('status', '-')} "
+          f"({par.get('equal', '-')}/{par.get('values', '-')}), load {loadavg()}", flush=True)
+    with open(work / "progress.jsonl", "a") as f:
+        f.write(json.dumps(rec, default=str) + "\n")
     return rec
 
 
-def fit_extrapolate(points: list[dict], target: dict, side: str, key: str) -> dict:
-    """Non-negative least squares of seconds on the cost terms; the prediction at target."""
+def _nnls_fit(xs: list, ys: list, target_x: list, fractions: list) -> dict:
+    """Non-negative least squares of seconds on the cost terms; the prediction at target_x."""
     import numpy as np
     from scipy.optimize import nnls
 
-    x = np.array([p["cost_terms"] for p in points], dtype=np.float64)
-    y = np.array([p[side][key] for p in points], dtype=np.float64)
+    x = np.array(xs, dtype=np.float64)
+    y = np.array(ys, dtype=np.float64)
     scale = x.max(axis=0)
     scale[scale == 0] = 1
     coef, resid = nnls(x / scale, y)
-    tx = np.array(cost_terms(target), dtype=np.float64) / scale
-    fr = [p["fraction"] for p in points]
-    growth = [math.log(y[i + 1] / y[i]) / math.log(fr[i + 1] / fr[i]) if y[i] > 0 and y[i + 1] > 0 else None
-              for i in range(len(points) - 1)]
+    tx = np.array(target_x, dtype=np.float64) / scale
+    growth = [math.log(y[i + 1] / y[i]) / math.log(fractions[i + 1] / fractions[i]) if y[i] > 0 and y[i + 1] > 0 else None
+              for i in range(len(ys) - 1)]
     return {"seconds": float(tx @ coef), "coef_per_term": (coef / scale).tolist(), "residual_s": float(resid),
-            "fit_fractions": fr, "measured_s": y.tolist(), "growth_exponent_vs_F": growth}
+            "fit_fractions": list(fractions), "measured_s": y.tolist(), "growth_exponent_vs_F": growth}
+
+
+def metric_terms(spec: dict) -> list[float]:
+    """Retrieval's metric stage (trec_eval over each query's top 1000): 1, Q x min(N, 1000)."""
+    ns, q = len(spec["subsets"]), spec["n_queries"]
+    return [1.0, ns * q * min(spec.get("candidates", spec["n_corpus"]), 1000)]
+
+
+def fit_extrapolate(points: list[dict], target: dict, side: str, key: str) -> dict:
+    """The side's seconds at target from the measured points. mteb's retrieval time is split by
+    its own evaluation_phases: the "Scoring" phase (metrics) is fitted on metric_terms, the rest
+    (search: scores, top-k, heap) on cost_terms, and the two predictions are added."""
+    fr = [p["fraction"] for p in points]
+    ys = [p[side][key] for p in points]
+    if side == "mteb" and key == "scoring_s" and target["family"] == "retrieval" and \
+            all(p["mteb"].get("metrics_s") is not None for p in points):
+        m = [p["mteb"]["metrics_s"] for p in points]
+        tasks = [json.loads(Path(p["spec_path"]).read_text()) for p in points]
+        fm = _nnls_fit([metric_terms(t) for t in tasks], m, metric_terms(target), fr)
+        fs = _nnls_fit([p["cost_terms"] for p in points], [y - mm for y, mm in zip(ys, m)], cost_terms(target), fr)
+        tot = _nnls_fit([p["cost_terms"] for p in points], ys, cost_terms(target), fr)
+        tot["seconds"] = fm["seconds"] + fs["seconds"]
+        tot["search_fit"], tot["metrics_fit"] = fs, fm
+        return tot
+    return _nnls_fit([p["cost_terms"] for p in points], ys, cost_terms(target), fr)
 
 
 def fmt_s(v) -> str:
@@ -683,7 +737,8 @@ def machine() -> dict:
 
 
 def print_table(rows: list[dict], a) -> None:
-    hdr = ("task", "type", "size", "F", "mteb s", "mteb proc s", "mieb-eval s", "ratio", "keys equal",
+    hdr = ("task", "type", "size", "F", "mteb s", "mteb proc s", "mieb-eval s", "ratio", "mteb cpu s", "mieb cpu s",
+           "keys equal",
            "mteb MiB", "mieb MiB", "load before/after")
     lines = []
     for r in rows:
@@ -695,7 +750,8 @@ def print_table(rows: list[dict], a) -> None:
         keys = f"{par['equal']}/{par['values']}" if par.get("values") is not None else ("(fit)" if ext else "-")
         lines.append((
             r["task"] + (" *" if ext else ""), r["type"], r["size"], f"{r['fraction']:g}", fmt_s(ms),
-            fmt_s(mt.get("wall_s")), fmt_s(ws), ratio, keys,
+            fmt_s(mt.get("wall_s")), fmt_s(ws), ratio, fmt_s(mt.get("scoring_cpu_s")),
+            fmt_s(None if ext else mi.get("cpu_s")), keys,
             "-" if ext or "peak_rss_mib" not in mt else f"{mt['peak_rss_mib']:,.0f}",
             "-" if ext or "peak_rss_mib" not in mi else f"{mi['peak_rss_mib']:,.0f}",
             "-" if ext else f"{mt.get('load_before', '?').split()[0]}/{mi.get('load_after', '?').split()[0]}"))
@@ -717,6 +773,8 @@ def main() -> int:
     ap.add_argument("--dim", type=int, default=768)
     ap.add_argument("--fit", nargs="*", default=[], help="tasks to extrapolate from --fit-fractions instead of running at F")
     ap.add_argument("--fit-fractions", default="0.01,0.02,0.04")
+    ap.add_argument("--fit-check", type=float, default=None,
+                    help="also measure extrapolated tasks at this fraction and print the fit's prediction beside it")
     ap.add_argument("--fit-above-pairs", type=float, default=2e9,
                     help="retrieval tasks with more query x document pairs than this at F are extrapolated")
     ap.add_argument("--device", default="cpu", help="mieb-eval's --device (cpu, cuda)")
@@ -767,6 +825,20 @@ def main() -> int:
                 ex[side][dst] = f["seconds"]
                 ex[side][f"fit_{dst}"] = f
             rows.append(ex)
+            if a.fit_check and a.fit_check not in fit_fr:
+                # the fit's own check: measure one more fraction and set it beside the prediction
+                chk = measure(task_spec(reg, n, a.fit_check, a.dim), a, work)
+                measured.append(chk)
+                rows.append(chk)
+                if "error" in chk:
+                    failures.append(f"{n}: {chk['error']}")
+                else:
+                    cspec = task_spec(reg, n, a.fit_check, a.dim)
+                    chk["fit_check"] = {
+                        "mteb_scoring_s_predicted": fit_extrapolate(pts, cspec, "mteb", "scoring_s")["seconds"],
+                        "mteb_scoring_s_measured": chk["mteb"]["scoring_s"],
+                        "mieb_eval_s_predicted": fit_extrapolate(pts, cspec, "mieb_eval", "wall_s")["seconds"],
+                        "mieb_eval_s_measured": chk["mieb_eval"]["wall_s"]}
         else:
             r = measure(target, a, work)
             measured.append(r)
@@ -791,6 +863,7 @@ def main() -> int:
     print(f"parity: {eq} of {tot} values within tolerance over {len(measured)} measured run(s)")
     print("mteb s: mteb.evaluate minus the replay model's encode calls; mteb proc s: the whole mteb process "
           "(import, in-memory task build, evaluate); mieb-eval s: the whole `mieb-eval run` process; "
+          "cpu s: CPU seconds (all threads) of mteb's scoring and of the whole mieb-eval process; "
           "MiB: peak RSS; load: 1-minute load average before the mteb process / after mieb-eval's.")
     for r in ext:
         f = r["mteb"]["fit_scoring_s"]
@@ -798,6 +871,12 @@ def main() -> int:
         print(f"* {r['task']}: extrapolated to F = {r['fraction']:g} ({r['size']}) from measurements at "
               f"F = {', '.join(f'{x:g}' for x in f['fit_fractions'])} (non-negative least squares on the "
               f"{r['family']} cost terms); mteb's time grew as F^({g}) between them")
+    for r in rows:
+        c = r.get("fit_check")
+        if c:
+            print(f"  fit check, {r['task']} at F = {r['fraction']:g}: mteb predicted {fmt_s(c['mteb_scoring_s_predicted'])} s, "
+                  f"measured {fmt_s(c['mteb_scoring_s_measured'])} s; mieb-eval predicted "
+                  f"{fmt_s(c['mieb_eval_s_predicted'])} s, measured {fmt_s(c['mieb_eval_s_measured'])} s")
     bad_parity = [r for r in measured if r.get("parity") and (r["parity"].get("rc") != 0 or r["parity"].get("status") != "ok")]
     for r in bad_parity:
         failures.append(f"{r['task']} F={r['fraction']:g}: parity {r['parity'].get('status')} "
