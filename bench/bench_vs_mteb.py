@@ -719,14 +719,18 @@ def fmt_s(v) -> str:
 
 
 def machine() -> dict:
-    cpu = "?"
+    info: dict = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+            k, _, v = line.partition(":")
+            k = k.strip()
+            if k in ("model name", "cpu family", "model", "flags") and k not in info:
+                info[k] = v.strip()
     except OSError:
         pass
+    flags = set(info.get("flags", "").split())
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    cpu = f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}, {isa})"
     mem = "?"
     try:
         mem = f"{int(Path('/proc/meminfo').read_text().split()[1]) / 1048576:.0f} GiB"
@@ -777,7 +781,8 @@ def main() -> int:
                     help="also measure extrapolated tasks at this fraction and print the fit's prediction beside it")
     ap.add_argument("--fit-above-pairs", type=float, default=2e9,
                     help="retrieval tasks with more query x document pairs than this at F are extrapolated")
-    ap.add_argument("--device", default="cpu", help="mieb-eval's --device (cpu, cuda)")
+    ap.add_argument("--device", default=None,
+                    help="mieb-eval's --device (default: cuda when nvidia-smi lists a GPU, else cpu)")
     ap.add_argument("--threads", type=int, default=0, help="mieb-eval's --threads (0: its default)")
     ap.add_argument("--binary", default=str(REPO / "build" / "mieb-eval"))
     ap.add_argument("--work", default=None, help="working folder (default: a new one under /tmp)")
@@ -788,6 +793,12 @@ def main() -> int:
     if not os.access(a.binary, os.X_OK):
         print(f"bench_vs_mteb: {a.binary} is not an executable: build with scripts/build.sh", file=sys.stderr)
         return 2
+    if a.device is None:
+        try:
+            gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+            a.device = "cuda" if gpu.returncode == 0 and "GPU" in gpu.stdout else "cpu"
+        except (OSError, subprocess.TimeoutExpired):
+            a.device = "cpu"
     reg, bench = load_registry()
     names = a.tasks or default_tasks(reg, bench, a.benchmark)
     for n in names:
