@@ -740,7 +740,7 @@ def machine() -> dict:
             "python": platform.python_version()}
 
 
-def print_table(rows: list[dict], a) -> None:
+def table_rows(rows: list[dict]) -> tuple[tuple, list[tuple]]:
     hdr = ("task", "type", "size", "F", "mteb s", "mteb proc s", "mieb-eval s", "ratio", "mteb cpu s", "mieb cpu s",
            "keys equal",
            "mteb MiB", "mieb MiB", "load before/after")
@@ -759,10 +759,20 @@ def print_table(rows: list[dict], a) -> None:
             "-" if ext or "peak_rss_mib" not in mt else f"{mt['peak_rss_mib']:,.0f}",
             "-" if ext or "peak_rss_mib" not in mi else f"{mi['peak_rss_mib']:,.0f}",
             "-" if ext else f"{mt.get('load_before', '?').split()[0]}/{mi.get('load_after', '?').split()[0]}"))
+    return hdr, lines
+
+
+def print_table(rows: list[dict], a) -> None:
+    hdr, lines = table_rows(rows)
     w = [max(len(h), *(len(x[i]) for x in lines)) if lines else len(h) for i, h in enumerate(hdr)]
     print("  ".join(h.ljust(w[i]) for i, h in enumerate(hdr)))
     for x in lines:
         print("  ".join(v.ljust(w[i]) for i, v in enumerate(x)))
+    if a.md_out:
+        with open(a.md_out, "w") as f:
+            f.write("| " + " | ".join(hdr) + " |\n|" + "---|" * len(hdr) + "\n")
+            for x in lines:
+                f.write("| " + " | ".join(v.replace("|", "/") for v in x) + " |\n")
 
 
 def main() -> int:
@@ -789,6 +799,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the exported embeddings")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per timed process")
     ap.add_argument("--json-out", default=None)
+    ap.add_argument("--md-out", default=None, help="the table as Markdown")
     a = ap.parse_args()
     if not os.access(a.binary, os.X_OK):
         print(f"bench_vs_mteb: {a.binary} is not an executable: build with scripts/build.sh", file=sys.stderr)
