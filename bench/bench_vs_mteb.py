@@ -742,7 +742,7 @@ def machine() -> dict:
 
 def table_rows(rows: list[dict]) -> tuple[tuple, list[tuple]]:
     hdr = ("task", "type", "size", "F", "mteb s", "mteb proc s", "mieb-eval s", "ratio", "mteb cpu s", "mieb cpu s",
-           "keys equal",
+           "cpu ratio", "keys equal",
            "mteb MiB", "mieb MiB", "load before/after")
     lines = []
     for r in rows:
@@ -755,7 +755,9 @@ def table_rows(rows: list[dict]) -> tuple[tuple, list[tuple]]:
         lines.append((
             r["task"] + (" *" if ext else ""), r["type"], r["size"], f"{r['fraction']:g}", fmt_s(ms),
             fmt_s(mt.get("wall_s")), fmt_s(ws), ratio, fmt_s(mt.get("scoring_cpu_s")),
-            fmt_s(None if ext else mi.get("cpu_s")), keys,
+            fmt_s(None if ext else mi.get("cpu_s")),
+            f"{mt['scoring_cpu_s'] / mi['cpu_s']:.1f}x" if not ext and mt.get("scoring_cpu_s") and mi.get("cpu_s") else "-",
+            keys,
             "-" if ext or "peak_rss_mib" not in mt else f"{mt['peak_rss_mib']:,.0f}",
             "-" if ext or "peak_rss_mib" not in mi else f"{mi['peak_rss_mib']:,.0f}",
             "-" if ext else f"{mt.get('load_before', '?').split()[0]}/{mi.get('load_after', '?').split()[0]}"))
