@@ -623,7 +623,8 @@ def measure(spec: dict, a, work: Path) -> dict:
     py = sys.executable
     rec: dict = {"task": spec["registry_name"], "in_memory_name": spec["name"], "type": spec["type"],
                  "family": spec["family"], "size": spec["size"], "fraction": spec["fraction"],
-                 "pairs": pairs_of(spec), "cost_terms": cost_terms(spec), "kind": "measured", "spec_path": str(sp)}
+                 "pairs": pairs_of(spec), "cost_terms": cost_terms(spec), "kind": "measured", "spec_path": str(sp),
+                 "spec": spec}
     print(f"[{time.strftime('%H:%M:%S')}] {spec['registry_name']} at F={spec['fraction']:g} ({spec['size']}): export",
           flush=True)
     ex = timed([py, str(me), "_export", str(sp), str(wd / "export")], mteb_env(), wd / "export.log")
@@ -697,10 +698,11 @@ def fit_extrapolate(points: list[dict], target: dict, side: str, key: str) -> di
     (search: scores, top-k, heap) on cost_terms, and the two predictions are added."""
     fr = [p["fraction"] for p in points]
     ys = [p[side][key] for p in points]
-    if side == "mteb" and key == "scoring_s" and target["family"] == "retrieval" and \
+    if side == "mteb" and key in ("scoring_s", "scoring_cpu_s") and target["family"] == "retrieval" and \
             all(p["mteb"].get("metrics_s") is not None for p in points):
-        m = [p["mteb"]["metrics_s"] for p in points]
-        tasks = [json.loads(Path(p["spec_path"]).read_text()) for p in points]
+        # the metrics' share of the wall time (mteb's own phases), applied to the key's seconds
+        m = [p["mteb"][key] * min(1.0, p["mteb"]["metrics_s"] / p["mteb"]["scoring_s"]) for p in points]
+        tasks = [p.get("spec") or json.loads(Path(p["spec_path"]).read_text()) for p in points]
         fm = _nnls_fit([metric_terms(t) for t in tasks], m, metric_terms(target), fr)
         fs = _nnls_fit([p["cost_terms"] for p in points], [y - mm for y, mm in zip(ys, m)], cost_terms(target), fr)
         tot = _nnls_fit([p["cost_terms"] for p in points], ys, cost_terms(target), fr)
@@ -708,6 +710,10 @@ def fit_extrapolate(points: list[dict], target: dict, side: str, key: str) -> di
         tot["search_fit"], tot["metrics_fit"] = fs, fm
         return tot
     return _nnls_fit([p["cost_terms"] for p in points], ys, cost_terms(target), fr)
+
+
+def fmt_t(v: float) -> str:
+    return f"{v:,.1f} s" + (f" ({v / 3600:.2f} h)" if v >= 3600 else "")
 
 
 def fmt_s(v) -> str:
@@ -755,8 +761,8 @@ def table_rows(rows: list[dict]) -> tuple[tuple, list[tuple]]:
         lines.append((
             r["task"] + (" *" if ext else ""), r["type"], r["size"], f"{r['fraction']:g}", fmt_s(ms),
             fmt_s(mt.get("wall_s")), fmt_s(ws), ratio, fmt_s(mt.get("scoring_cpu_s")),
-            fmt_s(None if ext else mi.get("cpu_s")),
-            f"{mt['scoring_cpu_s'] / mi['cpu_s']:.1f}x" if not ext and mt.get("scoring_cpu_s") and mi.get("cpu_s") else "-",
+            fmt_s(mi.get("cpu_s")),
+            f"{mt['scoring_cpu_s'] / mi['cpu_s']:.1f}x" if mt.get("scoring_cpu_s") and mi.get("cpu_s") else "-",
             keys,
             "-" if ext or "peak_rss_mib" not in mt else f"{mt['peak_rss_mib']:,.0f}",
             "-" if ext or "peak_rss_mib" not in mi else f"{mi['peak_rss_mib']:,.0f}",
@@ -801,6 +807,9 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the exported embeddings")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per timed process")
     ap.add_argument("--json-out", default=None)
+    ap.add_argument("--from-json", nargs="+", default=None,
+                    help="reuse the measured rows of earlier --json-out files (same task and fraction) "
+                         "instead of measuring them again: refits and prints without rerunning")
     ap.add_argument("--md-out", default=None, help="the table as Markdown")
     a = ap.parse_args()
     if not os.access(a.binary, os.X_OK):
@@ -829,10 +838,23 @@ def main() -> int:
     print(f"fraction F = {a.fraction:g} of every registry size, both sides; dim {a.dim}; mieb-eval --device {a.device}; "
           f"work folder {work}", flush=True)
     rows, measured, failures = [], [], []
+    cache = {}
+    for fj in a.from_json or []:
+        for r in json.loads(Path(fj).read_text())["rows"]:
+            if r.get("kind") == "measured" and "error" not in r:
+                cache[(r["task"], round(r["fraction"], 9))] = r
+
+    def measure_or_cached(spec: dict) -> dict:
+        r = cache.get((spec["registry_name"], round(spec["fraction"], 9)))
+        if r is not None:
+            print(f"{spec['registry_name']} at F={spec['fraction']:g}: measurement from --from-json", flush=True)
+            return dict(r, fit_check=None)
+        return measure(spec, a, work)
+
     for n in names:
         target = task_spec(reg, n, a.fraction, a.dim)
         if n in a.fit or (target["family"] == "retrieval" and pairs_of(target) > a.fit_above_pairs):
-            pts = [measure(task_spec(reg, n, f, a.dim), a, work) for f in fit_fr if f < a.fraction]
+            pts = [measure_or_cached(task_spec(reg, n, f, a.dim)) for f in fit_fr if f < a.fraction]
             measured += pts
             rows += pts
             bad = [p for p in pts if "error" in p]
@@ -844,14 +866,17 @@ def main() -> int:
                   "cost_terms": cost_terms(target), "kind": "extrapolated",
                   "mteb": {}, "mieb_eval": {}}
             for side, key, dst in (("mteb", "scoring_s", "scoring_s"), ("mteb", "wall_s", "wall_s"),
-                                   ("mieb_eval", "wall_s", "wall_s")):
+                                   ("mteb", "scoring_cpu_s", "scoring_cpu_s"), ("mieb_eval", "wall_s", "wall_s"),
+                                   ("mieb_eval", "cpu_s", "cpu_s")):
+                if any(p[side].get(key) is None for p in pts):
+                    continue
                 f = fit_extrapolate(pts, target, side, key)
                 ex[side][dst] = f["seconds"]
                 ex[side][f"fit_{dst}"] = f
             rows.append(ex)
             if a.fit_check and a.fit_check not in fit_fr:
                 # the fit's own check: measure one more fraction and set it beside the prediction
-                chk = measure(task_spec(reg, n, a.fit_check, a.dim), a, work)
+                chk = measure_or_cached(task_spec(reg, n, a.fit_check, a.dim))
                 measured.append(chk)
                 rows.append(chk)
                 if "error" in chk:
@@ -863,8 +888,14 @@ def main() -> int:
                         "mteb_scoring_s_measured": chk["mteb"]["scoring_s"],
                         "mieb_eval_s_predicted": fit_extrapolate(pts, cspec, "mieb_eval", "wall_s")["seconds"],
                         "mieb_eval_s_measured": chk["mieb_eval"]["wall_s"]}
+                    if all(p["mteb"].get("scoring_cpu_s") is not None for p in [*pts, chk]):
+                        chk["fit_check"].update({
+                            "mteb_cpu_s_predicted": fit_extrapolate(pts, cspec, "mteb", "scoring_cpu_s")["seconds"],
+                            "mteb_cpu_s_measured": chk["mteb"]["scoring_cpu_s"],
+                            "mieb_eval_cpu_s_predicted": fit_extrapolate(pts, cspec, "mieb_eval", "cpu_s")["seconds"],
+                            "mieb_eval_cpu_s_measured": chk["mieb_eval"]["cpu_s"]})
         else:
-            r = measure(target, a, work)
+            r = measure_or_cached(target)
             measured.append(r)
             rows.append(r)
             if "error" in r:
@@ -878,12 +909,17 @@ def main() -> int:
     ext = [r for r in rows if r["kind"] == "extrapolated"]
     tot_me = tot_m + sum(r["mteb"]["scoring_s"] for r in ext)
     tot_ie = tot_i + sum(r["mieb_eval"]["wall_s"] for r in ext)
+    at_f = [r for r in rows if r["fraction"] == a.fraction and "error" not in r]
+    cpu_m = sum(r["mteb"].get("scoring_cpu_s") or 0 for r in at_f)
+    cpu_i = sum(r["mieb_eval"].get("cpu_s") or 0 for r in at_f)
     eq = sum(r["parity"]["equal"] for r in measured if r.get("parity", {}).get("values") is not None)
     tot = sum(r["parity"]["values"] for r in measured if r.get("parity", {}).get("values") is not None)
-    print(f"\ntotal at F = {a.fraction:g}: mteb scoring {fmt_s(tot_me)} s, mieb-eval {fmt_s(tot_ie)} s"
+    print(f"\ntotal at F = {a.fraction:g}: mteb scoring {fmt_t(tot_me)}, mieb-eval {fmt_t(tot_ie)}"
           + (f" (ratio {tot_me / tot_ie:.1f}x)" if tot_ie else "")
-          + (f"; of which extrapolated (*): mteb {fmt_s(tot_me - tot_m)} s, mieb-eval {fmt_s(tot_ie - tot_i)} s"
+          + (f"; of which extrapolated (*): mteb {fmt_t(tot_me - tot_m)}, mieb-eval {fmt_t(tot_ie - tot_i)}"
              if ext else ""))
+    print(f"CPU seconds at F = {a.fraction:g}: mteb scoring {fmt_t(cpu_m)}, mieb-eval {fmt_t(cpu_i)}"
+          + (f" (ratio {cpu_m / cpu_i:.1f}x)" if cpu_i else "") + (" (extrapolated rows included)" if ext else ""))
     print(f"parity: {eq} of {tot} values within tolerance over {len(measured)} measured run(s)")
     print("mteb s: mteb.evaluate minus the replay model's encode calls; mteb proc s: the whole mteb process "
           "(import, in-memory task build, evaluate); mieb-eval s: the whole `mieb-eval run` process; "
@@ -901,6 +937,10 @@ def main() -> int:
             print(f"  fit check, {r['task']} at F = {r['fraction']:g}: mteb predicted {fmt_s(c['mteb_scoring_s_predicted'])} s, "
                   f"measured {fmt_s(c['mteb_scoring_s_measured'])} s; mieb-eval predicted "
                   f"{fmt_s(c['mieb_eval_s_predicted'])} s, measured {fmt_s(c['mieb_eval_s_measured'])} s")
+            if "mteb_cpu_s_predicted" in c:
+                print(f"    CPU seconds: mteb predicted {fmt_s(c['mteb_cpu_s_predicted'])}, measured "
+                      f"{fmt_s(c['mteb_cpu_s_measured'])}; mieb-eval predicted {fmt_s(c['mieb_eval_cpu_s_predicted'])}, "
+                      f"measured {fmt_s(c['mieb_eval_cpu_s_measured'])}")
     bad_parity = [r for r in measured if r.get("parity") and (r["parity"].get("rc") != 0 or r["parity"].get("status") != "ok")]
     for r in bad_parity:
         failures.append(f"{r['task']} F={r['fraction']:g}: parity {r['parity'].get('status')} "
