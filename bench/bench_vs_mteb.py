@@ -2,8 +2,9 @@
 """mieb-eval against mteb itself, whole tasks at MIEB's real sizes (times a fraction).
 
     .venv-mteb/bin/python bench/bench_vs_mteb.py [-t TASK ...] [--fraction F] [--dim 768]
-        [--fit TASK ...] [--fit-fractions 0.01,0.02,0.04] [--fit-above-pairs 2e9]
-        [--device cpu|cuda] [--binary build/mieb-eval] [--work DIR] [--keep] [--json-out F]
+        [--fit TASK ...] [--fit-fractions 0.01,0.02,0.04] [--fit-above-pairs 2e9] [--fit-check F2]
+        [--device cpu|cuda] [--threads N] [--binary build/mieb-eval] [--work DIR] [--keep]
+        [--timeout S] [--json-out F] [--md-out F] [--from-json F ...]
 
 The question it answers: "I have my model's embeddings; how long does mteb take to score these
 tasks, how long does mieb-eval take, and are the numbers the same?"
@@ -39,6 +40,12 @@ instead and each side's time at F is extrapolated from a non-negative least-squa
 family's cost terms (retrieval: 1, Q x min(N, 1001) x chunks (mteb's heap), Q x N (scores);
 clustering: 1, n x k; probe: 1, k x (16 k + n_test); zero-shot: 1, n x k; compositionality:
 1, n x images x texts; STS: 1, n). Such rows are labelled "extrapolated".
+
+Wall times and CPU seconds (user + system, all threads) are both fitted; on a loaded machine the
+CPU seconds are the steadier of the two. --fit-check F2 measures the task at F2 as well and prints
+the fit's prediction beside the measurement. --from-json reuses the measured rows of earlier
+--json-out files (same task and fraction) instead of measuring them again, so a fit can be redone
+over other fractions without rerunning anything.
 
 Timings on a shared machine are disturbed: /proc/loadavg is read before and after every timed
 process and printed beside it.
