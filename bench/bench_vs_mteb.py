@@ -961,6 +961,10 @@ def main() -> int:
         print(f"* {r['task']}: extrapolated to F = {r['fraction']:g} ({r['size']}) from measurements at "
               f"F = {', '.join(f'{x:g}' for x in f['fit_fractions'])} (non-negative least squares on the "
               f"{r['family']} cost terms); mteb's time grew as F^({g}) between them")
+        cpu = r["mteb"].get("scoring_cpu_s")
+        print(f"  mteb would take about {fmt_t(r['mteb']['scoring_s'])} of scoring here"
+              + (f" ({fmt_t(cpu)} of CPU)" if cpu is not None else "")
+              + f", mieb-eval about {fmt_t(r['mieb_eval']['wall_s'])}: extrapolated, not measured")
     for r in rows:
         c = r.get("fit_check")
         if c:
