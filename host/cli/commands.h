@@ -51,12 +51,15 @@ bool mieb_cli_dir(const char *cmd, const char *opt, const char *val);
 bool mieb_cli_out_dir(const char *cmd, const char *opt, const char *val);
 
 /**
- * The spellings users know (cli_style.c): "--opt=value" becomes "--opt" "value", and the
+ * The spellings users know (cli_style.c): "--opt=value" becomes "--opt" "value"; the
  * underscores of a long option's name become hyphens (mteb's --output_folder,
- * --model_revision, --eval_splits); arguments after "--" pass unchanged. Returns a new
- * NULL-terminated argv (one malloc'd block: free it), or NULL when out of memory.
+ * --model_revision, --eval_splits); and a list option (-t/--tasks, --task-types,
+ * --eval-splits, -l/--languages) takes its names as words, as a comma-separated list, or
+ * both, handed to the command the way its parser reads lists. argv[cmd_index] is the
+ * command; arguments after "--" pass unchanged. Returns a new NULL-terminated argv (one
+ * malloc'd block: free it), or NULL when out of memory.
  */
-char **mieb_cli_normalize(int argc, char **argv, int *out_argc);
+char **mieb_cli_normalize(int argc, char **argv, int cmd_index, int *out_argc);
 /** On a usage error: the first line of the command's synopsis and where the whole help is, on stderr. */
 void mieb_cli_brief_usage(const char *cmd, void (*usage)(FILE *));
 

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     mieb_blas_tune_startup(argc, argv);
     mieb_json_alloc_hooks(); /* a JSON allocation failure must never leave a key out of a result */
     int n = 0;
-    char **args = mieb_cli_normalize(argc, argv, &n);
+    char **args = mieb_cli_normalize(argc, argv, 1, &n);
     if (!args) {
         fputs("mieb-eval: out of memory\n", stderr);
         return MIEB_EXIT_FATAL;

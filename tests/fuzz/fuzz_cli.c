@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     argv[argc] = NULL;
     /* as main() hands them over: --opt=value split, mteb's underscores read as hyphens */
     int n_norm = 0;
-    char **norm = mieb_cli_normalize(argc, argv, &n_norm);
+    char **norm = mieb_cli_normalize(argc, argv, 0, &n_norm);
     if (!norm) {
         free(buf);
         return 0;

@@ -74,3 +74,32 @@ def test_did_you_mean(suite):
     assert r.returncode == 2 and "did you mean 'MIEB(lite)'?" in r.stderr, r.stderr
     r = mieb("run", *common, "-t", "SomethingElseEntirely")  # nothing close: no guess
     assert r.returncode == 2 and "did you mean" not in r.stderr and "SomethingElseEntirely" in r.stderr
+
+
+def test_lists_take_words_commas_or_both(suite):
+    """-t, --task-types, --eval-splits and -l take names as words, as a comma-separated list, or a
+    mix, in every command, with the same result."""
+    s = suite / "s"
+    outs = []
+    for i, tasks in enumerate((["DTD", "CIRRIT2IRetrieval"], ["DTD,CIRRIT2IRetrieval"], ["DTD,", "CIRRIT2IRetrieval"])):
+        out = suite / f"list{i}"
+        r = mieb("run", "--task-data", s / "task-data", "--embeddings", s / "embeddings", "-t", *tasks,
+                 "--output-folder", out, "--eval-splits=test", "-q")
+        assert r.returncode == 0, (tasks, r.stderr)
+        outs.append(scores(out))
+    assert outs[0] == outs[1] == outs[2] and len(outs[0]) == 2
+    for form in (["--tasks", "DTD", "CIRRIT2IRetrieval"], ["--tasks=DTD,CIRRIT2IRetrieval"]):
+        r = mieb("synth", "--out", suite / f"syn{len(form)}", *form, "--scale", "0.01", "--dim", "8")
+        assert r.returncode == 0, (form, r.stderr)
+        assert sorted(p.stem for p in (suite / f"syn{len(form)}" / "task-data").glob("*.h5")) == \
+            ["CIRRIT2IRetrieval", "DTD"]
+    a = mieb("list-tasks", "--task-types", "ImageClustering", "Compositionality", "--json")
+    b = mieb("list-tasks", "--task-types=ImageClustering,Compositionality", "--json")
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
+    assert {t["type"] for t in json.loads(a.stdout)} == {"ImageClustering", "Compositionality"}
+    r = mieb("inspect", "--task-data", s / "task-data", "--embeddings", s / "embeddings", "-t", "DTD,CIRRIT2IRetrieval")
+    assert r.returncode == 0 and "2 task(s) inspected" in r.stdout, r.stdout + r.stderr
+    # an empty list is still refused as one
+    r = mieb("run", "--task-data", s / "task-data", "--embeddings", s / "embeddings", "-t", "DTD",
+             "--output-folder", suite / "e", "--eval-splits", "")
+    assert r.returncode == 2
