@@ -52,7 +52,8 @@ def walk(a, b, path, out):
 
 def results(folder):
     found = {}
-    for dirpath, _, files in os.walk(folder):
+    for dirpath, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # .mieb-eval/: the run manifest, not a result
         for f in files:
             if f.endswith(".json") and f != "model_meta.json":
                 found[f] = os.path.join(dirpath, f)

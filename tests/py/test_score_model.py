@@ -67,6 +67,8 @@ def _results(out: Path) -> dict[str, str]:
     """Result files of a run, as text without the volatile members."""
     files = {}
     for p in sorted((out / "results").rglob("*.json")):
+        if ".mieb-eval" in p.parts:  # the run manifests: one per run, with times and pids
+            continue
         files[str(p.relative_to(out))] = VOLATILE.sub("", p.read_text())
     return files
 
