@@ -25,18 +25,12 @@
 #include <stdint.h>
 
 #include "../core/status.h"
+#include "../core/similarity.h"
 #include "../io/embeddings.h" /* enum mieb_emb_dtype (compo_scores) */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** Similarity between a query item and a corpus item. */
-enum mieb_sim {
-    MIEB_SIM_COSINE = 0, /**< dot of L2-normalised rows; callers pass rows already normalised */
-    MIEB_SIM_DOT = 1,    /**< plain dot product */
-    MIEB_SIM_MAXSIM = 2, /**< ColBERT late interaction: sum over query tokens of the max dot over doc tokens */
-};
 
 /** Arithmetic used for the similarity GEMM. fp32 is the default and the only exact mode. */
 enum mieb_precision {
@@ -287,10 +281,6 @@ mieb_status mieb_backend_lr_eval(struct mieb_backend *be, struct mieb_lr_set *s,
 void mieb_backend_lr_close(struct mieb_backend *be, struct mieb_lr_set *s);
 mieb_status mieb_backend_lr_predict(struct mieb_backend *be, const float *coef, const float *intercept,
                                     int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out);
-
-/** Parse "cosine" / "dot" / "MaxSim" (mteb's similarity_fn_name; NULL or "" means cosine). */
-mieb_status mieb_sim_parse(const char *name, enum mieb_sim *out);
-const char *mieb_sim_name(enum mieb_sim sim);
 
 #ifdef __cplusplus
 }

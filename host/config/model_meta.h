@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "../backend/backend.h"
+#include "../core/similarity.h"
 #include "../core/status.h"
 
 /* name and revision become folder names: <out>/results/<org>__<model>/<revision>/ */
