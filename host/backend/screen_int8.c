@@ -55,16 +55,6 @@ void mieb_screen_i8_buf_free(struct screen_i8_buf *b)
     free(b);
 }
 
-static int reserve(void **p, size_t *cap, size_t bytes)
-{
-    if (*cap >= bytes)
-        return 1;
-    free(*p);
-    *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    *cap = *p ? bytes : 0;
-    return *p != NULL;
-}
-
 /* ---- quantisation ---- */
 
 /* The 8-lane sums' fixed tree (screen_internal.h). */
@@ -220,10 +210,10 @@ void mieb_screen_i8_offer_scalar(struct screen_ctx *cx, const struct screen_i8_o
 static mieb_status reserve_all(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t m6)
 {
     int64_t KP = cx->KP;
-    if (!reserve((void **)&b->qa, &b->qa_cap, sizeof(int16_t) * (size_t)(m6 * KP)) ||
-        !reserve((void **)&b->sq, &b->sq_cap, sizeof(float) * (size_t)cx->m) ||
-        !reserve((void **)&b->dv, &b->dv_cap, sizeof(int16_t) * (size_t)(DBLK * KP)) ||
-        !reserve((void **)&b->drow, &b->drow_cap, sizeof(int16_t) * (size_t)KP) ||
+    if (!screen_reserve((void **)&b->qa, &b->qa_cap, sizeof(int16_t) * (size_t)(m6 * KP)) ||
+        !screen_reserve((void **)&b->sq, &b->sq_cap, sizeof(float) * (size_t)cx->m) ||
+        !screen_reserve((void **)&b->dv, &b->dv_cap, sizeof(int16_t) * (size_t)(DBLK * KP)) ||
+        !screen_reserve((void **)&b->drow, &b->drow_cap, sizeof(int16_t) * (size_t)KP) ||
         !(b->dots || (b->dots = aligned_alloc(64, sizeof(int32_t) * SCREEN_I8_MQ * SCREEN_I8_ND))))
         return mieb_fail(MIEB_ERR_OOM, "int8 screen: buffers for %lld queries at dimension %lld", (long long)cx->m,
                          (long long)cx->K);

@@ -8,8 +8,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../core/status.h"
+
+/** Grow *p (64-byte aligned, contents not kept) to hold bytes; *cap tracks its size. 0: out of memory. */
+static inline int screen_reserve(void **p, size_t *cap, size_t bytes)
+{
+    if (*cap >= bytes)
+        return 1;
+    free(*p);
+    *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    *cap = *p ? bytes : 0;
+    return *p != NULL;
+}
 
 /**
  * A query's candidates, in increasing row order: each a document row and the bounds of its

@@ -58,16 +58,6 @@ void mieb_screen_buf_free(struct screen_buf *b)
     free(b);
 }
 
-static int reserve(void **p, size_t *cap, size_t bytes)
-{
-    if (*cap >= bytes)
-        return 1;
-    free(*p);
-    *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    *cap = *p ? bytes : 0;
-    return *p != NULL;
-}
-
 static __m512 bf16_to_f32(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
 
 /* One row to bf16 (round to nearest even, subnormals to zero: what both kernels compute
@@ -251,9 +241,9 @@ mieb_status mieb_screen_pass(struct screen_ctx *cx, enum screen_kernel kern, str
     if (!*bufp && !(*bufp = calloc(1, sizeof **bufp)))
         return mieb_fail(MIEB_ERR_OOM, "screen: buffers");
     struct screen_buf *b = *bufp;
-    if (!reserve((void **)&b->qa, &b->qa_cap, (size_t)cx->m_pad * (size_t)KP * 2) ||
-        !reserve((void **)&b->dv, &b->dv_cap, (size_t)DBLK * (size_t)KP * 2) ||
-        !reserve((void **)&b->dtmp, &b->dtmp_cap, (size_t)16 * (size_t)KP * 2) ||
+    if (!screen_reserve((void **)&b->qa, &b->qa_cap, (size_t)cx->m_pad * (size_t)KP * 2) ||
+        !screen_reserve((void **)&b->dv, &b->dv_cap, (size_t)DBLK * (size_t)KP * 2) ||
+        !screen_reserve((void **)&b->dtmp, &b->dtmp_cap, (size_t)16 * (size_t)KP * 2) ||
         !(b->cb || (b->cb = aligned_alloc(64, sizeof(float) * 32 * 32))))
         return mieb_fail(MIEB_ERR_OOM, "screen: buffers for %lld queries at dimension %lld", (long long)cx->m,
                          (long long)K);
