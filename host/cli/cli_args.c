@@ -175,3 +175,19 @@ bool mieb_cli_out_dir(const char *cmd, const char *opt, const char *val)
     mieb_cli_bad_value(cmd, opt, val, "exists and is not a folder");
     return false;
 }
+
+bool mieb_cli_bootstrap_number(const char *cmd, const char *opt, const char *val, double *num)
+{
+    long long n;
+    if (!strcmp(opt, "--alpha")) {
+        if (mieb_cli_parse_real(val, 0.0, 1.0, num) && *num > 0.0 && *num < 1.0)
+            return true;
+        mieb_cli_bad_value(cmd, opt, val, "a number between 0 and 1");
+        return false;
+    }
+    bool resamples = !strcmp(opt, "--resamples");
+    if (!mieb_cli_int(cmd, opt, val, resamples ? 1 : 0, resamples ? 10000000LL : 4294967295LL, &n))
+        return false;
+    *num = (double)n;
+    return true;
+}

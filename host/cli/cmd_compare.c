@@ -115,24 +115,15 @@ static void print_table(const struct mieb_cmp *c)
         printf("%s %s: %s\n", c->notes[i].is_error ? "error:" : "skipped:", c->notes[i].task, c->notes[i].reason);
 }
 
-static cJSON *num_or_null(double x)
-{
-    char buf[40];
-    if (isnan(x) || isinf(x))
-        return cJSON_CreateNull();
-    mieb_py_repr(x, buf, sizeof buf);
-    return cJSON_CreateRaw(buf);
-}
-
 static void add_result(cJSON *o, const struct mieb_cmp_row *r, double alpha)
 {
     cJSON_AddNumberToObject(o, "n_samples", (double)r->n_samples);
-    cJSON_AddItemToObject(o, "a", num_or_null(r->res.a));
-    cJSON_AddItemToObject(o, "b", num_or_null(r->res.b));
-    cJSON_AddItemToObject(o, "delta", num_or_null(r->res.delta));
-    cJSON_AddItemToObject(o, "ci_low", num_or_null(r->res.ci_low));
-    cJSON_AddItemToObject(o, "ci_high", num_or_null(r->res.ci_high));
-    cJSON_AddItemToObject(o, "p_value", num_or_null(r->res.p_value));
+    cJSON_AddItemToObject(o, "a", mieb_json_num_or_null(r->res.a));
+    cJSON_AddItemToObject(o, "b", mieb_json_num_or_null(r->res.b));
+    cJSON_AddItemToObject(o, "delta", mieb_json_num_or_null(r->res.delta));
+    cJSON_AddItemToObject(o, "ci_low", mieb_json_num_or_null(r->res.ci_low));
+    cJSON_AddItemToObject(o, "ci_high", mieb_json_num_or_null(r->res.ci_high));
+    cJSON_AddItemToObject(o, "p_value", mieb_json_num_or_null(r->res.p_value));
     cJSON_AddBoolToObject(o, "significant", mieb_cmp_significant(r, alpha));
     cJSON_AddNumberToObject(o, "n_valid", (double)r->res.n_valid);
 }
@@ -146,7 +137,7 @@ static mieb_status write_json(const struct mieb_cmp *c, uint32_t seed, const cha
     cJSON_AddStringToObject(root, "b", c->dir[1]);
     cJSON_AddNumberToObject(m, "resamples", (double)c->R);
     cJSON_AddNumberToObject(m, "seed", (double)seed);
-    cJSON_AddItemToObject(m, "alpha", num_or_null(c->alpha));
+    cJSON_AddItemToObject(m, "alpha", mieb_json_num_or_null(c->alpha));
     cJSON_AddStringToObject(m, "resampling", "numpy.random.RandomState(seed).randint(0, n, size=(resamples, n)) per "
                                              "(split, subset) unit, units in order, tasks in order");
     cJSON_AddStringToObject(m, "ci", "numpy.percentile(valid replicate deltas, [50 * alpha, 100 - 50 * alpha])");
@@ -257,23 +248,6 @@ static void note_unknown_dirs(struct mieb_cmp *c, const struct mieb_registry *re
     }
 }
 
-/* --resamples and --seed are whole numbers, --alpha a number strictly between 0 and 1. */
-static bool compare_number(const char *opt, const char *val, double *num)
-{
-    long long n;
-    if (!strcmp(opt, "--alpha")) {
-        if (mieb_cli_parse_real(val, 0.0, 1.0, num) && *num > 0.0 && *num < 1.0)
-            return true;
-        mieb_cli_bad_value("compare", opt, val, "a number between 0 and 1");
-        return false;
-    }
-    bool resamples = !strcmp(opt, "--resamples");
-    if (!mieb_cli_int("compare", opt, val, resamples ? 1 : 0, resamples ? 10000000LL : 4294967295LL, &n))
-        return false;
-    *num = (double)n;
-    return true;
-}
-
 int mieb_cmd_compare(int argc, char **argv)
 {
     const char *dirs[2] = {NULL, NULL}, *bench_name = NULL, *csv = NULL, *json = NULL, *registry = NULL;
@@ -312,7 +286,7 @@ int mieb_cmd_compare(int argc, char **argv)
             }
             *dst = argv[++i];
         } else if (num) {
-            if (!compare_number(a, val, num)) {
+            if (!mieb_cli_bootstrap_number("compare", a, val, num)) {
                 free(tnames);
                 return MIEB_EXIT_USAGE;
             }

@@ -5,7 +5,6 @@
  * per task type, a radar, per-task deltas, linear-probe spread, recall@k curves,
  * per-language scores and time per task and stage (host/report/).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,23 +102,15 @@ static int ci_option(struct ci_opts *o, const char *a, const char *val)
         o->spec[o->n++] = val;
         return 1;
     }
-    if (!strcmp(a, "--alpha")) {
-        char *end;
-        errno = 0;
-        double v = strtod(val, &end);
-        if (errno || end == val || *end || !(v > 0.0 && v < 1.0)) {
-            fprintf(stderr, "mieb-eval report: --alpha %s: expected a number between 0 and 1\n", val);
-            return -1;
-        }
-        o->alpha = v;
-        return 1;
-    }
-    int r = !strcmp(a, "--resamples");
-    if (!mieb_cli_parse_i64(val, r ? 1 : 0, r ? 10000000LL : 4294967295LL, r ? &o->R : &o->seed)) {
-        fprintf(stderr, "mieb-eval report: %s %s: expected an integer %s\n", a, val,
-                r ? "1 .. 10000000" : "0 .. 4294967295");
+    double v;
+    if (!mieb_cli_bootstrap_number("report", a, val, &v))
         return -1;
-    }
+    if (!strcmp(a, "--alpha"))
+        o->alpha = v;
+    else if (!strcmp(a, "--resamples"))
+        o->R = (long long)v;
+    else
+        o->seed = (long long)v;
     return 1;
 }
 
@@ -267,13 +258,11 @@ int mieb_cmd_report(int argc, char **argv)
     }
     if (ci.n && (rc = compare_models(&ci, &reg, &lb, base, tasks, n_tasks, cmp)) != 0)
         goto done;
-    if (!(produced = calloc((size_t)n_models + 1, sizeof *produced))) {
+    if (mieb_manifest_produced_by_rows(&lb, &produced) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval report: %s\n", mieb_last_error());
         rc = MIEB_EXIT_FATAL;
         goto done;
     }
-    for (int i = 0; i < n_models; i++)
-        if ((produced[i] = malloc(512)))
-            mieb_manifest_produced_by(lb.rows[i].model->dir, produced[i], 512);
     struct mieb_report_extras ex = {(const struct mieb_cmp *const *)cmp, ci.alpha, (const char *const *)produced};
     st = mieb_report_page(&lb, docs, base, bench ? bench->name : NULL, &ex, &page);
     if (st == MIEB_OK)
@@ -295,9 +284,7 @@ done:
             free(cmp[i]);
         }
     free(cmp);
-    for (int i = 0; produced && i < n_models; i++)
-        free(produced[i]);
-    free(produced);
+    mieb_manifest_produced_by_free(produced, n_models);
     mieb_html_free(&page);
     mieb_rp_docs_free(docs, n_models * n_tasks);
     mieb_leaderboard_free(&lb);

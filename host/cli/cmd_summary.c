@@ -61,7 +61,7 @@ static void fmt_pct(double x, char *buf, size_t n)
         snprintf(buf, n, "%.2f", mieb_py_round(x * 100.0, 2));
 }
 
-static void print_table(const struct mieb_leaderboard *lb)
+static void print_table(const struct mieb_leaderboard *lb, char *const *by)
 {
     char b1[32], b2[32];
     size_t wname = 5, wrev = 8;
@@ -91,13 +91,11 @@ static void print_table(const struct mieb_leaderboard *lb)
             fmt_pct(row->type_mean[k], b1, sizeof b1);
             printf("  %*s", (int)strlen(lb->types[k]), b1);
         }
-        char by[512];
-        mieb_manifest_produced_by(row->model->dir, by, sizeof by);
-        printf("  %s\n", by[0] ? by : "-");
+        printf("  %s\n", by[lb->order[p]][0] ? by[lb->order[p]] : "-");
     }
 }
 
-static mieb_status write_csv(const struct mieb_leaderboard *lb, const char *path)
+static mieb_status write_csv(const struct mieb_leaderboard *lb, char *const *by, const char *path)
 {
     struct mieb_buf b = {0};
     char num[40];
@@ -148,10 +146,8 @@ static mieb_status write_csv(const struct mieb_leaderboard *lb, const char *path
             fmt_num(row->task_score[t], num, sizeof num);
             st = mieb_csv_field(&b, num, false);
         }
-        char by[512];
-        mieb_manifest_produced_by(row->model->dir, by, sizeof by);
         if (st == MIEB_OK)
-            st = mieb_csv_field(&b, by, false);
+            st = mieb_csv_field(&b, by[lb->order[p]], false);
         if (st == MIEB_OK)
             st = mieb_buf_append(&b, "\n", 1);
     }
@@ -161,17 +157,7 @@ static mieb_status write_csv(const struct mieb_leaderboard *lb, const char *path
     return st;
 }
 
-/* A float as Python's repr prints it (cJSON's own printing may drop the last digit), or null. */
-static cJSON *num_or_null(double x)
-{
-    char buf[40];
-    if (isnan(x) || isinf(x))
-        return cJSON_CreateNull();
-    mieb_py_repr(x, buf, sizeof buf);
-    return cJSON_CreateRaw(buf);
-}
-
-static mieb_status write_json(const struct mieb_leaderboard *lb, const char *bench, const char *path)
+static mieb_status write_json(const struct mieb_leaderboard *lb, char *const *by, const char *bench, const char *path)
 {
     cJSON *root = cJSON_CreateObject(), *models = cJSON_CreateArray(), *tasks = cJSON_CreateArray(),
           *types = cJSON_CreateArray();
@@ -190,18 +176,17 @@ static mieb_status write_json(const struct mieb_leaderboard *lb, const char *ben
         cJSON_AddStringToObject(m, "model", row->model->name);
         cJSON_AddStringToObject(m, "revision", row->model->revision);
         cJSON_AddStringToObject(m, "path", row->model->dir);
-        char by[512];
-        mieb_manifest_produced_by(row->model->dir, by, sizeof by);
-        cJSON_AddItemToObject(m, "produced_by", by[0] ? cJSON_CreateString(by) : cJSON_CreateNull());
-        cJSON_AddItemToObject(m, "Mean(TaskType)", num_or_null(row->mean_task_type));
-        cJSON_AddItemToObject(m, "Mean(Task)", num_or_null(row->mean_task));
+        const char *made = by[lb->order[p]];
+        cJSON_AddItemToObject(m, "produced_by", made[0] ? cJSON_CreateString(made) : cJSON_CreateNull());
+        cJSON_AddItemToObject(m, "Mean(TaskType)", mieb_json_num_or_null(row->mean_task_type));
+        cJSON_AddItemToObject(m, "Mean(Task)", mieb_json_num_or_null(row->mean_task));
         cJSON_AddItemToObject(m, "Rank(Borda)",
                               row->borda_rank ? cJSON_CreateNumber(row->borda_rank) : cJSON_CreateNull());
-        cJSON_AddItemToObject(m, "borda_points", num_or_null(row->borda_points));
+        cJSON_AddItemToObject(m, "borda_points", mieb_json_num_or_null(row->borda_points));
         for (int k = 0; k < lb->n_types; k++)
-            cJSON_AddItemToObject(tm, lb->types[k], num_or_null(row->type_mean[k]));
+            cJSON_AddItemToObject(tm, lb->types[k], mieb_json_num_or_null(row->type_mean[k]));
         for (int t = 0; t < lb->n_tasks; t++) {
-            cJSON_AddItemToObject(ts, lb->tasks[t]->name, num_or_null(row->task_score[t]));
+            cJSON_AddItemToObject(ts, lb->tasks[t]->name, mieb_json_num_or_null(row->task_score[t]));
             if (isnan(row->task_score[t]))
                 cJSON_AddItemToArray(missing, cJSON_CreateString(lb->tasks[t]->name));
         }
@@ -277,6 +262,7 @@ int mieb_cmd_summary(int argc, char **argv)
     const struct mieb_task **tasks = NULL;
     int n_tasks = 0;
     struct mieb_leaderboard lb = {0};
+    char **by = NULL; /* [n_models] by row index: what produced each row (plan/manifest.h) */
     st = mieb_results_scan(dirs, n_dirs, &models, &n_models, &n_bad);
     if (st == MIEB_OK)
         st = mieb_lb_pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
@@ -294,12 +280,17 @@ int mieb_cmd_summary(int argc, char **argv)
     }
     printf("benchmark: %s (%d tasks, %d task types), %d model revisions\n", bench ? bench->name : "(tasks found)",
            n_tasks, lb.n_types, n_models);
-    print_table(&lb);
-    if (csv && (st = write_csv(&lb, csv)) != MIEB_OK) {
+    if ((st = mieb_manifest_produced_by_rows(&lb, &by)) != MIEB_OK) {
+        fprintf(stderr, "mieb-eval summary: %s\n", mieb_last_error());
+        rc = MIEB_EXIT_FATAL;
+        goto done;
+    }
+    print_table(&lb, by);
+    if (csv && (st = write_csv(&lb, by, csv)) != MIEB_OK) {
         fprintf(stderr, "mieb-eval summary: %s: %s\n", csv, mieb_last_error());
         rc = MIEB_EXIT_FATAL;
     }
-    if (json && (st = write_json(&lb, bench ? bench->name : NULL, json)) != MIEB_OK) {
+    if (json && (st = write_json(&lb, by, bench ? bench->name : NULL, json)) != MIEB_OK) {
         fprintf(stderr, "mieb-eval summary: %s: %s\n", json, mieb_last_error());
         rc = MIEB_EXIT_FATAL;
     }
@@ -308,6 +299,7 @@ int mieb_cmd_summary(int argc, char **argv)
         rc = MIEB_EXIT_TASK_FAILED;
     }
 done:
+    mieb_manifest_produced_by_free(by, lb.n_models);
     mieb_leaderboard_free(&lb);
     free(tasks);
     mieb_model_results_free(models, n_models);

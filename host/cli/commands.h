@@ -40,6 +40,9 @@ bool mieb_cli_size(const char *cmd, const char *opt, const char *val, size_t min
 bool mieb_cli_parse_real(const char *s, double lo, double hi, double *out);
 /** A real as mieb_cli_parse_real reads it. */
 bool mieb_cli_real(const char *cmd, const char *opt, const char *val, double lo, double hi, double *out);
+/** The paired bootstrap's options (compare, report --per-query): --resamples a whole number from 1
+    to 10^7, --seed from 0 to 2^32-1, --alpha a number strictly between 0 and 1. */
+bool mieb_cli_bootstrap_number(const char *cmd, const char *opt, const char *val, double *num);
 /** One of the NULL-terminated choices; *idx its index. */
 bool mieb_cli_choice(const char *cmd, const char *opt, const char *val, const char *const *choices, int *idx);
 /** A path: not empty. */

@@ -150,3 +150,12 @@ static void round_rec(cJSON *item, const char *key, int ndigits, mieb_round_fn f
 }
 
 void mieb_json_round_numbers(cJSON *item, int ndigits, mieb_round_fn fn) { round_rec(item, NULL, ndigits, fn); }
+
+cJSON *mieb_json_num_or_null(double x)
+{
+    char buf[40];
+    if (!isfinite(x))
+        return cJSON_CreateNull();
+    mieb_py_repr(x, buf, sizeof buf);
+    return cJSON_CreateRaw(buf);
+}

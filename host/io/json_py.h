@@ -37,4 +37,10 @@ typedef double (*mieb_round_fn)(const char *key, double x, int ndigits);
  */
 void mieb_json_round_numbers(cJSON *item, int ndigits, mieb_round_fn fn);
 
+/**
+ * A number for a JSON report (summary, compare, the run's summary): its Python repr as a raw
+ * item, since cJSON's own printing may drop the last digit; null for NaN and infinities.
+ */
+cJSON *mieb_json_num_or_null(double x);
+
 #endif

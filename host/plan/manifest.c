@@ -16,6 +16,7 @@
 #include "../backend/canon_dot.h"
 #include "../backend/screen.h"
 #include "../core/fileutil.h"
+#include "../metrics/leaderboard.h"
 
 #ifndef MIEB_GIT_COMMIT
 #define MIEB_GIT_COMMIT "unknown"
@@ -234,4 +235,26 @@ void mieb_manifest_produced_by(const char *revision_dir, char *buf, size_t n)
         snprintf(buf, n, "%s, %s", tool, precision);
     free(tool);
     free(precision);
+}
+
+mieb_status mieb_manifest_produced_by_rows(const struct mieb_leaderboard *lb, char ***out)
+{
+    char **by = calloc((size_t)lb->n_models + 1, sizeof *by);
+    for (int i = 0; by && i < lb->n_models; i++) {
+        if (!(by[i] = malloc(512))) {
+            mieb_manifest_produced_by_free(by, lb->n_models);
+            by = NULL;
+            break;
+        }
+        mieb_manifest_produced_by(lb->rows[i].model->dir, by[i], 512);
+    }
+    *out = by;
+    return by ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "the results' provenance");
+}
+
+void mieb_manifest_produced_by_free(char **by, int n)
+{
+    for (int i = 0; by && i < n; i++)
+        free(by[i]);
+    free(by);
 }

@@ -18,6 +18,8 @@
 
 #include "../core/status.h"
 
+struct mieb_leaderboard; /* metrics/leaderboard.h */
+
 struct mieb_manifest {
     cJSON *root;
     cJSON *tasks; /* object: task name -> its inputs */
@@ -42,5 +44,12 @@ mieb_status mieb_manifest_latest(const char *revision_dir, char **tool, char **p
 
 /** "<tool>, <precision>" of the newest manifest of a revision folder, or "" when it has none. */
 void mieb_manifest_produced_by(const char *revision_dir, char *buf, size_t n);
+/**
+ * mieb_manifest_produced_by of every leaderboard row's folder, by row index, read once for all
+ * the tables a command writes. *out has lb->n_models malloc'd strings; free with
+ * mieb_manifest_produced_by_free.
+ */
+mieb_status mieb_manifest_produced_by_rows(const struct mieb_leaderboard *lb, char ***out);
+void mieb_manifest_produced_by_free(char **by, int n);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/pyfloat.h"
+#include "../io/json_py.h"
 #include "../io/results_reader.h"
 
 static const char *const KIND_NAMES[] = {"scored", "skipped", "failed"};
@@ -43,15 +43,6 @@ void mieb_outcome_score_from(struct mieb_outcomes *o, const char *result_path)
     mieb_task_result_free(&tr);
 }
 
-static cJSON *num_or_null(double x)
-{
-    char buf[40];
-    if (!isfinite(x))
-        return cJSON_CreateNull();
-    mieb_py_repr(x, buf, sizeof buf);
-    return cJSON_CreateRaw(buf);
-}
-
 cJSON *mieb_outcomes_json(const struct mieb_outcomes *o, const char *results_dir)
 {
     cJSON *root = cJSON_CreateObject(), *tasks = cJSON_CreateArray();
@@ -69,8 +60,8 @@ cJSON *mieb_outcomes_json(const struct mieb_outcomes *o, const char *results_dir
         cJSON *t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "task", e->task);
         cJSON_AddStringToObject(t, "outcome", KIND_NAMES[e->kind]);
-        cJSON_AddItemToObject(t, "main_score", num_or_null(e->main_score));
-        cJSON_AddItemToObject(t, "seconds", num_or_null(e->seconds));
+        cJSON_AddItemToObject(t, "main_score", mieb_json_num_or_null(e->main_score));
+        cJSON_AddItemToObject(t, "seconds", mieb_json_num_or_null(e->seconds));
         if (e->note)
             cJSON_AddStringToObject(t, e->kind == MIEB_OUTCOME_FAILED ? "error" : "reason", e->note);
         cJSON_AddItemToArray(tasks, t);

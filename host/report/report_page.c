@@ -94,9 +94,9 @@ static void revision_cell(struct mieb_report_ctx *c, const char *rev)
    --per-query folders gave one that covers the same tasks (an aggregate over fewer tasks would not). */
 static const struct mieb_cmp_row *ci_row(const struct mieb_report_ctx *c, int i, const char *kind, const char *name)
 {
-    if (!c->cmp || !c->cmp[i] || !kind)
+    if (!c->ex.cmp || !c->ex.cmp[i] || !kind)
         return NULL;
-    const struct mieb_cmp_row *r = mieb_cmp_find(c->cmp[i], kind, name);
+    const struct mieb_cmp_row *r = mieb_cmp_find(c->ex.cmp[i], kind, name);
     if (!r || !strcmp(kind, "task"))
         return r;
     const struct mieb_leaderboard *lb = c->lb;
@@ -114,17 +114,17 @@ static const struct mieb_cmp_row *ci_row(const struct mieb_report_ctx *c, int i,
 static void ci_legend(const struct mieb_report_ctx *c)
 {
     int any = 0;
-    for (int i = 0; c->cmp && i < c->lb->n_models; i++)
-        any |= c->cmp[i] != NULL;
+    for (int i = 0; c->ex.cmp && i < c->lb->n_models; i++)
+        any |= c->ex.cmp[i] != NULL;
     if (!any)
         return;
     const struct mieb_cmp *first = NULL;
     for (int i = 0; !first; i++)
-        first = c->cmp[i];
+        first = c->ex.cmp[i];
     mieb_html_fmt(c->h, "<p class=\"note\">[low, high]: the %g%% interval of &#916; from a paired bootstrap over the "
                         "queries or samples of the <code>--per-query</code> files (%lld resamples, as "
                         "<code>mieb-eval compare</code> computes it); <b>*</b>: p &lt; %g.</p>\n",
-                  100.0 * (1.0 - c->alpha), (long long)first->R, c->alpha);
+                  100.0 * (1.0 - c->ex.alpha), (long long)first->R, c->ex.alpha);
 }
 
 /* A delta cell's interval and significance mark, from the paired bootstrap. */
@@ -134,7 +134,7 @@ static void ci_text(const struct mieb_report_ctx *c, const struct mieb_cmp_row *
     if (isnan(b->ci_low) || isnan(b->ci_high))
         return;
     mieb_html_fmt(c->h, " <span class=\"ci\">[%+.2f, %+.2f]</span>%R", b->ci_low * 100.0, b->ci_high * 100.0,
-                  mieb_cmp_significant(r, c->alpha) ? "<span class=\"sig\">*</span>" : "");
+                  mieb_cmp_significant(r, c->ex.alpha) ? "<span class=\"sig\">*</span>" : "");
 }
 
 /* The cells of one table row: each model's value, then each other model's difference from the baseline,
@@ -211,7 +211,7 @@ static mieb_status summary(struct mieb_report_ctx *c)
             mieb_html_fmt(c->h, "<td data-col=\"Rank(Borda)\">%d</td>", row->borda_rank);
         else
             mieb_html_fmt(c->h, "<td data-col=\"Rank(Borda)\">-</td>");
-        const char *by = c->produced_by ? c->produced_by[lb->order[p]] : NULL;
+        const char *by = c->ex.produced_by ? c->ex.produced_by[lb->order[p]] : NULL;
         mieb_html_fmt(c->h, "<td data-col=\"Tasks\">%d/%d</td><td class=\"l\" data-col=\"produced_by\">%s</td></tr>\n",
                       row->n_complete, lb->n_tasks, by && by[0] ? by : "-");
     }
@@ -488,8 +488,7 @@ static mieb_status make_series(struct mieb_report_ctx *c, char ***labels)
 mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, int baseline, const char *bench,
                              const struct mieb_report_extras *ex, struct mieb_html *h)
 {
-    struct mieb_report_ctx c = {lb, docs, baseline, bench, NULL, h, ex ? ex->cmp : NULL, ex ? ex->alpha : 0.05,
-                                ex ? ex->produced_by : NULL};
+    struct mieb_report_ctx c = {lb, docs, baseline, bench, NULL, h, ex ? *ex : (struct mieb_report_extras){.alpha = 0.05}};
     char **labels = NULL;
     mieb_status st = make_series(&c, &labels);
     if (st == MIEB_OK) {

@@ -14,6 +14,14 @@
 #include "html_writer.h"
 #include "svg_chart.h"
 
+/** What the page shows beyond the result files (every pointer may be NULL). */
+struct mieb_report_extras {
+    const struct mieb_cmp *const *cmp; /* [n_models] by row index: the model against the baseline from
+                                          --per-query folders (compare.h), or NULL */
+    double alpha;                      /* '*' marks p < alpha */
+    const char *const *produced_by;    /* [n_models] by row index: tool and precision ("" unknown) */
+};
+
 /** What the section writers share. Series are in leaderboard order: series[p] is row order[p]. */
 struct mieb_report_ctx {
     const struct mieb_leaderboard *lb;
@@ -22,17 +30,7 @@ struct mieb_report_ctx {
     const char *bench;               /* benchmark name, or NULL */
     struct mieb_svg_series *series;  /* [n_models] name (unique label) and colour */
     struct mieb_html *h;
-    const struct mieb_cmp *const *cmp; /* [n_models] by row index: the model against the baseline from
-                                          --per-query folders (compare.h), or NULL; may itself be NULL */
-    double alpha;                      /* '*' marks p < alpha */
-    const char *const *produced_by;    /* [n_models] by row index: tool and precision ("" unknown), or NULL */
-};
-
-/** What the page shows beyond the result files: bootstrap intervals, provenance (all may be NULL). */
-struct mieb_report_extras {
-    const struct mieb_cmp *const *cmp; /* by row index, see mieb_report_ctx */
-    double alpha;
-    const char *const *produced_by;    /* by row index */
+    struct mieb_report_extras ex;
 };
 
 /**
