@@ -616,13 +616,19 @@ static mieb_status result_present(const struct mieb_task *t, const char *path)
 }
 
 /* Units of progress of a task: its (split, subset) pairs; an aggregate counts one. */
+/* The task-data file a task reads: its own, or an aggregate's sub-task's. */
+static void task_data_file(const struct run_opts *o, const struct mieb_task *t, char *p, size_t n)
+{
+    const char *data_of = mieb_aggregate_subtask(t->name);
+    snprintf(p, n, "%s/%s.h5", o->task_data, data_of ? data_of : t->name);
+}
+
 /* A benchmark or --task-types run scores what is present: 1 when `t` can be scored here,
    else 0 after saying why it is skipped. */
 static int scorable_here(const struct run_opts *o, const struct mieb_task *t)
 {
     char p[PATH_MAX + 256];
-    const char *data_of = mieb_aggregate_subtask(t->name); /* aggregates: the sub-task's file */
-    snprintf(p, sizeof p, "%s/%s.h5", o->task_data, data_of ? data_of : t->name);
+    task_data_file(o, t, p, sizeof p);
     if (!mieb_file_exists(p)) {
         MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
         return 0;
@@ -703,8 +709,7 @@ static int type_wanted(const struct run_opts *o, const struct mieb_task *t)
 static void manifest_inputs(struct mieb_manifest *man, const struct run_opts *o, const struct mieb_task *t)
 {
     char p[PATH_MAX + 256];
-    const char *data_of = mieb_aggregate_subtask(t->name);
-    snprintf(p, sizeof p, "%s/%s.h5", o->task_data, data_of ? data_of : t->name);
+    task_data_file(o, t, p, sizeof p);
     mieb_manifest_task(man, t->name, p, o->emb);
 }
 
@@ -715,13 +720,13 @@ static void closing_summary(const struct run_opts *o, struct mieb_outcomes *oc, 
 {
     static const char *const kind[] = {"scored", "skipped", "FAILED"};
     int missing = 0;
-    if (o->quiet && !oc->counts[MIEB_OUTCOME_FAILED]) {
-        /* -q: nothing on success */
-    } else if (!mieb_cli_record("summary", "summary", mieb_outcomes_json(oc, results_dir))) {
+    /* -q: nothing on success, only the failures otherwise; json logs: one record, text: a table */
+    if ((!o->quiet || oc->counts[MIEB_OUTCOME_FAILED]) &&
+        !mieb_cli_record("summary", "summary", mieb_outcomes_json(oc, results_dir))) {
         mieb_cli_say(MIEB_LOG_INFO, "mieb-eval: ", "summary: %d scored, %d skipped, %d failed; results in %s",
                      oc->counts[MIEB_OUTCOME_SCORED], oc->counts[MIEB_OUTCOME_SKIPPED],
                      oc->counts[MIEB_OUTCOME_FAILED], results_dir);
-        for (int i = 0; i < oc->n && !(o->quiet && !oc->counts[MIEB_OUTCOME_FAILED]); i++) {
+        for (int i = 0; i < oc->n; i++) {
             const struct mieb_outcome *e = &oc->v[i];
             char score[32] = "-";
             if (!isnan(e->main_score))
