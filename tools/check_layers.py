@@ -89,13 +89,14 @@ def object_edges(build, root):
     for o in objs:
         m = re.search(r"/((host/\w+)|cuda|kernels)/[^/]+$", str(o))
         folder = m.group(1)
-        out = subprocess.run(["nm", "--defined-only", "-g", str(o)], capture_output=True, text=True).stdout
+        # one listing of the global symbols: "U name" for a call out, "addr T name" (D, B, R, C) for a definition
+        out = subprocess.run(["nm", "-g", str(o)], capture_output=True, text=True).stdout
         for line in out.splitlines():
             parts = line.split()
-            if len(parts) == 3 and parts[1] in "TDBRC":
+            if len(parts) == 2 and parts[0] == "U":
+                undefined.append((folder, o.name, parts[1]))
+            elif len(parts) == 3 and parts[1] in "TDBRC":
                 defined[parts[2]] = folder
-        out = subprocess.run(["nm", "-u", str(o)], capture_output=True, text=True).stdout
-        undefined += [(folder, o.name, line.split()[-1]) for line in out.splitlines() if line.strip()]
     edges = {}
     for folder, name, sym in undefined:
         tgt = defined.get(sym)
