@@ -12,6 +12,8 @@ shift || true
 cmake_args=()
 while [ $# -gt 0 ] && [[ "$1" == -D* ]]; do cmake_args+=("$1"); shift; done
 command -v clang >/dev/null || { echo "sanitize.sh: clang not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
+# sanitized binaries run two to four times slower: the tests' waits (tests/py/conftest.py) stretch
+export MIEB_TEST_TIME_SCALE="${MIEB_TEST_TIME_SCALE:-3}"
 CC=clang "$here/scripts/build.sh" "$build" -DMIEB_SANITIZE=ON -DMIEB_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-fno-sanitize-recover=undefined" "${cmake_args[@]}" >/dev/null
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:${ASAN_OPTIONS:-}"
