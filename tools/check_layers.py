@@ -25,6 +25,7 @@ LAYERS = [
     ["host/backend"],
     ["kernels"],
     ["cuda"],
+    ["host/emulation"],
     ["host/metrics"],
     ["host/families", "host/analysis", "host/synth"],
     ["host/cluster", "host/report"],

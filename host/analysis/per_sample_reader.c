@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../core/fileutil.h"
-#include "../metrics/npmath.h"
+#include "../emulation/npmath.h"
 
 #define PSR_MAX_BYTES ((size_t)16 << 30)
 #define PSR_MAX_COLS 4096

@@ -30,7 +30,7 @@
 
 #include "../core/parallel.h"
 #include "../core/pyfloat.h"
-#include "npmath.h"
+#include "../emulation/npmath.h"
 #include "retrieval_internal.h"
 
 struct mieb_ret_eval {

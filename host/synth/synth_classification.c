@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../metrics/fewshot_sample.h"
+#include "../emulation/fewshot_sample.h"
 #include "../io/h5_util.h"
 #include "synth_clf.h"
 
