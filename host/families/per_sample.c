@@ -8,7 +8,7 @@
 
 #include "../core/fileutil.h"
 #include "../core/pyfloat.h"
-#include "../io/json_py.h"
+#include "../json/json_py.h"
 #include "../metrics/multilabel_knn.h"
 #include "../emulation/npmath.h"
 
