@@ -43,7 +43,7 @@ REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
 def our_predictions(X, y, Xt, classes):
-    """mieb's fit + predict (host/metrics/logreg_lbfgs.c) through logreg_tool."""
+    """mieb's fit + predict (host/emulation/logreg_lbfgs.c) through logreg_tool."""
     cls_idx = np.searchsorted(classes, y)
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(np.array([len(X), X.shape[1], len(classes), 100, len(Xt)], dtype=np.int64).tobytes())

@@ -26,7 +26,7 @@
  * cannot be reused on pointer identity; verifying the contents would cost a host pass as
  * long as the staging copy itself.
  *
- * Inertia: not part of this operation. The callers (host/metrics/kmeans_*.c) sum
+ * Inertia: not part of this operation. The callers (host/emulation/kmeans_*.c) sum
  * sklearn's _euclidean_dense_dense distances on the host in its sequential order.
  */
 #include <stdlib.h>

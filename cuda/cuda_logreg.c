@@ -1,7 +1,7 @@
 /**
  * cuda_logreg.c - the linear probe's data term on the GPU (lr_open, lr_eval, lr_close in
  * backend.h): a batch of logistic-regression problems resident on the device, evaluated
- * once per round of the host's lockstep L-BFGS (host/metrics/logreg_batch.h).
+ * once per round of the host's lockstep L-BFGS (host/emulation/logreg_batch.h).
  *
  * A set is one device allocation, counted in ctx->resident like a query set, so the
  * operations that run between rounds (they carve the scratch pool) cannot invalidate it:

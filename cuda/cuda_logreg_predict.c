@@ -17,7 +17,7 @@
  * from the CPU's sgemm / sgemv, so a class can differ from mieb_logreg_predict's only where
  * two decision values are within rounding of each other. When not even one row at a time
  * fits the memory budget the call fails with MIEB_ERR_TOO_LARGE, and the host predicts on
- * the CPU (mieb_logreg_predict_backend, host/metrics/logreg_batch.c): the fallback lives
+ * the CPU (mieb_logreg_predict_backend, host/emulation/logreg_batch.c): the fallback lives
  * on the host so that this library needs nothing from the host library's metrics.
  */
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /**
  * logreg_argmax.cuh - launcher of the logistic-regression predict kernel
  * (kernels/logreg_argmax.cu): the class of each row from its decision scores, by the rule
- * of the CPU reference mieb_logreg_predict (host/metrics/logreg_lbfgs.c).
+ * of the CPU reference mieb_logreg_predict (host/emulation/logreg_lbfgs.c).
  */
 #ifndef MIEB_KERNELS_LOGREG_ARGMAX_CUH
 #define MIEB_KERNELS_LOGREG_ARGMAX_CUH

@@ -2,7 +2,7 @@
  * logreg_pointwise.cuh - launcher of the logistic-regression pointwise kernel
  * (kernels/logreg_pointwise.cu): the per-sample loss and grad_pointwise / n of sklearn's
  * half-multinomial (KK > 1) or half-binomial (KK == 1) loss, in the arithmetic of
- * host/backend/logreg_math.h, which the CPU reference (host/metrics/logreg_loss.c) runs too.
+ * host/backend/logreg_math.h, which the CPU reference (host/emulation/logreg_loss.c) runs too.
  * Used by cuda/cuda_logreg.c between the two GEMMs of lr_eval (backend.h).
  */
 #ifndef MIEB_KERNELS_LOGREG_POINTWISE_CUH

@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "../core/fileutil.h"
-#include "../metrics/npmath.h"
+#include "../emulation/npmath.h"
+#include "../metrics/retrieval_metrics.h"
 
 #define PSR_MAX_BYTES ((size_t)16 << 30)
 #define PSR_MAX_COLS 4096
@@ -80,15 +81,15 @@ static char *next_line(char **p)
 /* per_query.tsv measure of a retrieval main score, e.g. ndcg_at_10 -> ndcg_cut_10. */
 static bool retrieval_measure(const char *main_score, char *out, size_t n)
 {
-    static const char *map[][2] = {{"ndcg_at_", "ndcg_cut_"}, {"map_at_", "map_cut_"},   {"recall_at_", "recall_"},
-                                   {"precision_at_", "P_"},   {"hit_rate_at_", "success_"}, {"mrr_at_", "mrr_cut_"}};
     if (!strcmp(main_score, "accuracy")) /* mteb's retrieval accuracy is Recall@1 */
         return snprintf(out, n, "recall_1") < (int)n;
-    for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
-        size_t l = strlen(map[i][0]);
+    for (int i = 0; i < MIEB_RET_NMEASURES; i++) {
+        const char *name = mieb_ret_measures[i].mteb;
+        size_t l = strlen(name);
         int64_t k;
-        if (!strncmp(main_score, map[i][0], l) && parse_i64(main_score + l, &k) && k > 0)
-            return snprintf(out, n, "%s%lld", map[i][1], (long long)k) < (int)n;
+        if (!strncmp(main_score, name, l) && !strncmp(main_score + l, "_at_", 4) &&
+            parse_i64(main_score + l + 4, &k) && k > 0)
+            return snprintf(out, n, "%s_%lld", mieb_ret_measures[i].trec, (long long)k) < (int)n;
     }
     return false;
 }

@@ -9,7 +9,7 @@
 
 #include "../core/fileutil.h"
 #include "../core/pyfloat.h"
-#include "../io/results_reader.h"
+#include "../json/json_py.h"
 
 #define RESULT_FILE_MAX ((size_t)256 << 20)
 

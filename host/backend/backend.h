@@ -154,7 +154,7 @@ struct mieb_backend_i {
     /*
      * Linear probe (PROTOCOLS.md §2): the data term of sklearn's loss_gradient for a batch
      * of logistic-regression problems that share n rows, D features and K classes, so that
-     * many few-shot experiments are evaluated in one round (host/metrics/logreg_batch.h).
+     * many few-shot experiments are evaluated in one round (host/emulation/logreg_batch.h).
      * KK = K, or 1 when K == 2 (half-binomial loss with one weight vector, as sklearn).
      * The CPU backend leaves all four NULL: its threaded fit (logreg_lbfgs.c) is the
      * reference and reproduces sklearn bit for bit; a backend that has them is equal to it

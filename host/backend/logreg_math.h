@@ -2,7 +2,7 @@
  * logreg_math.h - the per-sample arithmetic of sklearn 1.9's logistic-regression loss
  * (its Cython half-multinomial and half-binomial losses on float32 data: double exp and log
  * inside, float32 in and out), as inline functions shared by the CPU loss
- * (host/metrics/logreg_loss.c) and the CUDA kernel (kernels/logreg_pointwise.cu).
+ * (host/emulation/logreg_loss.c) and the CUDA kernel (kernels/logreg_pointwise.cu).
  *
  * Multinomial, one sample with logits r[0..K) and class y (sklearn's
  * sum_exp_minus_max, then loss_gradient):

@@ -27,7 +27,7 @@
 #include "core/fileutil.h"
 #include "core/pyfloat.h"
 #include "io/csv.h"
-#include "io/json_py.h"
+#include "json/json_py.h"
 #include "analysis/per_sample_reader.h"
 #include "analysis/compare.h"
 #include "metrics/bootstrap.h"

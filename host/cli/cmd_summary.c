@@ -16,7 +16,7 @@
 #include "core/fileutil.h"
 #include "core/pyfloat.h"
 #include "io/csv.h"
-#include "io/json_py.h"
+#include "json/json_py.h"
 #include "io/results_reader.h"
 #include "metrics/leaderboard.h"
 #include "plan/manifest.h"

@@ -5,7 +5,7 @@
 
 #include "backend/blas_tune.h"
 #include "cli/commands.h"
-#include "io/json_alloc.h"
+#include "json/json_alloc.h"
 
 static void usage(FILE *f)
 {

@@ -1,16 +1,12 @@
 /* partial.c - partial-result files of corpus parts: naming, writer and reader (partial.h). */
 #include "partial.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <hdf5.h>
-
+#include "../io/h5_append.h"
 #include "../io/h5_util.h"
 #include "../io/h5_write.h"
 
@@ -109,29 +105,12 @@ struct mieb_partial_writer {
     int64_t *indptr, *rows;
 };
 
-static hid_t create_appendable(hid_t file, const char *name, hid_t ftype)
-{
-    hsize_t dims[1] = {0}, maxd[1] = {H5S_UNLIMITED}, chunk[1] = {APPEND_CHUNK};
-    hid_t sp = H5Screate_simple(1, dims, maxd);
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 1, chunk);
-    H5Pset_obj_track_times(dcpl, 0);
-    hid_t d = H5Dcreate2(file, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    H5Pclose(dcpl);
-    H5Sclose(sp);
-    return d;
-}
-
 void mieb_partial_abort(struct mieb_partial_writer *w)
 {
     if (!w)
         return;
-    mieb_h5_lock();
-    if (w->d_score >= 0)
-        H5Dclose(w->d_score);
-    if (w->d_doc >= 0)
-        H5Dclose(w->d_doc);
-    mieb_h5_unlock();
+    mieb_h5a_discard(w->d_score);
+    mieb_h5a_discard(w->d_doc);
     mieb_h5w_abort(&w->f);
     free(w->indptr);
     free(w->rows);
@@ -157,41 +136,15 @@ mieb_status mieb_partial_create(const char *path, int64_t n_kept, struct mieb_pa
         mieb_partial_abort(w);
         return st;
     }
-    mieb_h5_lock();
-    w->d_score = create_appendable(w->f.id, "score", H5T_IEEE_F32LE);
-    w->d_doc = create_appendable(w->f.id, "doc", H5T_STD_I64LE);
-    if (w->d_score < 0 || w->d_doc < 0)
-        st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: cannot create /score and /doc", w->f.tmp);
-    mieb_h5_unlock();
+    st = mieb_h5a_create(w->f.id, w->f.tmp, "score", MIEB_H5_F32, APPEND_CHUNK, &w->d_score);
+    if (st == MIEB_OK)
+        st = mieb_h5a_create(w->f.id, w->f.tmp, "doc", MIEB_H5_I64, APPEND_CHUNK, &w->d_doc);
     if (st != MIEB_OK) {
         mieb_partial_abort(w);
         return st;
     }
     *out = w;
     return MIEB_OK;
-}
-
-/* Extend a 1-D dataset from `at` to `at + n` elements and write buf there. */
-static mieb_status append_1d(const struct mieb_partial_writer *w, hid_t d, const char *name, hid_t mtype,
-                             int64_t at, int64_t n, const void *buf)
-{
-    if (n == 0)
-        return MIEB_OK;
-    mieb_status st = MIEB_OK;
-    hsize_t size[1] = {(hsize_t)(at + n)}, off[1] = {(hsize_t)at}, cnt[1] = {(hsize_t)n};
-    mieb_h5_lock();
-    if (H5Dset_extent(d, size) < 0) {
-        st = mieb_h5_fail(MIEB_ERR_IO, "%s: /%s: cannot grow to %lld entries", w->f.tmp, name, (long long)(at + n));
-    } else {
-        hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, cnt, NULL);
-        if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
-            H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, buf) < 0)
-            st = mieb_h5_fail(MIEB_ERR_IO, "%s: /%s: write failed", w->f.tmp, name);
-        H5Sclose(ms);
-        H5Sclose(fs);
-    }
-    mieb_h5_unlock();
-    return st;
 }
 
 static mieb_status check_room(const struct mieb_partial_writer *w, int64_t n)
@@ -210,8 +163,8 @@ mieb_status mieb_partial_append(void *writer, const int64_t *qrow, struct mieb_s
         return mieb_fail(MIEB_ERR_INTERNAL, "%s: the search did not record its offers", w->f.path);
     for (int64_t t = 0; t < so->n_queries; t++) {
         const struct mieb_offer_log *l = &so->log[t];
-        MIEB_TRY(append_1d(w, w->d_score, "score", H5T_NATIVE_FLOAT, w->n_entries, l->n, l->s));
-        MIEB_TRY(append_1d(w, w->d_doc, "doc", H5T_NATIVE_INT64, w->n_entries, l->n, l->d));
+        MIEB_TRY(mieb_h5a_append(w->d_score, w->f.tmp, "score", MIEB_H5_F32, w->n_entries, l->n, l->s));
+        MIEB_TRY(mieb_h5a_append(w->d_doc, w->f.tmp, "doc", MIEB_H5_I64, w->n_entries, l->n, l->d));
         w->n_entries += l->n;
         w->rows[w->n_done] = qrow[t];
         w->indptr[++w->n_done] = w->n_entries;
@@ -264,27 +217,13 @@ mieb_status mieb_partial_commit(struct mieb_partial_writer *w, struct mieb_parti
     if (st == MIEB_OK)
         st = write_attrs(w, meta);
     if (st == MIEB_OK) {
-        mieb_h5_lock();
-        herr_t a = H5Dclose(w->d_score), b = H5Dclose(w->d_doc), c = H5Fclose(w->f.id);
-        w->d_score = w->d_doc = w->f.id = -1;
-        if (a < 0 || b < 0 || c < 0)
-            st = mieb_h5_fail(MIEB_ERR_IO, "%s: closing failed", w->f.tmp);
-        mieb_h5_unlock();
+        mieb_status a = mieb_h5a_close(w->d_score, w->f.tmp), b = mieb_h5a_close(w->d_doc, w->f.tmp);
+        w->d_score = w->d_doc = -1;
+        st = a != MIEB_OK ? a : b;
     }
-    if (st == MIEB_OK) {
-        /* on disk before the rename makes it visible: a crash never leaves a truncated partial */
-        int fd = open(w->f.tmp, O_RDONLY);
-        if (fd < 0 || fsync(fd) != 0)
-            st = mieb_fail(MIEB_ERR_IO, "%s: fsync failed: %s", w->f.tmp, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-    }
-    if (st == MIEB_OK && rename(w->f.tmp, w->f.path) != 0)
-        st = mieb_fail(MIEB_ERR_IO, "cannot rename %s to %s: %s", w->f.tmp, w->f.path, strerror(errno));
-    if (st == MIEB_OK) {
-        free(w->f.tmp);
-        w->f.tmp = NULL; /* committed: abort below must not unlink anything */
-    }
+    /* on disk before the rename makes it visible: a crash never leaves a truncated partial */
+    if (st == MIEB_OK)
+        st = mieb_h5w_commit_synced(&w->f); /* committed or not, w->f is closed and cleared */
     mieb_partial_abort(w);
     return st;
 }
@@ -302,14 +241,9 @@ void mieb_partial_close(struct mieb_partial_reader *r)
 {
     if (!r)
         return;
-    mieb_h5_lock();
-    if (r->d_score >= 0)
-        H5Dclose(r->d_score);
-    if (r->d_doc >= 0)
-        H5Dclose(r->d_doc);
-    if (r->file >= 0)
-        H5Fclose(r->file);
-    mieb_h5_unlock();
+    mieb_h5a_discard(r->d_score);
+    mieb_h5a_discard(r->d_doc);
+    mieb_h5_file_close(r->file);
     free(r->path);
     free(r->indptr);
     free(r->rows);
@@ -377,16 +311,6 @@ static mieb_status open_1d(struct mieb_partial_reader *r, int64_t fsize, const c
     return MIEB_OK;
 }
 
-static mieb_status read_all_i64(struct mieb_partial_reader *r, hid_t d, const char *name, int64_t *dst)
-{
-    mieb_status st = MIEB_OK;
-    mieb_h5_lock();
-    if (H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, dst) < 0)
-        st = mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: /%s: read failed", r->path, name);
-    mieb_h5_unlock();
-    return st;
-}
-
 mieb_status mieb_partial_open(const char *path, struct mieb_partial_reader **out, struct mieb_partial_meta *meta)
 {
     struct mieb_partial_reader *r = calloc(1, sizeof *r);
@@ -419,9 +343,9 @@ mieb_status mieb_partial_open(const char *path, struct mieb_partial_reader **out
     if (st == MIEB_OK)
         st = open_1d(r, fsize, "doc", r->n_entries, &r->d_doc);
     if (st == MIEB_OK)
-        st = read_all_i64(r, d_rows, "query_rows", r->rows);
+        st = mieb_h5a_read_all(d_rows, path, "query_rows", MIEB_H5_I64, r->rows);
     if (st == MIEB_OK)
-        st = read_all_i64(r, d_ind, "indptr", r->indptr);
+        st = mieb_h5a_read_all(d_ind, path, "indptr", MIEB_H5_I64, r->indptr);
     if (st == MIEB_OK) {
         if (r->indptr[0] != 0 || r->indptr[r->n_kept] != r->n_entries)
             st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /indptr must run from 0 to n_entries (%lld)", path,
@@ -430,12 +354,8 @@ mieb_status mieb_partial_open(const char *path, struct mieb_partial_reader **out
             if (r->indptr[i + 1] < r->indptr[i])
                 st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /indptr decreases at %lld", path, (long long)i);
     }
-    mieb_h5_lock();
-    if (d_rows >= 0)
-        H5Dclose(d_rows);
-    if (d_ind >= 0)
-        H5Dclose(d_ind);
-    mieb_h5_unlock();
+    mieb_h5a_discard(d_rows);
+    mieb_h5a_discard(d_ind);
     if (st != MIEB_OK) {
         mieb_partial_close(r);
         return st;
@@ -448,23 +368,6 @@ const int64_t *mieb_partial_indptr(const struct mieb_partial_reader *r) { return
 const int64_t *mieb_partial_query_rows(const struct mieb_partial_reader *r) { return r->rows; }
 const char *mieb_partial_file(const struct mieb_partial_reader *r) { return r->path; }
 
-static mieb_status read_range(struct mieb_partial_reader *r, hid_t d, const char *name, hid_t mtype, int64_t e0,
-                              int64_t e1, void *dst)
-{
-    mieb_status st = MIEB_OK;
-    hsize_t off[1] = {(hsize_t)e0}, cnt[1] = {(hsize_t)(e1 - e0)};
-    mieb_h5_lock();
-    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, cnt, NULL);
-    if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
-        H5Dread(d, mtype, ms, fs, H5P_DEFAULT, dst) < 0)
-        st = mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: /%s: cannot read entries %lld..%lld", r->path, name,
-                          (long long)e0, (long long)e1);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    mieb_h5_unlock();
-    return st;
-}
-
 mieb_status mieb_partial_read(struct mieb_partial_reader *r, int64_t e0, int64_t e1, float *s, int64_t *d)
 {
     if (e0 < 0 || e1 > r->n_entries || e0 > e1)
@@ -472,8 +375,8 @@ mieb_status mieb_partial_read(struct mieb_partial_reader *r, int64_t e0, int64_t
                          (long long)e1);
     if (e0 == e1)
         return MIEB_OK;
-    MIEB_TRY(read_range(r, r->d_score, "score", H5T_NATIVE_FLOAT, e0, e1, s));
-    MIEB_TRY(read_range(r, r->d_doc, "doc", H5T_NATIVE_INT64, e0, e1, d));
+    MIEB_TRY(mieb_h5a_read_range(r->d_score, r->path, "score", MIEB_H5_F32, e0, e1, s));
+    MIEB_TRY(mieb_h5a_read_range(r->d_doc, r->path, "doc", MIEB_H5_I64, e0, e1, d));
     for (int64_t i = 0; i < e1 - e0; i++)
         if (isnan(s[i]))
             return mieb_fail(MIEB_ERR_BAD_DATA, "%s: /score[%lld] is NaN", r->path, (long long)(e0 + i));

@@ -11,8 +11,8 @@
 #include <strings.h>
 
 #include "../core/fileutil.h"
-#include "../io/json_alloc.h"
-#include "../io/json_strict.h"
+#include "../json/json_alloc.h"
+#include "../json/json_strict.h"
 #include "suggest.h"
 
 static void benchmarks_clear(struct mieb_registry *r)

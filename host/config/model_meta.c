@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "../core/fileutil.h"
-#include "../io/json_strict.h"
+#include "../json/json_strict.h"
 
 #define MODEL_META_MAX_BYTES (16u << 20)
 

@@ -2,7 +2,7 @@
  * model_meta.h - <embeddings>/model_meta.json: the model's identity and similarity
  * (FORMAT.md §2). Only name, revision and similarity_fn_name are interpreted; the bytes
  * that were checked are the ones copied into the results folder, so what mteb reads there
- * is what was validated (the file read strictly: io/json_strict.h).
+ * is what was validated (the file read strictly: json/json_strict.h).
  */
 #ifndef MIEB_CONFIG_MODEL_META_H
 #define MIEB_CONFIG_MODEL_META_H

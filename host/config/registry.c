@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "../core/fileutil.h"
-#include "../io/json_alloc.h"
-#include "../io/json_strict.h"
+#include "../json/json_alloc.h"
+#include "../json/json_strict.h"
 
 static enum mieb_family family_of(const char *type)
 {
@@ -82,7 +82,7 @@ mieb_status mieb_registry_load(const char *path, struct mieb_registry *out)
 {
     struct mieb_json_file jf;
     memset(out, 0, sizeof *out);
-    /* read as Python reads it: mieb-export writes it, users edit it (io/json_strict.h) */
+    /* read as Python reads it: mieb-export writes it, users edit it (json/json_strict.h) */
     MIEB_TRY(mieb_json_read_strict(path, 64u << 20, MIEB_ERR_CONFIG, &jf));
     out->root = jf.root;
     jf.root = NULL;

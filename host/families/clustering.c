@@ -8,7 +8,7 @@
 
 #include "../io/embeddings.h"
 #include "../metrics/clustering_metrics.h"
-#include "../metrics/kmeans.h"
+#include "../emulation/kmeans.h"
 #include "family.h"
 #include "per_query.h"
 

@@ -27,8 +27,8 @@
 
 #include "../io/embeddings.h"
 #include "../metrics/multilabel_knn.h"
-#include "../metrics/np_pcg64.h"
-#include "../metrics/npmath.h"
+#include "../emulation/np_pcg64.h"
+#include "../emulation/npmath.h"
 #include "per_sample.h"
 
 #define ML_SEED 42

@@ -8,9 +8,9 @@
 
 #include "../core/fileutil.h"
 #include "../core/pyfloat.h"
-#include "../io/json_py.h"
+#include "../json/json_py.h"
 #include "../metrics/multilabel_knn.h"
-#include "../metrics/npmath.h"
+#include "../emulation/npmath.h"
 
 /* DIR/<task>/<split>/<subset>/<name> <- b (atomically); frees b. */
 static mieb_status commit(const struct mieb_run_ctx *rc, const char *task, const char *split, const char *subset,

@@ -289,7 +289,7 @@ static mieb_status pq_write_measures(struct pq_files *pq, const struct mieb_ret_
         for (int m = 0; m < MIEB_RET_NMEASURES; m++)
             for (int ki = 0; ki < MIEB_RET_NK; ki++) {
                 mieb_py_repr(v[m][ki], num, sizeof num);
-                fprintf(f, "%s_%d\t", mieb_ret_measure_names[m], mieb_ret_k_values[ki]);
+                fprintf(f, "%s_%d\t", mieb_ret_measures[m].trec, mieb_ret_k_values[ki]);
                 mieb_trec_id_put(f, rd->query_ids[kept[i]]);
                 fprintf(f, "\t%s\n", num);
             }
@@ -297,7 +297,7 @@ static mieb_status pq_write_measures(struct pq_files *pq, const struct mieb_ret_
     for (int m = 0; m < MIEB_RET_NMEASURES; m++)
         for (int ki = 0; ki < MIEB_RET_NK; ki++) {
             mieb_py_repr(mieb_ret_eval_mean(ev, m, ki), num, sizeof num);
-            fprintf(f, "%s_%d\tall\t%s\n", mieb_ret_measure_names[m], mieb_ret_k_values[ki], num);
+            fprintf(f, "%s_%d\tall\t%s\n", mieb_ret_measures[m].trec, mieb_ret_k_values[ki], num);
         }
     return MIEB_OK;
 }

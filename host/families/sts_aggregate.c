@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "../io/results_writer.h"
-#include "../metrics/npmath.h"
+#include "../emulation/npmath.h"
 #include "family.h"
 #include "per_sample.h"
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "../core/status.h"
-#include "json_py.h" /* struct mieb_buf */
+#include "../json/json_py.h" /* struct mieb_buf */
 
 /** Append one field to b, after a comma unless it is the first of its row. */
 mieb_status mieb_csv_field(struct mieb_buf *b, const char *s, bool first);

@@ -3,9 +3,9 @@
  *
  * Thread rule: Debian's libhdf5 is the serial, non-thread-safe build, so every HDF5 call
  * made by host/io goes through one process-wide recursive lock (mieb_h5_lock). All the
- * functions here take it themselves; code elsewhere that calls HDF5 directly must wrap the
- * calls in mieb_h5_lock()/mieb_h5_unlock() too, or it races with the embedding streamer's
- * background thread.
+ * functions here take it themselves. Only host/io calls HDF5: the other folders go through
+ * its helpers (h5_write.h, h5_append.h), which take it too; a direct call elsewhere would
+ * race with the embedding streamer's background thread.
  *
  * HDF5's own error-stack printing is switched off (mieb_h5_init); failures are reported
  * through mieb_fail() with "<file>: <dataset path>: <what is wrong>", plus the innermost

@@ -2,6 +2,8 @@
 #include "h5_write.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +64,7 @@ mieb_status mieb_h5w_create(const char *path, struct mieb_h5w_file *out)
     return st;
 }
 
-mieb_status mieb_h5w_commit(struct mieb_h5w_file *f)
+static mieb_status commit(struct mieb_h5w_file *f, bool sync)
 {
     mieb_status st = MIEB_OK;
     mieb_h5_lock();
@@ -71,6 +73,13 @@ mieb_status mieb_h5w_commit(struct mieb_h5w_file *f)
     if (rc < 0)
         st = mieb_h5_fail(MIEB_ERR_IO, "%s: closing failed", f->tmp);
     mieb_h5_unlock();
+    if (st == MIEB_OK && sync) {
+        int fd = open(f->tmp, O_RDONLY);
+        if (fd < 0 || fsync(fd) != 0)
+            st = mieb_fail(MIEB_ERR_IO, "%s: fsync failed: %s", f->tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
     if (st == MIEB_OK && rename(f->tmp, f->path) != 0)
         st = mieb_fail(MIEB_ERR_IO, "cannot rename %s to %s: %s", f->tmp, f->path, strerror(errno));
     if (st != MIEB_OK) {
@@ -83,6 +92,9 @@ mieb_status mieb_h5w_commit(struct mieb_h5w_file *f)
     f->id = -1;
     return MIEB_OK;
 }
+
+mieb_status mieb_h5w_commit(struct mieb_h5w_file *f) { return commit(f, false); }
+mieb_status mieb_h5w_commit_synced(struct mieb_h5w_file *f) { return commit(f, true); }
 
 void mieb_h5w_abort(struct mieb_h5w_file *f)
 {
@@ -121,6 +133,15 @@ mieb_status mieb_h5w_group(hid_t file, const char *path, hid_t *out)
         *out = g;
     mieb_h5_unlock();
     return st;
+}
+
+void mieb_h5w_group_close(hid_t group)
+{
+    if (group < 0)
+        return;
+    mieb_h5_lock();
+    H5Gclose(group);
+    mieb_h5_unlock();
 }
 
 /* The variable-length UTF-8 string type h5py uses for str attributes and string_dtype(). */

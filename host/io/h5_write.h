@@ -29,11 +29,15 @@ struct mieb_h5w_file {
 mieb_status mieb_h5w_create(const char *path, struct mieb_h5w_file *out);
 /** Close and rename into place; on failure the tmp file is removed. */
 mieb_status mieb_h5w_commit(struct mieb_h5w_file *f);
+/** mieb_h5w_commit with the closed file fsynced before the rename: a crash never leaves a truncated file under path. */
+mieb_status mieb_h5w_commit_synced(struct mieb_h5w_file *f);
 /** Close and remove the tmp file (safe on a zeroed or already committed struct). */
 void mieb_h5w_abort(struct mieb_h5w_file *f);
 
-/** Create group `path` with its parents (absolute, e.g. "/test/default"); *out must be closed with H5Gclose. */
+/** Create group `path` with its parents (absolute, e.g. "/test/default"); close *out with mieb_h5w_group_close. */
 mieb_status mieb_h5w_group(hid_t file, const char *path, hid_t *out);
+/** Close a group of mieb_h5w_group (a negative id is ignored). */
+void mieb_h5w_group_close(hid_t group);
 
 /* ---- attributes (scalar) ---- */
 mieb_status mieb_h5w_attr_str(hid_t obj, const char *name, const char *value);

@@ -9,8 +9,8 @@
 #include <cjson/cJSON.h>
 
 #include "../core/fileutil.h"
-#include "json_alloc.h"
-#include "results_reader.h"
+#include "../json/json_alloc.h"
+#include "../json/json_py.h"
 
 /* A result is a few MiB at most; summary reads up to 256 MiB, and a resumed run refuses the
    same files it would. */

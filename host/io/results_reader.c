@@ -11,53 +11,11 @@
 #include <cjson/cJSON.h>
 
 #include "../core/fileutil.h"
-#include "json_alloc.h"
+#include "../json/json_alloc.h"
+#include "../json/json_py.h"
 
 #define RESULT_MAX_BYTES (256u << 20)
 #define SCAN_DEPTH 4
-
-mieb_status mieb_json_py_to_strict(const char *text, size_t len, char **out, size_t *out_len)
-{
-    /* worst case: every "NaN" (3) -> "null" (4) */
-    char *o = malloc(len + len / 3 + 8);
-    size_t j = 0;
-    bool in_str = false;
-    if (!o)
-        return mieb_fail(MIEB_ERR_OOM, "json text of %zu bytes", len);
-    for (size_t i = 0; i < len;) {
-        char c = text[i];
-        if (in_str) {
-            o[j++] = c;
-            if (c == '\\' && i + 1 < len) {
-                o[j++] = text[i + 1];
-                i += 2;
-                continue;
-            }
-            if (c == '"')
-                in_str = false;
-            i++;
-        } else if (c == '"') {
-            in_str = true;
-            o[j++] = c;
-            i++;
-        } else if (len - i >= 3 && !memcmp(text + i, "NaN", 3)) {
-            memcpy(o + j, "null", 4);
-            j += 4;
-            i += 3;
-        } else if (len - i >= 8 && !memcmp(text + i, "Infinity", 8)) {
-            memcpy(o + j, "1e999", 5); /* a preceding '-' is copied as is */
-            j += 5;
-            i += 8;
-        } else {
-            o[j++] = c;
-            i++;
-        }
-    }
-    o[j] = '\0';
-    *out = o;
-    *out_len = j;
-    return MIEB_OK;
-}
 
 void mieb_task_result_free(struct mieb_task_result *tr)
 {

@@ -5,7 +5,7 @@
  * (written by mieb-eval or by mteb) and usually model_meta.json. Only what the
  * leaderboard needs is kept: for each task, each (split, hf_subset) entry's main_score.
  * Python's json writes NaN, Infinity and -Infinity literally; cJSON does not accept them,
- * so the text is rewritten first (NaN -> null, +-Infinity -> +-1e999, outside strings).
+ * so the text is rewritten first (mieb_json_py_to_strict, json/json_py.h).
  * A null or absent main_score reads as NaN, i.e. "no score".
  */
 #ifndef MIEB_IO_RESULTS_READER_H
@@ -59,8 +59,5 @@ void mieb_task_result_free(struct mieb_task_result *tr);
 mieb_status mieb_results_scan(const char *const *dirs, int n_dirs, struct mieb_model_results **out, int *n_out,
                               int *n_bad);
 void mieb_model_results_free(struct mieb_model_results *m, int n);
-
-/** Rewrite Python-json text so cJSON can parse it (see the file comment). *out is malloc'd. */
-mieb_status mieb_json_py_to_strict(const char *text, size_t len, char **out, size_t *out_len);
 
 #endif

@@ -11,8 +11,8 @@
 #include "../config/registry.h"
 #include "../core/fileutil.h"
 #include "../core/pyfloat.h"
-#include "json_alloc.h"
-#include "json_py.h"
+#include "../json/json_alloc.h"
+#include "../json/json_py.h"
 
 mieb_status mieb_results_dir(const char *out_folder, const char *model_name, const char *revision,
                              char *buf, size_t n)

@@ -15,7 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "../core/status.h"
-#include "json_py.h"
+#include "../json/json_py.h"
 
 /** The mteb release whose scoring mieb-eval reproduces; written as mteb_version. */
 #define MIEB_MTEB_VERSION "2.26.24"

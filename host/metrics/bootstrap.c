@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "correlation.h"
-#include "npmath.h"
+#include "../emulation/npmath.h"
 
 void mieb_bs_result_free(struct mieb_bs_result *r)
 {

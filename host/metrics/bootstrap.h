@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "../core/status.h"
-#include "np_randomstate.h"
+#include "../emulation/np_randomstate.h"
 
 enum mieb_bs_stat { MIEB_BS_MEAN = 0, MIEB_BS_SPEARMAN, MIEB_BS_PEARSON, MIEB_BS_NMI };
 

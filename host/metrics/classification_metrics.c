@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npmath.h"
+#include "../emulation/npmath.h"
 
 const char *const mieb_clf_keys[9] = {"accuracy", "f1", "f1_weighted", "precision", "precision_weighted",
                                       "recall", "recall_weighted", "ap", "ap_weighted"};

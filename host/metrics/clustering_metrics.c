@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npmath.h"
+#include "../emulation/npmath.h"
 
 mieb_status mieb_count_distinct(const int64_t *v, int64_t n, int64_t *k)
 {

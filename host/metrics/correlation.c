@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "npmath.h"
+#include "../emulation/npmath.h"
 
 static bool is_constant(const double *x, int64_t n)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npmath.h"
+#include "../emulation/npmath.h"
 
 static bool task_has_subset(const struct mieb_task *t, const char *subset)
 {

@@ -7,7 +7,7 @@
 #include <float.h>
 #include <stdlib.h>
 
-#include "npmath.h"
+#include "../emulation/npmath.h"
 
 const char *const mieb_ml_keys[4] = {"accuracy", "lrap", "f1", "hamming"};
 

@@ -30,7 +30,7 @@
 
 #include "../core/parallel.h"
 #include "../core/pyfloat.h"
-#include "npmath.h"
+#include "../emulation/npmath.h"
 #include "retrieval_internal.h"
 
 struct mieb_ret_eval {
@@ -262,9 +262,17 @@ static void column(const struct mieb_ret_eval *ev, int fam, int ki, double *col)
         col[i] = ev->rows[i].m[fam][ki];
 }
 
+/* Each measure's trec_eval and mteb names: the per-query file's columns and the result keys. */
+_Static_assert(MIEB_RET_NFAMILY == MIEB_RET_NMEASURES, "measure count");
+const struct mieb_ret_measure mieb_ret_measures[MIEB_RET_NMEASURES] = {
+    [MIEB_RET_NDCG] = {"ndcg_cut", "ndcg"},      [MIEB_RET_MAP] = {"map_cut", "map"},
+    [MIEB_RET_RECALL] = {"recall", "recall"},    [MIEB_RET_P] = {"P", "precision"},
+    [MIEB_RET_SUCCESS] = {"success", "hit_rate"}, [MIEB_RET_MRR] = {"mrr_cut", "mrr"},
+};
+
 /* ndcg/map/recall/precision/hit_rate: round(sum(values) / len(scores), 5). */
-static mieb_status add_means(const struct mieb_ret_eval *ev, struct finish_ws *w, cJSON *scores,
-                             int fam, const char *name, int rounded)
+static mieb_status add_means(const struct mieb_ret_eval *ev, struct finish_ws *w, cJSON *scores, int fam,
+                             int rounded)
 {
     char key[64];
     for (int ki = 0; ki < MIEB_RET_NK; ki++) {
@@ -272,15 +280,14 @@ static mieb_status add_means(const struct mieb_ret_eval *ev, struct finish_ws *w
         double v = py_sum(w->col, ev->n) / (double)ev->n;
         if (rounded)
             v = mieb_py_round(v, 5);
-        snprintf(key, sizeof key, "%s_at_%d", name, mieb_ret_k_values[ki]);
+        snprintf(key, sizeof key, "%s_at_%d", mieb_ret_measures[fam].mteb, mieb_ret_k_values[ki]);
         MIEB_TRY(add_number(scores, key, v));
     }
     return MIEB_OK;
 }
 
 /* nauc_<name>_at_K_{max,std,diff1}: mteb's nAUC of one metric family against each feature. */
-static mieb_status add_naucs(const struct mieb_ret_eval *ev, struct finish_ws *w, cJSON *scores,
-                             int fam, const char *name)
+static mieb_status add_naucs(const struct mieb_ret_eval *ev, struct finish_ws *w, cJSON *scores, int fam)
 {
     static const char *const fct[MIEB_CONF_N] = {"max", "std", "diff1"};
     char key[64];
@@ -291,7 +298,7 @@ static mieb_status add_naucs(const struct mieb_ret_eval *ev, struct finish_ws *w
         abstention_curve(w->col, w->m_order, w->col, ev->n, w->tmp, oracle);
         for (int f = 0; f < MIEB_CONF_N; f++) {
             abstention_curve(w->conf[f], w->conf_order[f], w->col, ev->n, w->tmp, abst);
-            snprintf(key, sizeof key, "nauc_%s_at_%d_%s", name, mieb_ret_k_values[ki], fct[f]);
+            snprintf(key, sizeof key, "nauc_%s_at_%d_%s", mieb_ret_measures[fam].mteb, mieb_ret_k_values[ki], fct[f]);
             MIEB_TRY(add_number(scores, key, nauc_from_curves(abst, oracle)));
         }
     }
@@ -318,20 +325,20 @@ static mieb_status finish(const struct mieb_ret_eval *ev, struct finish_ws *w, c
     }
 
     /* make_score_dict order. */
-    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_NDCG, "ndcg", 1));
-    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_MAP, "map", 1));
-    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_RECALL, "recall", 1));
+    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_NDCG, 1));
+    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_MAP, 1));
+    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_RECALL, 1));
     /* accuracy is recall["Recall@1"], already rounded. */
     column(ev, MIEB_RET_RECALL, 0, w->col);
     MIEB_TRY(add_number(scores, "accuracy", mieb_py_round(py_sum(w->col, ev->n) / (double)n, 5)));
-    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_P, "precision", 1));
-    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_MRR, "mrr", 0)); /* avg_mrr: not rounded */
-    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_NDCG, "ndcg"));
-    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_MAP, "map"));
-    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_RECALL, "recall"));
-    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_P, "precision"));
-    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_MRR, "mrr"));
-    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_SUCCESS, "hit_rate", 1));
+    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_P, 1));
+    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_MRR, 0)); /* avg_mrr: not rounded */
+    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_NDCG));
+    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_MAP));
+    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_RECALL));
+    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_P));
+    MIEB_TRY(add_naucs(ev, w, scores, MIEB_RET_MRR));
+    MIEB_TRY(add_means(ev, w, scores, MIEB_RET_SUCCESS, 1));
     return MIEB_OK;
 }
 
@@ -345,11 +352,6 @@ double mieb_ret_round_for_write(const char *key, double x, int ndigits)
 }
 
 /* ---- per-query values ---- */
-_Static_assert(MIEB_RET_NFAMILY == MIEB_RET_NMEASURES, "measure count");
-const char *const mieb_ret_measure_names[MIEB_RET_NMEASURES] = {
-    [MIEB_RET_NDCG] = "ndcg_cut", [MIEB_RET_MAP] = "map_cut", [MIEB_RET_RECALL] = "recall",
-    [MIEB_RET_P] = "P",           [MIEB_RET_SUCCESS] = "success", [MIEB_RET_MRR] = "mrr_cut",
-};
 
 mieb_status mieb_ret_eval_query(const struct mieb_ret_eval *ev, int64_t i,
                                 double out[MIEB_RET_NMEASURES][MIEB_RET_NK])

@@ -87,12 +87,16 @@ void mieb_ret_eval_free(struct mieb_ret_eval *ev);
 /** Per-query measures, in the order mieb_ret_eval_query fills them. */
 #define MIEB_RET_NMEASURES 6
 /**
- * Their names in trec_eval's style, "<name>_<K>": "ndcg_cut", "map_cut", "recall", "P",
- * "success" (trec_eval 9.0.8, relevance level 1) and "mrr_cut" (mteb's MRR@K: 1/rank of
- * the first doc with qrels > 0 within the top K). mteb's keys: ndcg_at_K, map_at_K,
- * recall_at_K, precision_at_K, hit_rate_at_K, mrr_at_K.
+ * One measure's two names, as trec_eval's measure table gives each measure one descriptor:
+ * trec, in trec_eval's style "<trec>_<K>" (the per_query.tsv columns): "ndcg_cut", "map_cut",
+ * "recall", "P", "success" (trec_eval 9.0.8, relevance level 1) and "mrr_cut" (mteb's MRR@K:
+ * 1/rank of the first doc with qrels > 0 within the top K); mteb, mteb's key "<mteb>_at_<K>"
+ * (and "nauc_<mteb>_at_<K>_..."): ndcg, map, recall, precision, hit_rate, mrr.
  */
-extern const char *const mieb_ret_measure_names[MIEB_RET_NMEASURES];
+struct mieb_ret_measure {
+    const char *trec, *mteb;
+};
+extern const struct mieb_ret_measure mieb_ret_measures[MIEB_RET_NMEASURES];
 
 /** The i-th added query's values, unrounded: out[measure][k index] (k = mieb_ret_k_values). */
 mieb_status mieb_ret_eval_query(const struct mieb_ret_eval *ev, int64_t i,

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npmath.h"
+#include "../emulation/npmath.h"
 #include "../core/radix_sort.h"
 
 const int mieb_ret_k_values[MIEB_RET_NK] = {1, 3, 5, 10, 20, 100, 1000};

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/json_py.h"
+#include "../json/json_py.h"
 #include "../io/results_reader.h"
 
 static const char *const KIND_NAMES[] = {"scored", "skipped", "failed"};

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "../core/status.h"
-#include "../io/json_py.h"
+#include "../json/json_py.h"
 
 struct mieb_html {
     struct mieb_buf buf;

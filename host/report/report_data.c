@@ -8,6 +8,7 @@
 
 #include "../core/fileutil.h"
 #include "../io/results_reader.h"
+#include "../json/json_py.h"
 
 #define RESULT_MAX_BYTES (256u << 20)
 

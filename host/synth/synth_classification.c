@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../metrics/fewshot_sample.h"
-#include "../io/h5_util.h"
+#include "../emulation/fewshot_sample.h"
 #include "synth_clf.h"
 
 static int64_t json_num(const cJSON *obj, const char *key, int64_t dflt)
@@ -107,11 +106,7 @@ static mieb_status write_split(const struct mieb_synth_opts *o, const struct mie
     if (st == MIEB_OK)
         st = mieb_synth_write_role(&so, t, split, subset, "eval", vec, n_eval);
 done:
-    if (grp >= 0) {
-        mieb_h5_lock();
-        H5Gclose(grp);
-        mieb_h5_unlock();
-    }
+    mieb_h5w_group_close(grp);
     free(centre), free(vec), free(lab), free(ptr), free(flat), free(sel);
     return st;
 }

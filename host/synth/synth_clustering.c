@@ -7,7 +7,6 @@
  */
 #include <stdlib.h>
 
-#include "../io/h5_util.h"
 #include "synth.h"
 
 struct clu_args {
@@ -50,9 +49,7 @@ static mieb_status clu_group(const struct mieb_synth_opts *o, const struct mieb_
     mieb_status st = mieb_h5w_group(file, gp, &grp);
     if (st == MIEB_OK) {
         st = mieb_h5w_i64(grp, "eval_labels", lab, 1, &n);
-        mieb_h5_lock();
-        H5Gclose(grp);
-        mieb_h5_unlock();
+        mieb_h5w_group_close(grp);
     }
     if (st == MIEB_OK)
         st = mieb_synth_write_role(o, t, split, subset, "eval", vec, n);

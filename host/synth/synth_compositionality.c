@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/h5_util.h"
 #include "synth.h"
 
 static int64_t columns(const struct mieb_task *t, const char *key, int64_t dflt)
@@ -92,9 +91,7 @@ static mieb_status gen_group(const struct mieb_synth_opts *o, const struct mieb_
             st = mieb_h5w_attr_i64(grp, "n_images", ni);
         if (st == MIEB_OK)
             st = mieb_h5w_attr_i64(grp, "n_texts", nt);
-        mieb_h5_lock();
-        H5Gclose(grp);
-        mieb_h5_unlock();
+        mieb_h5w_group_close(grp);
     }
     struct mieb_synth_opts one = *o;
     one.sim = MIEB_SYNTH_COSINE; /* one vector per item, whatever the model's similarity */

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/h5_util.h"
 #include "synth.h"
 
 /* Growing int64/int32 arrays for the CSR qrels and candidates. */
@@ -274,9 +273,7 @@ static mieb_status write_group(const struct mieb_synth_opts *o, const struct mie
         st = mieb_h5w_i64(grp, "candidates_indptr", g->cand.indptr, 1, &nip);
     if (st == MIEB_OK && g->has_cand)
         st = mieb_h5w_i64(grp, "candidates_doc", g->cand.doc, 1, &g->cand.n);
-    mieb_h5_lock();
-    H5Gclose(grp);
-    mieb_h5_unlock();
+    mieb_h5w_group_close(grp);
     if (st != MIEB_OK)
         return mieb_fail_context(st, "synth %s %s", t->name, gp);
     MIEB_TRY(mieb_synth_write_role(o, t, split, subset, "queries", g->qv, g->nq));

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/h5_util.h"
 #include "synth.h"
 
 static double param(const struct mieb_task *t, const char *key, double dflt)
@@ -77,9 +76,7 @@ static mieb_status gen_group(const struct mieb_synth_opts *o, const struct mieb_
             st = mieb_h5w_attr_f64(grp, "min_score", lo);
         if (st == MIEB_OK)
             st = mieb_h5w_attr_f64(grp, "max_score", hi);
-        mieb_h5_lock();
-        H5Gclose(grp);
-        mieb_h5_unlock();
+        mieb_h5w_group_close(grp);
     }
     struct mieb_synth_opts one = *o;
     one.sim = MIEB_SYNTH_COSINE; /* one vector per item, whatever the model's similarity */

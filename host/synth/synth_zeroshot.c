@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/h5_util.h"
 #include "synth_clf.h"
 
 /* mteb's softmax(100*cosine) branch: modalities exactly ["image","text"] (zeroshot.c) */
@@ -60,11 +59,7 @@ static mieb_status write_split(const struct mieb_synth_opts *o, const struct mie
     if (st == MIEB_OK)
         st = mieb_synth_write_role(&so, t, split, subset, "candidate_labels", txt, k);
 done:
-    if (grp >= 0) {
-        mieb_h5_lock();
-        H5Gclose(grp);
-        mieb_h5_unlock();
-    }
+    mieb_h5w_group_close(grp);
     free(txt), free(img), free(lab);
     return st;
 }

@@ -6,6 +6,7 @@
 #include "fuzz_common.h"
 
 #include "io/results_reader.h"
+#include "json/json_py.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

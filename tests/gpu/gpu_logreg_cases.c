@@ -32,9 +32,9 @@
 #include "cuda_ctx.h"
 #include "gpu_logreg_cases.h"
 #include "gpu_test_util.h"
-#include "metrics/logreg_batch.h"
-#include "metrics/logreg_lbfgs.h"
-#include "metrics/logreg_loss.h"
+#include "emulation/logreg_batch.h"
+#include "emulation/logreg_lbfgs.h"
+#include "emulation/logreg_loss.h"
 
 #define LR_RTOL 1e-4      /* of |cpu| + the magnitudes summed: far above fp32 rounding */
 #define LR_ATOL 1e-12     /* only for values that are exactly 0 on both sides */

@@ -1,8 +1,8 @@
-"""k-means of the ImageClustering family (host/metrics/kmeans_*.c) against scikit-learn's
+"""k-means of the ImageClustering family (host/emulation/kmeans_*.c) against scikit-learn's
 MiniBatchKMeans with mteb's settings (batch_size 500, n_init "auto", random_state 42) on the
 same float32 data, every label identical. sklearn's fp32 batch inertia is an OpenMP
 reduction whose order (and last bits, which feed the early-stopping test) depends on the
-thread count; mieb-eval reproduces it for the count sklearn would use (host/metrics/
+thread count; mieb-eval reproduces it for the count sklearn would use (host/emulation/
 sk_threads.h), checked here with one OpenMP thread on both sides and with two.
 
 Also checks the numpy RandomState draws the emulation relies on, and the full-batch mode's

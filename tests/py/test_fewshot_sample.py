@@ -1,4 +1,4 @@
-"""The linear probe's few-shot draw (host/metrics/fewshot_sample.c) against numpy itself:
+"""The linear probe's few-shot draw (host/emulation/fewshot_sample.c) against numpy itself:
 RandomState(42).shuffle on a list (PROTOCOLS.md §9.1 test vectors, n up to 50,000) and a
 verbatim copy of mteb 2.26's AbsTaskClassification._undersample_data loop run on the same
 labels (ties of class sizes, classes smaller than samples_per_label, one class, int64 ids)."""

@@ -1,5 +1,5 @@
 """numpy's default_rng (SeedSequence + PCG64) and the Generator draws of mteb's VOC2007
-sampling (host/metrics/np_pcg64.c) against numpy itself and the PROTOCOLS.md §9.2 test
+sampling (host/emulation/np_pcg64.c) against numpy itself and the PROTOCOLS.md §9.2 test
 vectors: SeedSequence words, random_raw, the buffered 32-bit halves, random_interval on
 both sides of 2^32, list shuffles (consecutive, as mteb's np_rng carries its state), and
 random()."""

@@ -1,4 +1,4 @@
-"""host/metrics/npmath.c against numpy itself, bit for bit: np.sum on every size 0..2000
+"""host/emulation/npmath.c against numpy itself, bit for bit: np.sum on every size 0..2000
 (and a few large ones), np.mean, np.std, np.add.reduceat segments, stable argsort with
 ties and NaNs, scipy's trapezoid as sklearn.metrics.auc calls it, and round(np.float64)."""
 import random

@@ -31,7 +31,7 @@ RETRIEVAL_TYPES = {"Any2AnyRetrieval", "Any2AnyMultilingualRetrieval", "Document
 DATA_METHODS = {"load_data", "dataset_transform", "get_candidate_labels"}
 
 # The evaluators mieb-eval implements (PROTOCOLS.md §2 and §3, docs/PARITY.md): a change in
-# any of these parameters would make mteb fit something else than host/metrics/logreg_*.c or
+# any of these parameters would make mteb fit something else than host/emulation/logreg_*.c or
 # multilabel_knn.c computes.
 LOGREG = {"C": 1.0, "fit_intercept": True, "max_iter": 100, "solver": "lbfgs", "tol": 0.0001, "class_weight": None,
           "dual": False, "intercept_scaling": 1, "warm_start": False}

@@ -17,9 +17,9 @@
 
 #include "backend/backend.h"
 #include "metrics/clustering_metrics.h"
-#include "metrics/kmeans.h"
-#include "metrics/np_randomstate.h"
-#include "metrics/sk_threads.h"
+#include "emulation/kmeans.h"
+#include "emulation/np_randomstate.h"
+#include "emulation/sk_threads.h"
 
 static int do_metrics(void)
 {

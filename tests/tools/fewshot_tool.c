@@ -1,5 +1,5 @@
 /*
- * fewshot_tool.c - test driver for host/metrics/fewshot_sample.c.
+ * fewshot_tool.c - test driver for host/emulation/fewshot_sample.c.
  *   fewshot_tool perm N          : prints RandomState(42).shuffle(list(range(N))), one per line
  *   fewshot_tool draw SPL N_EXP  : stdin "n label_0 ... label_{n-1}"; prints "L", then
  *                                  N_EXP lines of L selected train rows (selection order)
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "metrics/fewshot_sample.h"
+#include "emulation/fewshot_sample.h"
 
 int main(int argc, char **argv)
 {

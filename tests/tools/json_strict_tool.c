@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "io/json_alloc.h"
-#include "io/json_py.h"
-#include "io/json_strict.h"
+#include "json/json_alloc.h"
+#include "json/json_py.h"
+#include "json/json_strict.h"
 
 int main(int argc, char **argv)
 {

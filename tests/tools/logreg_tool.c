@@ -1,5 +1,5 @@
 /*
- * logreg_tool.c - test driver for host/metrics/logreg_lbfgs.c and logreg_batch.c.
+ * logreg_tool.c - test driver for host/emulation/logreg_lbfgs.c and logreg_batch.c.
  * argv[1]: a raw file: int64 n, D, K, max_iter, n_test; float32 X[n*D]; int64 y[n] (class
  * indices); float32 Xt[n_test*D]. stdout: "n_iter converged", then the n_test predicted
  * class indices, then the K' x (D+1) coefficients (intercept last), one per line (%.9g).
@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "metrics/logreg_batch.h"
-#include "metrics/logreg_lbfgs.h"
-#include "metrics/logreg_loss.h"
+#include "emulation/logreg_batch.h"
+#include "emulation/logreg_lbfgs.h"
+#include "emulation/logreg_loss.h"
 
 #define N_VARIANTS 3
 

@@ -1,5 +1,5 @@
 /*
- * npmath_tool.c - drive host/metrics/npmath.c from tests/py/test_npmath.py.
+ * npmath_tool.c - drive host/emulation/npmath.c from tests/py/test_npmath.py.
  *
  * One request per stdin line: "<op> <n> <x_0> ... <x_n-1>" with every double given as
  * the 16 hex digits of its bits, so no decimal conversion can blur a last-bit difference.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics/npmath.h"
+#include "emulation/npmath.h"
 
 static void print_bits(double v)
 {

@@ -1,5 +1,5 @@
 /*
- * pcg64_tool.c - test driver for host/metrics/np_pcg64.c: prints draws of
+ * pcg64_tool.c - test driver for host/emulation/np_pcg64.c: prints draws of
  * np.random.default_rng(seed) for tests/py/test_np_pcg64.py to compare with numpy.
  *
  * usage: pcg64_tool SEED OP [OP ...], each OP applied in order to one generator:
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host/metrics/np_pcg64.h"
+#include "../../host/emulation/np_pcg64.h"
 
 static int parse_u64(const char *s, uint64_t *out)
 {

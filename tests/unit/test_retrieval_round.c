@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "core/pyfloat.h"
-#include "metrics/npmath.h"
+#include "emulation/npmath.h"
 #include "metrics/retrieval_metrics.h"
 
 int main(void)

@@ -453,7 +453,7 @@ static void check_compo(int64_t ns, int64_t ni, int64_t nt, int64_t dim, int dti
 
 /* ---- logistic regression (kernels/logreg_pointwise.cu, logreg_argmax.cu) ---- */
 
-/* The CPU reference's multiclass row (host/metrics/logreg_loss.c rows_fn, sklearn's Cython
+/* The CPU reference's multiclass row (host/emulation/logreg_loss.c rows_fn, sklearn's Cython
  * half-multinomial) written out with plain operators, except that the double sum of the
  * exps is taken in the kernel's order: per thread t < G over k = t, t + G, ..., a butterfly
  * in each warp of 32, the warps in order. Summing in a different order than the CPU is the

@@ -19,8 +19,8 @@
  * product into blocks that keep every element's bits (logreg_loss.h): the result does not
  * depend on the thread count.
  */
-#ifndef MIEB_METRICS_LOGREG_LBFGS_H
-#define MIEB_METRICS_LOGREG_LBFGS_H
+#ifndef MIEB_EMULATION_LOGREG_LBFGS_H
+#define MIEB_EMULATION_LOGREG_LBFGS_H
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -12,8 +12,8 @@
  * kernel's row tiles start at the start of each call). numpy's own multi-threaded sgemm splits differently and is itself not bit-equal to
  * its single-threaded result, so "exact" means "as sklearn with one BLAS thread".
  */
-#ifndef MIEB_METRICS_LOGREG_LOSS_H
-#define MIEB_METRICS_LOGREG_LOSS_H
+#ifndef MIEB_EMULATION_LOGREG_LOSS_H
+#define MIEB_EMULATION_LOGREG_LOSS_H
 
 #include <stdint.h>
 

@@ -3,10 +3,11 @@
  * does with its defaults (ensure_ascii, ", " / ": " separators, NaN and Infinity
  * literals), so result files are byte-identical to the ones mteb writes.
  * Every number is written as a Python float (repr: shortest round-trip digits), since
- * every number in an mteb TaskResult is a float.
+ * every number in an mteb TaskResult is a float. Such text read back goes through
+ * mieb_json_py_to_strict first, which turns the literals cJSON refuses into ones it reads.
  */
-#ifndef MIEB_IO_JSON_PY_H
-#define MIEB_IO_JSON_PY_H
+#ifndef MIEB_JSON_JSON_PY_H
+#define MIEB_JSON_JSON_PY_H
 
 #include <stddef.h>
 
@@ -42,5 +43,12 @@ void mieb_json_round_numbers(cJSON *item, int ndigits, mieb_round_fn fn);
  * item, since cJSON's own printing may drop the last digit; null for NaN and infinities.
  */
 cJSON *mieb_json_num_or_null(double x);
+
+/**
+ * Rewrite text that Python's json wrote so cJSON can parse it: json.dump writes NaN, Infinity
+ * and -Infinity literally, cJSON accepts none of them, so outside strings NaN becomes null
+ * and Infinity 1e999 (a preceding '-' kept). *out is malloc'd and NUL-terminated.
+ */
+mieb_status mieb_json_py_to_strict(const char *text, size_t len, char **out, size_t *out_len);
 
 #endif

@@ -11,8 +11,8 @@
  * cgroup (cgroup v2 cpu.max, rounded up, as joblib's loky counts it) and the machine's
  * physical cores (SMT siblings counted once).
  */
-#ifndef MIEB_METRICS_SK_THREADS_H
-#define MIEB_METRICS_SK_THREADS_H
+#ifndef MIEB_EMULATION_SK_THREADS_H
+#define MIEB_EMULATION_SK_THREADS_H
 
 /** The thread count above, at least 1. */
 int mieb_sk_openmp_threads(void);

@@ -16,8 +16,8 @@
  * The direction is the two-loop recursion, which for an unbounded problem equals
  * L-BFGS-B's Cauchy point + subspace minimisation step up to rounding.
  */
-#ifndef MIEB_METRICS_LBFGS_H
-#define MIEB_METRICS_LBFGS_H
+#ifndef MIEB_EMULATION_LBFGS_H
+#define MIEB_EMULATION_LBFGS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
 
 #include "../core/fileutil.h"
 #include "json_alloc.h"
-#include "results_reader.h" /* mieb_json_py_to_strict */
+#include "json_py.h"
 
 struct scan {
     const unsigned char *s;

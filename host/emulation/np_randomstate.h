@@ -4,8 +4,8 @@
  * (masked rejection), choice with p (random_sample + searchsorted on the cdf) and
  * permutation (Fisher-Yates with masked rejection). Bit-for-bit with numpy 2.x.
  */
-#ifndef MIEB_METRICS_NP_RANDOMSTATE_H
-#define MIEB_METRICS_NP_RANDOMSTATE_H
+#ifndef MIEB_EMULATION_NP_RANDOMSTATE_H
+#define MIEB_EMULATION_NP_RANDOMSTATE_H
 
 #include <stdint.h>
 

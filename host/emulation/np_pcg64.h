@@ -11,8 +11,8 @@
  *   - Generator.random(): (next64 >> 11) * 2^-53.
  * The generator is a plain value: copy it to snapshot its state. Not thread-safe per object.
  */
-#ifndef MIEB_METRICS_NP_PCG64_H
-#define MIEB_METRICS_NP_PCG64_H
+#ifndef MIEB_EMULATION_NP_PCG64_H
+#define MIEB_EMULATION_NP_PCG64_H
 
 #include <stdint.h>
 

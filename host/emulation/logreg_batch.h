@@ -4,15 +4,15 @@
  * with lr_ slots (the CUDA backend: GEMMs over cuBLAS and one pointwise kernel per
  * experiment, one host round trip per round) does the heavy work for all of them at once.
  *
- * Each problem runs the same optimiser as mieb_logreg_fit (host/metrics/lbfgs.h, scipy's
+ * Each problem runs the same optimiser as mieb_logreg_fit (host/emulation/lbfgs.h, scipy's
  * L-BFGS-B for an unbounded problem, sklearn's tolerances) on the host; only the data term
  * of the loss and gradient comes from the evaluator. An evaluator that computes that term
  * as the CPU reference does (mieb_logreg_loss_data) gives mieb_logreg_fit's bits exactly
  * (tests/tools/logreg_tool --batch); a GPU evaluator differs by float32 rounding only
  * (tests/gpu/).
  */
-#ifndef MIEB_METRICS_LOGREG_BATCH_H
-#define MIEB_METRICS_LOGREG_BATCH_H
+#ifndef MIEB_EMULATION_LOGREG_BATCH_H
+#define MIEB_EMULATION_LOGREG_BATCH_H
 
 #include <stdint.h>
 

@@ -8,8 +8,8 @@
  * has happened (MIEB_ERR_OOM): a missing key must never reach a results file. The JSON
  * readers use the count to say "out of memory" instead of "not valid JSON".
  */
-#ifndef MIEB_IO_JSON_ALLOC_H
-#define MIEB_IO_JSON_ALLOC_H
+#ifndef MIEB_JSON_JSON_ALLOC_H
+#define MIEB_JSON_JSON_ALLOC_H
 
 /** Route cJSON's allocations through the counting hook (main(), before any cJSON use). */
 void mieb_json_alloc_hooks(void);

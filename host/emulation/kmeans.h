@@ -4,8 +4,8 @@
  * random_state=42) re-implemented draw for draw (default), or a full-batch Lloyd k-means
  * chosen explicitly (--kmeans full), which is faster on a GPU but not mteb's algorithm.
  */
-#ifndef MIEB_METRICS_KMEANS_H
-#define MIEB_METRICS_KMEANS_H
+#ifndef MIEB_EMULATION_KMEANS_H
+#define MIEB_EMULATION_KMEANS_H
 
 #include <stdint.h>
 

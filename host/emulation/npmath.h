@@ -7,8 +7,8 @@
  * differs in the last bits and, through nAUC's exact-equality test, sometimes by NaN.
  * Verified against numpy 2.4 (tests/py/test_retrieval_metrics.py).
  */
-#ifndef MIEB_METRICS_NPMATH_H
-#define MIEB_METRICS_NPMATH_H
+#ifndef MIEB_EMULATION_NPMATH_H
+#define MIEB_EMULATION_NPMATH_H
 
 #include <stdint.h>
 

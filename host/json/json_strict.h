@@ -23,8 +23,8 @@
  * Numbers are not compared: 1e999 is infinity to both, and integers beyond 2^53, exact in
  * Python, are doubles here; no number read from these files names a folder or a model.
  */
-#ifndef MIEB_IO_JSON_STRICT_H
-#define MIEB_IO_JSON_STRICT_H
+#ifndef MIEB_JSON_JSON_STRICT_H
+#define MIEB_JSON_JSON_STRICT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -15,8 +15,8 @@
  * fewer than samples_per_label rows contributes all of them, so every experiment selects
  * the same number of rows, sum over classes of min(count, samples_per_label).
  */
-#ifndef MIEB_METRICS_FEWSHOT_SAMPLE_H
-#define MIEB_METRICS_FEWSHOT_SAMPLE_H
+#ifndef MIEB_EMULATION_FEWSHOT_SAMPLE_H
+#define MIEB_EMULATION_FEWSHOT_SAMPLE_H
 
 #include <stdint.h>
 
