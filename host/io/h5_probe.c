@@ -8,7 +8,9 @@
  * (a crash), runs out of time (a loop) or out of address space (an allocation sized by a
  * corrupt header). What it cannot see: a read or write past a buffer that does not crash.
  * Release builds have no ASan, so such a file passes the probe and the parent then makes
- * the same out-of-bounds access. docs/BAD_INPUT.md gives the measured comparison.
+ * the same out-of-bounds access: of the 21 fuzz inputs on which libhdf5 reads out of bounds
+ * or loops, the probe caught 6, the in-process guard all 21, so the readers use the guard and
+ * this probe only measures (h5_guard.h; docs/BAD_INPUT.md gives the figures).
  *
  * fork() in a process with threads: the child may only use what no other thread held at
  * the fork. The parent forks holding the HDF5 lock (no other thread is inside HDF5), and
@@ -168,6 +170,15 @@ static herr_t visit(hid_t root, const char *name, const H5O_info_t *info, void *
     return w->oom ? 1 : 0;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define PROBE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PROBE_ASAN 1
+#endif
+#endif
+
+#ifndef PROBE_ASAN
 /* Address space now, from /proc/self/statm (pages), so the limit is on what the walk adds. */
 static uint64_t address_space_now(void)
 {
@@ -180,13 +191,6 @@ static uint64_t address_space_now(void)
     }
     return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-#define PROBE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PROBE_ASAN 1
-#endif
 #endif
 
 /* The walk itself: PROBE_OK, PROBE_H5_ERROR or PROBE_NO_MEMORY. */

@@ -15,6 +15,8 @@
  *   h5_guard_measure time N FILE...       seconds per file for N rounds of: bare H5Fopen and
  *                                         close, the guard's checks, the probe (metadata), the
  *                                         probe (data)
+ *   --ballast MIB (any mode, first)       touch MIB MiB of memory first: fork copies the page
+ *                                         tables of a parent that holds a corpus
  * One line per file: FILE<TAB>VERDICT<TAB>MILLISECONDS[<TAB>MESSAGE]; exit 0.
  */
 #include <stdio.h>
@@ -189,6 +191,12 @@ int main(int argc, char **argv)
             po.timeout_s = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mem") && i + 1 < argc)
             po.mem_bytes = (uint64_t)atoll(argv[++i]) << 20;
+        else if (!strcmp(argv[i], "--ballast") && i + 1 < argc) {
+            size_t n = (size_t)atoll(argv[++i]) << 20;
+            char *b = malloc(n);
+            if (b)
+                memset(b, 1, n); /* kept to the end: resident, in the page tables */
+        }
     }
     if (!strcmp(mode, "time"))
         rounds = atoi(argv[i++]);
