@@ -10,8 +10,9 @@
 #      FUZZ_CI=1: also stop each target after a fixed number of inputs (about 20 s each on
 #      a 2-core CI machine), so that with the fixed seed a CI run is repeatable.
 # Inputs found to crash inside HDF5 itself or to hang it get a guard in front of the HDF5 call
-# (host/io/h5_ohdr_check.c, h5_attr_guard.c, h5_vlen.c) and become regressions; one waiting for
-# its guard goes to tests/fuzz/pending/ (not replayed; docs/BAD_INPUT.md lists it).
+# (declared in host/io/h5_guard.h: h5_ohdr_check.c, h5_attr_guard.c, h5_vlen.c, h5_dset_guard.c)
+# and become regressions; one waiting for its guard goes to tests/fuzz/pending/ (not replayed;
+# docs/BAD_INPUT.md lists it).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 secs="${1:-20}"

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "h5_util.h"
+#include "h5_guard.h"
 
 #define RAW_VLEN_TAG "mieb-raw-vlen"
 

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "h5_util.h"
+#include "h5_guard.h"
 
 #define MAX_CHUNKS 256               /* object header chunks walked per object */
 #define MAX_CHUNK_BYTES (1ULL << 24) /* no legitimate header chunk is that large */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5_util.h"
+#include "h5_guard.h"
 
 bool mieb_utf8_valid(const char *str, size_t len)
 {

@@ -1,5 +1,5 @@
 /* h5_util.c - HDF5 lock, error capture, opening, attributes and size sanity checks. */
-#include "h5_util.h"
+#include "h5_guard.h"
 
 #include <errno.h>
 #include <math.h>
@@ -160,6 +160,11 @@ static mieb_status open_ro(const char *path, hid_t *out, int64_t *file_size, boo
     if (check_heaps) {
         MIEB_TRY(mieb_h5_check_global_heaps(path, (int64_t)sb.st_size));
         MIEB_TRY(mieb_h5_check_root_header(path, (int64_t)sb.st_size));
+#ifdef MIEB_H5_PROBE_IN_OPEN /* measuring builds only (docs/BAD_INPUT.md): 1 metadata, 2 the data too */
+        struct mieb_h5_probe_opts po = {10, 1ull << 30, MIEB_H5_PROBE_IN_OPEN == 2};
+        enum mieb_h5_probe_verdict pv;
+        MIEB_TRY(mieb_h5_probe_file(path, &po, &pv));
+#endif
     }
 
     mieb_h5_lock();
@@ -486,65 +491,6 @@ mieb_status mieb_h5_attr_f64(hid_t obj, const char *name, const char *fname, con
 #define MIEB_H5_MAX_CHUNK_BYTES (512LL << 20)
 #define MIEB_H5_MAX_RATIO 1100LL /* deflate cannot compress better than about 1032:1 */
 
-/* Bytes of one element on disk: variable-length data is a heap ID (4 + sizeof_addr + 4). */
-static uint64_t disk_elem_size(hid_t dset, hid_t ty)
-{
-    if (H5Tget_class(ty) != H5T_VLEN && H5Tis_variable_str(ty) <= 0)
-        return H5Tget_size(ty);
-    size_t sa = 0, ss = 0;
-    hid_t file = H5Iget_file_id(dset), fcpl = file >= 0 ? H5Fget_create_plist(file) : -1;
-    if (fcpl < 0 || H5Pget_sizes(fcpl, &sa, &ss) < 0)
-        sa = 0;
-    if (fcpl >= 0)
-        H5Pclose(fcpl);
-    if (file >= 0)
-        H5Fclose(file); /* drops the id H5Iget_file_id added */
-    return sa ? 8 + (uint64_t)sa : 0;
-}
-
-#define MIEB_H5_MAX_CHUNKS_CHECKED (1u << 20)
-
-/*
- * Unfiltered chunks: HDF5 1.10 reads the size the chunk index records but copies a whole
- * chunk out of it, so an index entry smaller than a chunk is read past (found by fuzzing).
- * Every allocated chunk must be exactly one chunk long and lie inside the file. Datasets
- * of more than MIEB_H5_MAX_CHUNKS_CHECKED chunks are not checked (documented).
- */
-static mieb_status check_chunks(hid_t dset, const char *fname, const char *dpath, int rank, const hsize_t *dims,
-                                const hsize_t *cdims, hid_t ty, uint64_t fsz)
-{
-    uint64_t need = disk_elem_size(dset, ty), grid[2] = {1, 1}, n = 1;
-    if (rank < 1 || rank > 2 || need == 0)
-        return MIEB_OK;
-    for (int i = 0; i < rank; i++) {
-        if (cdims[i] == 0)
-            return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: chunk dimension %d is 0", fname, dpath, i);
-        grid[i] = dims[i] / cdims[i] + (dims[i] % cdims[i] != 0);
-        if (__builtin_mul_overflow(n, grid[i], &n) || __builtin_mul_overflow(need, (uint64_t)cdims[i], &need))
-            return MIEB_OK; /* absurd shapes are refused by the size checks */
-    }
-    if (n > MIEB_H5_MAX_CHUNKS_CHECKED)
-        return MIEB_OK;
-    for (uint64_t r = 0; r < grid[0]; r++)
-        for (uint64_t c = 0; c < grid[1]; c++) {
-            hsize_t off[2] = {r * cdims[0], rank > 1 ? c * cdims[1] : 0}, size = 0;
-            haddr_t addr = HADDR_UNDEF;
-            unsigned mask = 0;
-            if (H5Dget_chunk_info_by_coord(dset, off, &mask, &addr, &size) < 0)
-                return mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: %s: cannot read the chunk index (corrupt?)", fname,
-                                    dpath);
-            if (addr == HADDR_UNDEF)
-                continue; /* never written: HDF5 gives the fill value */
-            if (size != need || addr > fsz || size > fsz - addr)
-                return mieb_fail(MIEB_ERR_BAD_DATA,
-                                 "%s: %s: chunk at row %llu holds %llu bytes at %llu, a chunk is %llu bytes "
-                                 "(file: %llu bytes); corrupt",
-                                 fname, dpath, (unsigned long long)off[0], (unsigned long long)size,
-                                 (unsigned long long)addr, (unsigned long long)need, (unsigned long long)fsz);
-        }
-    return MIEB_OK;
-}
-
 mieb_status mieb_h5_check_plausible(hid_t dset, const char *fname, const char *dpath, int64_t file_size)
 {
     hsize_t dims[H5S_MAX_RANK], maxd[H5S_MAX_RANK], cdims[H5S_MAX_RANK];
@@ -574,40 +520,22 @@ mieb_status mieb_h5_check_plausible(hid_t dset, const char *fname, const char *d
         goto done;
     uint64_t fsz = file_size > 0 ? (uint64_t)file_size : 0, limit = fsz;
     switch (H5Pget_layout(dcpl)) {
-    case H5D_COMPACT: {
-        /* HDF5 1.10 copies the declared size out of the compact buffer without comparing the
-           two (a NULL or short buffer: segfault or over-read, found by fuzzing); newer HDF5
-           refuses such a file. Heap IDs of variable-length data are 4 + sizeof_addr + 4 bytes. */
-        uint64_t disk_esz = disk_elem_size(dset, ty), need = disk_esz;
-        for (int i = 0; i < rank && need; i++)
-            if (__builtin_mul_overflow(need, (uint64_t)dims[i], &need))
-                need = UINT64_MAX;
-        if (disk_esz == 0 || need != (uint64_t)H5Dget_storage_size(dset)) {
-            st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: compact storage holds %llu bytes, the shape needs %llu; corrupt",
-                           fname, dpath, (unsigned long long)H5Dget_storage_size(dset), (unsigned long long)need);
+    case H5D_COMPACT:
+        if ((st = mieb_h5_check_compact(dset, ty, rank, dims, fname, dpath)) != MIEB_OK)
             goto done;
-        }
         limit = 65536;
         break;
-    }
     case H5D_CONTIGUOUS: break;
     case H5D_CHUNKED:
         if (H5Pget_chunk(dcpl, rank, cdims) != rank) {
             st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: cannot read the chunk shape", fname, dpath);
             goto done;
         }
-        for (int i = 0; i < rank; i++) {
+        for (int i = 0; i < rank; i++)
             if (__builtin_mul_overflow(cbytes, (uint64_t)cdims[i], &cbytes))
                 cbytes = UINT64_MAX;
-            /* HDF5 never creates a chunk longer than a fixed dimension; 1.10 reads one past
-               the decompressed data (found by fuzzing) */
-            if (maxd[i] != H5S_UNLIMITED && cdims[i] > maxd[i]) {
-                st = mieb_fail(MIEB_ERR_BAD_DATA,
-                               "%s: %s: chunk dimension %d (%llu) exceeds the dataset's (%llu); corrupt", fname, dpath,
-                               i, (unsigned long long)cdims[i], (unsigned long long)maxd[i]);
-                goto done;
-            }
-        }
+        if ((st = mieb_h5_check_chunk_dims(rank, cdims, maxd, fname, dpath)) != MIEB_OK)
+            goto done;
         if (cbytes > (uint64_t)MIEB_H5_MAX_CHUNK_BYTES) {
             st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: chunks of %llu bytes are too large (limit %lld)", fname,
                            dpath, (unsigned long long)cbytes, MIEB_H5_MAX_CHUNK_BYTES);
@@ -615,7 +543,7 @@ mieb_status mieb_h5_check_plausible(hid_t dset, const char *fname, const char *d
         }
         if (H5Pget_nfilters(dcpl) > 0)
             limit = fsz * MIEB_H5_MAX_RATIO + cbytes;
-        else if ((st = check_chunks(dset, fname, dpath, rank, dims, cdims, ty, fsz)) != MIEB_OK)
+        else if ((st = mieb_h5_check_chunks(dset, fname, dpath, rank, dims, cdims, ty, fsz)) != MIEB_OK)
             goto done;
         break;
     default:

@@ -130,73 +130,7 @@ mieb_status mieb_h5_read_f64(hid_t file, const char *fname, const char *dpath, i
 mieb_status mieb_h5_read_strings(hid_t file, const char *fname, const char *dpath, int64_t file_size, char ***out,
                                  int64_t *n);
 
-/** Receives string i of a dataset (not NUL-terminated); returns MIEB_OK to go on. */
-typedef mieb_status (*mieb_h5_str_sink)(void *user, int64_t i, const char *s, size_t len);
-/**
- * Read the n strings of a contiguous variable-length string dataset by parsing the heap
- * references and global heap collections directly (bounds-checked), because libhdf5 1.10
- * can hang or crash on corrupted global heaps. MIEB_ERR_UNSUPPORTED: layout not handled
- * here (chunked, compact, unallocated); use H5Dread instead.
- */
-mieb_status mieb_h5_vlen_strings_raw(hid_t file, hid_t ds, const char *fname, const char *dpath, int64_t file_size,
-                                     int64_t n, mieb_h5_str_sink sink, void *user);
-
-/**
- * Before HDF5 opens a file: find its global heap collections (the whole file up to 16 MiB,
- * else the first and last MiB, where attribute heaps are written) and refuse the file when
- * one is malformed in a way that makes libhdf5 1.10 loop forever or read out of bounds.
- * Called by mieb_h5_open_ro. Residual risk, documented: a corrupted heap *index* inside a
- * string attribute itself is not detectable without parsing object headers.
- */
-mieb_status mieb_h5_check_global_heaps(const char *path, int64_t file_size);
-
 /** True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
 bool mieb_utf8_valid(const char *s, size_t len);
-
-/* ---- not trusting libhdf5 1.10 on corrupt files (h5_attr_guard.c, h5_ohdr_check.c) ---- */
-
-/** Where the bytes of an HDF5 file are, for the readers that parse them directly. */
-struct mieb_h5_layout {
-    char path[4096];
-    int sa, ss;        /* sizeof_addr, sizeof_size (2, 4 or 8) */
-    uint64_t base;     /* base address: the userblock size */
-    int64_t file_size;
-};
-/**
- * The layout of the file holding obj. MIEB_ERR_UNSUPPORTED (no message): address sizes other
- * than 2/4/8, or a file open for writing (its metadata may still be only in HDF5's cache).
- */
-mieb_status mieb_h5_layout_of(hid_t obj, const char *fname, struct mieb_h5_layout *lay);
-
-/** Bytes of a raw heap ID as mieb_h5_attr_raw_vlen returns it (4 + sizeof_addr + 4, zero-padded). */
-#define MIEB_H5_RAW_VLEN_SIZE 32
-/** Register the vlen-string -> raw heap ID conversion (once, from mieb_h5_init). */
-mieb_status mieb_h5_raw_vlen_register(void);
-/** The heap ID of a one-element variable-length string attribute, as stored (HDF5 never follows it). */
-mieb_status mieb_h5_attr_raw_vlen(hid_t attr, const char *fname, const char *objpath, const char *name,
-                                  uint8_t out[MIEB_H5_RAW_VLEN_SIZE]);
-/**
- * The string a raw heap ID refers to, fetched from its global heap collection with every
- * bound checked (h5_vlen.c). *out is malloc'd and NUL-terminated. what names it in messages.
- */
-mieb_status mieb_h5_vlen_string_at(hid_t obj, const uint8_t *heap_id, const char *fname, const char *what,
-                                   char **out);
-/**
- * Walk obj's object header and refuse it (MIEB_ERR_BAD_DATA, naming fname and objpath)
- * when an attribute message's name, datatype, dataspace or value runs past the message:
- * libhdf5 1.10 would read past its buffer decoding it. Call before any attribute lookup.
- */
-mieb_status mieb_h5_check_attr_msgs(hid_t obj, const char *fname, const char *objpath);
-/**
- * Before HDF5 loads the header of the object at path (relative to loc): refuse it
- * (MIEB_ERR_BAD_DATA) when a header chunk's recorded size runs past the end of the file
- * (HDF5 would allocate that much first), when the link is not a hard link (an external
- * link would make HDF5 open another file, perhaps a FIFO that blocks; a soft link would
- * skip this check), and when the object is a virtual dataset or keeps its data in
- * external raw files (H5Pset_external). The file and the link path are named.
- */
-mieb_status mieb_h5_check_object(hid_t loc, const char *path, const char *fname);
-/** The same for the root group, from the superblock, before H5Fopen (mieb_h5_open_ro). */
-mieb_status mieb_h5_check_root_header(const char *path, int64_t file_size);
 
 #endif

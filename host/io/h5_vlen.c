@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "h5_util.h"
+#include "h5_guard.h"
 
 #define GCOL_MAX_BYTES (1ULL << 30)
 #define RAW_BLOCK 4096 /* heap IDs per pread */
