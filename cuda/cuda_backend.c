@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "cuda_init.h"
 #include "topk_key.h"
 
 /* topk_block calls per max_block_rows answer: each call ends with a sort and a download
@@ -343,6 +344,19 @@ static int64_t cuda_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs
     return items < big ? items : big;
 }
 
+/*
+ * What the backend cannot do whatever its budget: the k-means argmin kernel's int indices
+ * need k < INT32_MAX (larger k are a bad shape on every backend, refused by the operation).
+ * Budgets are found by the operations' own plans, which return MIEB_ERR_TOO_LARGE.
+ */
+static mieb_status cuda_supports(struct mieb_backend *be, const struct mieb_op_desc *op)
+{
+    (void)be;
+    if (op->op == MIEB_OP_KMEANS_ASSIGN && op->k == INT32_MAX)
+        return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda kmeans_assign: k=%lld", (long long)op->k);
+    return MIEB_OK;
+}
+
 static const struct mieb_backend_i cuda_iface = {
     /* .name            = */ "cuda",
     /* .free            = */ cuda_free,
@@ -361,6 +375,7 @@ static const struct mieb_backend_i cuda_iface = {
     /* the GEMM is the same; the floor lets the top-k kernel compact the few scores that can
        still enter from the first tile on, instead of selecting over whole tiles */
     /* .topk_block_floor = */ cuda_topk_block_floor,
+    /* .supports         = */ cuda_supports,
 };
 
 mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

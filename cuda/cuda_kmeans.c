@@ -1,7 +1,8 @@
 /**
  * cuda_kmeans.c - kmeans_assign on the GPU (backend.h): for each row x_i of X, the first
  * j of the minimum of d[i, j] = c_sqnorm[j] - 2 <x_i, c_j>, as the CPU reference
- * mieb_cpu_kmeans_assign (host/backend/cpu_kmeans.c) computes it.
+ * mieb_cpu_kmeans_assign (host/cpu/cpu_kmeans.c) computes it. Over the memory budget it
+ * returns MIEB_ERR_TOO_LARGE and host/dispatch/ runs the CPU reference instead.
  *
  * Per call:
  *   stream: upload C [k, dim] and c_sqnorm [k] (small, pageable);
@@ -32,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu_kmeans.h"
 #include "cuda_backend.h"
 #include "cuda_check.h"
 #include "gemm.h"
@@ -151,7 +151,7 @@ static mieb_status km_chunk(struct mieb_cuda_ctx *ctx, int64_t k, int64_t dim, i
         mieb_cuda_gemm_rowmajor(ctx, rows, k, dim, -2.0f, v->d_rows[b], dim, false, v->c, dim, true, 0.0f, v->s, k);
     ctx->precision = prec;
     MIEB_TRY(st);
-    MIEB_TRY(mieb_cuda_kmeans_argmin(ctx, v->s, k, v->csq, rows, k, v->labels + i0));
+    MIEB_TRY(mieb_cuda_kmeans_argmin(mieb_cuda_ks(ctx), v->s, k, v->csq, rows, k, v->labels + i0));
     MIEB_CUDA_CHECK(cudaEventRecord(ctx->ev_done[b], ctx->stream));
     return MIEB_OK;
 }
@@ -194,15 +194,12 @@ mieb_status mieb_cuda_kmeans_assign(struct mieb_cuda_ctx *ctx, const float *x, i
         return mieb_fail(MIEB_ERR_INVALID_ARG, "kmeans_assign: missing input or output array");
     if (n == 0)
         return MIEB_OK;
+    /* k == INT32_MAX: refused by the backend's supports(), so host/dispatch/ runs the CPU */
     mieb_status st = k < INT32_MAX ? km_run(ctx, x, n, c, c_sqnorm, k, dim, labels)
                                    : mieb_fail(MIEB_ERR_TOO_LARGE, "cuda kmeans_assign: k=%lld", (long long)k);
-    if (st == MIEB_ERR_TOO_LARGE) {
-        /* over the memory budget (--mem-limit): the CPU reference gives the same labels */
-        MIEB_LOGW("%s; assigning on the CPU", mieb_last_error());
-        mieb_clear_error();
-        return mieb_cpu_kmeans_assign(NULL, x, n, c, c_sqnorm, k, dim, labels);
-    }
-    if (st != MIEB_OK) {
+    /* MIEB_ERR_TOO_LARGE (over --mem-limit) is planned before any work is queued:
+       host/dispatch/ then runs the CPU reference, which gives the same labels */
+    if (st != MIEB_OK && st != MIEB_ERR_TOO_LARGE) {
         /* leave no queued work reading the pools or the caller's memory */
         if (cudaStreamSynchronize(ctx->copy_stream) != cudaSuccess || cudaStreamSynchronize(ctx->stream) != cudaSuccess)
             (void)cudaGetLastError();

@@ -5,12 +5,12 @@
  * in chunks that fit the scratch pool: upload the chunk's rows, launch, download,
  * synchronise. A chunk that does not fit is halved until it does (out-of-memory is
  * recovered by tiling smaller, as elsewhere in the backend); when not even one pair or
- * sample fits the budget, the CPU reference computes the same values.
+ * sample fits the budget the operation returns MIEB_ERR_TOO_LARGE before queuing any work,
+ * and host/dispatch/ has the CPU reference compute the same values.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu_pairwise.h"
 #include "compo_scores.cuh"
 #include "cuda_backend.h"
 #include "cuda_check.h"
@@ -76,7 +76,7 @@ static mieb_status sts_run(struct mieb_cuda_ctx *ctx, const float *a, const floa
             MIEB_CUDA_CHECK(cudaMemcpyAsync(da, a + p0 * dim, bytes, cudaMemcpyHostToDevice, ctx->stream));
             MIEB_CUDA_CHECK(cudaMemcpyAsync(db, b + p0 * dim, bytes, cudaMemcpyHostToDevice, ctx->stream));
         }
-        MIEB_TRY(mieb_cuda_sts_pairs_launch(ctx, da, db, c, dim, f64, sim == MIEB_SIM_COSINE, dv[0], dv[1], dv[2],
+        MIEB_TRY(mieb_cuda_sts_pairs_launch(mieb_cuda_ks(ctx), da, db, c, dim, f64, sim == MIEB_SIM_COSINE, dv[0], dv[1], dv[2],
                                             dv[3]));
         for (int j = 0; j < 4; j++)
             MIEB_CUDA_CHECK(cudaMemcpyAsync(hv[j] + p0, dv[j], (size_t)c * sizeof(double), cudaMemcpyDeviceToHost,
@@ -98,12 +98,7 @@ mieb_status mieb_cuda_sts_pairs(struct mieb_cuda_ctx *ctx, const float *a, const
     if (!a || !b || !out || !out->cosine || !out->manhattan || !out->euclidean || !out->model)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "sts_pairs: missing input or output array");
     mieb_status st = sts_run(ctx, a, b, n, dim, sklearn_f64, model_sim, out);
-    if (st == MIEB_ERR_TOO_LARGE) {
-        MIEB_LOGW("%s; scoring the pairs on the CPU", mieb_last_error());
-        mieb_clear_error();
-        return mieb_cpu_sts_pairs(a, b, n, dim, sklearn_f64, model_sim, out);
-    }
-    if (st != MIEB_OK)
+    if (st != MIEB_OK && st != MIEB_ERR_TOO_LARGE)
         pw_drain(ctx);
     return st;
 }
@@ -130,7 +125,7 @@ static mieb_status compo_run(struct mieb_cuda_ctx *ctx, const float *img, int dt
         if (txt_b)
             MIEB_CUDA_CHECK(cudaMemcpyAsync(dt, txt + s0 * nt * dim, (size_t)c * txt_b, cudaMemcpyHostToDevice,
                                             ctx->stream));
-        MIEB_TRY(mieb_cuda_compo_scores_launch(ctx, di, dti, dt, dtt, c, ni, nt, dim, dn, ds));
+        MIEB_TRY(mieb_cuda_compo_scores_launch(mieb_cuda_ks(ctx), di, dti, dt, dtt, c, ni, nt, dim, dn, ds));
         if (ni * nt > 0)
             MIEB_CUDA_CHECK(cudaMemcpyAsync(scores + s0 * ni * nt, ds, (size_t)(c * ni * nt) * sizeof(float),
                                             cudaMemcpyDeviceToHost, ctx->stream));
@@ -151,12 +146,7 @@ mieb_status mieb_cuda_compo_scores(struct mieb_cuda_ctx *ctx, const float *img, 
         return mieb_fail(MIEB_ERR_INVALID_ARG, "compo_scores: missing input or output array");
     mieb_status st =
         compo_run(ctx, img, (int)img_dtype, txt, (int)txt_dtype, n_samples, n_img, n_txt, dim, scores);
-    if (st == MIEB_ERR_TOO_LARGE) {
-        MIEB_LOGW("%s; scoring the samples on the CPU", mieb_last_error());
-        mieb_clear_error();
-        return mieb_cpu_compo_scores(img, img_dtype, txt, txt_dtype, n_samples, n_img, n_txt, dim, scores);
-    }
-    if (st != MIEB_OK)
+    if (st != MIEB_OK && st != MIEB_ERR_TOO_LARGE)
         pw_drain(ctx);
     return st;
 }
