@@ -345,16 +345,19 @@ static int64_t cuda_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs
 }
 
 /*
- * What the backend cannot do whatever its budget: the k-means argmin kernel's int indices
- * need k < INT32_MAX (larger k are a bad shape on every backend, refused by the operation).
- * Budgets are found by the operations' own plans, which return MIEB_ERR_TOO_LARGE.
+ * Whether an operation the CPU may take over runs here at these sizes: the k-means argmin
+ * kernel's int indices need k < INT32_MAX, and one row, pair or sample must fit the budget
+ * left (what the operations' plans need at the least; a plan that still finds it too
+ * small, as after an allocation failure, returns MIEB_ERR_TOO_LARGE itself).
  */
 static mieb_status cuda_supports(struct mieb_backend *be, const struct mieb_op_desc *op)
 {
-    (void)be;
+    const struct mieb_cuda_ctx *ctx = be->ctx;
     if (op->op == MIEB_OP_KMEANS_ASSIGN && op->k == INT32_MAX)
         return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda kmeans_assign: k=%lld", (long long)op->k);
-    return MIEB_OK;
+    if (op->op == MIEB_OP_KMEANS_ASSIGN)
+        return mieb_cuda_kmeans_fits(ctx, op->n, op->k, op->dim);
+    return mieb_cuda_pairwise_fits(ctx, op);
 }
 
 static const struct mieb_backend_i cuda_iface = {

@@ -65,6 +65,25 @@ static void km_sizes(int64_t n, int64_t k, int64_t dim, int64_t m, struct km_pla
     p->pin_bytes = MIEB_CUDA_N_SLOTS * rows_b;
 }
 
+static mieb_status km_one_row_fails(int64_t n, int64_t k, int64_t dim, const struct km_plan *p, size_t budget)
+{
+    return mieb_fail(MIEB_ERR_TOO_LARGE,
+                     "cuda kmeans_assign: n=%lld k=%lld dim=%lld needs %.1f MiB of device memory even one row "
+                     "at a time; %.1f MiB of the budget is left",
+                     (long long)n, (long long)k, (long long)dim, (double)p->dev_bytes / 1048576.0,
+                     (double)budget / 1048576.0);
+}
+
+mieb_status mieb_cuda_kmeans_fits(const struct mieb_cuda_ctx *ctx, int64_t n, int64_t k, int64_t dim)
+{
+    struct km_plan p;
+    size_t budget = mieb_cuda_budget_left(ctx);
+    if (n <= 0 || k <= 0 || dim <= 0 || k >= INT32_MAX || dim > INT32_MAX)
+        return MIEB_OK; /* nothing to run, or a shape the operation refuses on every backend */
+    km_sizes(n, k, dim, 1, &p);
+    return p.dev_bytes > budget ? km_one_row_fails(n, k, dim, &p, budget) : MIEB_OK;
+}
+
 /* Largest chunk (at most m_max rows) whose device bytes fit `budget`. */
 static mieb_status km_plan(int64_t n, int64_t k, int64_t dim, int64_t m_max, size_t budget, struct km_plan *p)
 {
@@ -80,11 +99,7 @@ static mieb_status km_plan(int64_t n, int64_t k, int64_t dim, int64_t m_max, siz
         km_sizes(n, k, dim, m, p);
     }
     if (p->dev_bytes > budget)
-        return mieb_fail(MIEB_ERR_TOO_LARGE,
-                         "cuda kmeans_assign: n=%lld k=%lld dim=%lld needs %.1f MiB of device memory even one row "
-                         "at a time; %.1f MiB of the budget is left",
-                         (long long)n, (long long)k, (long long)dim, (double)p->dev_bytes / 1048576.0,
-                         (double)budget / 1048576.0);
+        return km_one_row_fails(n, k, dim, p, budget);
     return MIEB_OK;
 }
 

@@ -19,6 +19,39 @@
 /* Most items one chunk takes, so a chunk's host copies stay a modest size. */
 #define PW_CHUNK_MAX ((int64_t)1 << 18)
 
+/* Device bytes per pair (sts_pairs) and per sample (compo_scores), with their views' alignment. */
+static size_t sts_per_pair(int64_t dim)
+{
+    return 2 * (size_t)dim * sizeof(float) + 4 * sizeof(double) + 2 * MIEB_CUDA_ALIGN;
+}
+
+static size_t compo_per_sample(int64_t ni, int64_t nt, int64_t dim)
+{
+    const size_t img_b = (size_t)ni * (size_t)dim * sizeof(float), txt_b = (size_t)nt * (size_t)dim * sizeof(float);
+    return img_b + txt_b + (size_t)(ni + nt) * sizeof(float) + (size_t)(ni * nt) * sizeof(float) + 4 * MIEB_CUDA_ALIGN;
+}
+
+/* The budget check of pw_reserve for one item: MIEB_ERR_TOO_LARGE when it does not fit. */
+static mieb_status pw_one_fits(const struct mieb_cuda_ctx *ctx, size_t per_item, int n_views, const char *what)
+{
+    size_t bytes = per_item + (size_t)n_views * MIEB_CUDA_ALIGN;
+    size_t left = mieb_cuda_budget_left(ctx);
+    if (bytes > left)
+        return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda %s: one item needs %.1f MiB, %.1f MiB of the budget is left", what,
+                         (double)bytes / 1048576.0, (double)left / 1048576.0);
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_pairwise_fits(const struct mieb_cuda_ctx *ctx, const struct mieb_op_desc *op)
+{
+    if (op->op == MIEB_OP_STS_PAIRS && op->n > 0 && op->dim >= 0)
+        return pw_one_fits(ctx, sts_per_pair(op->dim), 6, "sts_pairs");
+    if (op->op == MIEB_OP_COMPO_SCORES && op->n > 0 && op->k >= 0 && op->m >= 0 && op->dim >= 0 &&
+        op->n * op->k * op->m > 0)
+        return pw_one_fits(ctx, compo_per_sample(op->k, op->m, op->dim), 4, "compo_scores");
+    return MIEB_OK;
+}
+
 /*
  * Reserve the scratch pool for the largest chunk (at most *m items, each `per_item` device
  * bytes in `n_views` aligned views) that the budget and the device allow; *m is updated.
@@ -27,11 +60,9 @@ static mieb_status pw_reserve(struct mieb_cuda_ctx *ctx, size_t per_item, int n_
 {
     for (;;) {
         size_t bytes = (size_t)*m * per_item + (size_t)n_views * MIEB_CUDA_ALIGN;
-        size_t left = mieb_cuda_budget_left(ctx);
-        if (bytes > left) {
+        if (bytes > mieb_cuda_budget_left(ctx)) {
             if (*m == 1)
-                return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda %s: one item needs %.1f MiB, %.1f MiB of the budget is left",
-                                 what, (double)bytes / 1048576.0, (double)left / 1048576.0);
+                return pw_one_fits(ctx, per_item, n_views, what);
             *m = (*m + 1) / 2;
             continue;
         }
@@ -58,7 +89,7 @@ static mieb_status sts_run(struct mieb_cuda_ctx *ctx, const float *a, const floa
                            bool f64, enum mieb_sim sim, const struct mieb_sts_pair_out *out)
 {
     const size_t row_b = (size_t)dim * sizeof(float);
-    const size_t per_pair = 2 * row_b + 4 * sizeof(double) + 2 * MIEB_CUDA_ALIGN;
+    const size_t per_pair = sts_per_pair(dim);
     int64_t m = n < PW_CHUNK_MAX ? n : PW_CHUNK_MAX;
     MIEB_TRY(pw_reserve(ctx, per_pair, 6, &m, "sts_pairs"));
     float *da = mieb_cuda_pool_take(&ctx->scratch, (size_t)m * row_b + 1);
@@ -107,8 +138,7 @@ static mieb_status compo_run(struct mieb_cuda_ctx *ctx, const float *img, int dt
                              int64_t ns, int64_t ni, int64_t nt, int64_t dim, float *scores)
 {
     const size_t img_b = (size_t)ni * (size_t)dim * sizeof(float), txt_b = (size_t)nt * (size_t)dim * sizeof(float);
-    const size_t per_sample =
-        img_b + txt_b + (size_t)(ni + nt) * sizeof(float) + (size_t)(ni * nt) * sizeof(float) + 4 * MIEB_CUDA_ALIGN;
+    const size_t per_sample = compo_per_sample(ni, nt, dim);
     int64_t m = ns < PW_CHUNK_MAX ? ns : PW_CHUNK_MAX;
     MIEB_TRY(pw_reserve(ctx, per_sample, 4, &m, "compo_scores"));
     float *di = mieb_cuda_pool_take(&ctx->scratch, (size_t)m * img_b + 1);
