@@ -1,8 +1,8 @@
 /**
  * cuda_backend.c - the CUDA implementation of the operations table (backend.h):
- * the vtable, mieb_backend_cuda_init, resident query sets, max_block_rows, and the
- * helpers the operations share (input checks, corpus tiles, plan-and-reserve with
- * OOM recovery). topk_block, score_pairs, kmeans_assign, sts_pairs, compo_scores and the
+ * the vtable, mieb_backend_cuda_init (cuda_init.h), supports(), resident query sets,
+ * max_block_rows, and the helpers the operations share (input checks, corpus tiles,
+ * plan-and-reserve with OOM recovery). topk_block, score_pairs, kmeans_assign, sts_pairs, compo_scores and the
  * logistic-regression slots (cuda_logreg.c, cuda_logreg_predict.c) live in their own files.
  *
  * Every operation first refuses to run on a context that saw a CUDA error (some faults

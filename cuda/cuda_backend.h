@@ -1,6 +1,6 @@
 /**
  * cuda_backend.h - what the CUDA backend's source files share (not a public header:
- * the rest of mieb-eval sees only backend.h and mieb_backend_cuda_init).
+ * the rest of mieb-eval sees only backend.h and cuda_init.h).
  */
 #ifndef MIEB_CUDA_BACKEND_H
 #define MIEB_CUDA_BACKEND_H

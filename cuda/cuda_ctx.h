@@ -16,7 +16,7 @@
  * the CUDA error, log the MiB asked for and return MIEB_ERR_OOM so the caller can retry
  * with smaller tiles. Any other CUDA error marks the context `broken`: the backend then
  * refuses further work (some CUDA faults leave the context unusable until the process
- * restarts; the CLI decides whether to fall back to the CPU).
+ * restarts; host/dispatch/ chose the CPU at start-up only when no device was usable).
  *
  * One context is used by one thread at a time.
  */

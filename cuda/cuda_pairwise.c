@@ -107,8 +107,8 @@ static mieb_status sts_run(struct mieb_cuda_ctx *ctx, const float *a, const floa
             MIEB_CUDA_CHECK(cudaMemcpyAsync(da, a + p0 * dim, bytes, cudaMemcpyHostToDevice, ctx->stream));
             MIEB_CUDA_CHECK(cudaMemcpyAsync(db, b + p0 * dim, bytes, cudaMemcpyHostToDevice, ctx->stream));
         }
-        MIEB_TRY(mieb_cuda_sts_pairs_launch(mieb_cuda_ks(ctx), da, db, c, dim, f64, sim == MIEB_SIM_COSINE, dv[0], dv[1], dv[2],
-                                            dv[3]));
+        MIEB_TRY(mieb_cuda_sts_pairs_launch(mieb_cuda_ks(ctx), da, db, c, dim, f64, sim == MIEB_SIM_COSINE, dv[0],
+                                            dv[1], dv[2], dv[3]));
         for (int j = 0; j < 4; j++)
             MIEB_CUDA_CHECK(cudaMemcpyAsync(hv[j] + p0, dv[j], (size_t)c * sizeof(double), cudaMemcpyDeviceToHost,
                                             ctx->stream));

@@ -129,7 +129,8 @@ static mieb_status score_chunk(struct mieb_cuda_ctx *ctx, const struct mieb_qset
     /* tok[query token, doc token] = Q_tokens . D_tokens^T for the chunk and the tile */
     MIEB_TRY(mieb_cuda_scores_nt(ctx, qr1 - qr0, nr, dim, qs->d_data + qr0 * dim, dim, v->d_rows[b], dim, v->tok,
                                  nr > 0 ? nr : 1));
-    return mieb_cuda_maxsim(mieb_cuda_ks(ctx), v->tok, nr, qs->d_offsets + qa, qr0, qb - qa, v->d_off[b], nd, v->scores, nd);
+    return mieb_cuda_maxsim(mieb_cuda_ks(ctx), v->tok, nr, qs->d_offsets + qa, qr0, qb - qa, v->d_off[b], nd,
+                            v->scores, nd);
 }
 
 /* Sorted keys of group rows [0, g) -> out rows g0.., columns [0, ke) decoded, [ke, k) padded;
