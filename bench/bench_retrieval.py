@@ -3,13 +3,13 @@
 
   mieb-eval  (`mieb-eval run`, CPU backend or --device cuda; stage times from the result's
              evaluation_phases); on the CPU twice: with the bf16 screen (MIEB_CPU_SCREEN=auto: AMX or VDPBF16PS,
-             host/backend/screen.h) and with the exact way only (MIEB_CPU_SCREEN=off); with
+             host/cpu/screen.h) and with the exact way only (MIEB_CPU_SCREEN=off); with
              --floors-ab also without search floors (MIEB_SEARCH_FLOORS=off: every block's
              whole top-k list, as before the floors), the saving as a ratio; with --mmap-ab also
              with corpus blocks read by copy (MIEB_STREAM_MMAP=off) instead of mapped from the
              file (host/io/emb_map.c); --sim cosine writes a cosine model (the stream then
              normalises each block on its reader thread); with --int8 also with the int8 screen by
-             name (MIEB_CPU_SCREEN=int8, host/backend/screen_int8.c: the AVX2 kernel wherever the
+             name (MIEB_CPU_SCREEN=int8, host/cpu/screen_int8.c: the AVX2 kernel wherever the
              CPU has AVX2), with the share of documents each corpus block rescored exactly (-v)
   faiss-cpu  IndexFlatIP.search(k=1000)
   numpy      blocked matmul + argpartition + sort of the top 1000
@@ -170,7 +170,7 @@ def main():
         td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim, sim=a.sim, planted=a.planted)
         qdd = a.nq * a.nd * a.dim
         flop = 2.0 * qdd
-        # On the CPU, mieb-eval runs twice: with the bf16 screen (host/backend/screen.h; the
+        # On the CPU, mieb-eval runs twice: with the bf16 screen (host/cpu/screen.h; the
         # default where the CPU has AMX-BF16 or AVX512_BF16) and with the exact way only (MIEB_CPU_SCREEN=off).
         # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS, MIEB_STREAM_MMAP); "nofloor" is the default
         # screen without floors, "copy" the default with blocks read by copy

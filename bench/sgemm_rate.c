@@ -23,7 +23,7 @@
  * backend's tile). Per shape, mode=blas rows let the BLAS thread one call (--threads
  * list); mode=workers rows run N threads of ours, each a single-threaded call on its
  * own M query rows against the shared D (--workers list; 0 = none), which is how
- * host/backend/cpu_backend.c uses the BLAS. One "RESULT" line per (mode, threads,
+ * host/cpu/cpu_backend.c uses the BLAS. One "RESULT" line per (mode, threads,
  * shape), easy to grep: best and median GFLOP/s over the timed calls,
  * pct_peak = median / (threads x measured clock x 32 or 64 flop/cycle: 64 where the 512-bit
  * FMA loop shows two 512-bit pipes), pct_fma = median / the
@@ -309,7 +309,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Worker mode mirrors host/backend/cpu_backend.c: our own threads, each calling a
+/* Worker mode mirrors host/cpu/cpu_backend.c: our own threads, each calling a
  * single-threaded SGEMM on its own query rows against the shared documents. */
 struct worker {
     pthread_t tid;

@@ -1,8 +1,8 @@
 /**
  * cuda_backend.c - the CUDA implementation of the operations table (backend.h):
- * the vtable, mieb_backend_cuda_init, resident query sets, max_block_rows, and the
- * helpers the operations share (input checks, corpus tiles, plan-and-reserve with
- * OOM recovery). topk_block, score_pairs, kmeans_assign, sts_pairs, compo_scores and the
+ * the vtable, mieb_backend_cuda_init (cuda_init.h), supports(), resident query sets,
+ * max_block_rows, and the helpers the operations share (input checks, corpus tiles,
+ * plan-and-reserve with OOM recovery). topk_block, score_pairs, kmeans_assign, sts_pairs, compo_scores and the
  * logistic-regression slots (cuda_logreg.c, cuda_logreg_predict.c) live in their own files.
  *
  * Every operation first refuses to run on a context that saw a CUDA error (some faults
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "cuda_init.h"
 #include "topk_key.h"
 
 /* topk_block calls per max_block_rows answer: each call ends with a sort and a download
@@ -343,6 +344,22 @@ static int64_t cuda_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs
     return items < big ? items : big;
 }
 
+/*
+ * Whether an operation the CPU may take over runs here at these sizes: the k-means argmin
+ * kernel's int indices need k < INT32_MAX, and one row, pair or sample must fit the budget
+ * left (what the operations' plans need at the least; a plan that still finds it too
+ * small, as after an allocation failure, returns MIEB_ERR_TOO_LARGE itself).
+ */
+static mieb_status cuda_supports(struct mieb_backend *be, const struct mieb_op_desc *op)
+{
+    const struct mieb_cuda_ctx *ctx = be->ctx;
+    if (op->op == MIEB_OP_KMEANS_ASSIGN && op->k == INT32_MAX)
+        return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda kmeans_assign: k=%lld", (long long)op->k);
+    if (op->op == MIEB_OP_KMEANS_ASSIGN)
+        return mieb_cuda_kmeans_fits(ctx, op->n, op->k, op->dim);
+    return mieb_cuda_pairwise_fits(ctx, op);
+}
+
 static const struct mieb_backend_i cuda_iface = {
     /* .name            = */ "cuda",
     /* .free            = */ cuda_free,
@@ -361,6 +378,7 @@ static const struct mieb_backend_i cuda_iface = {
     /* the GEMM is the same; the floor lets the top-k kernel compact the few scores that can
        still enter from the first tile on, instead of selecting over whole tiles */
     /* .topk_block_floor = */ cuda_topk_block_floor,
+    /* .supports         = */ cuda_supports,
 };
 
 mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

@@ -1,6 +1,6 @@
 /**
  * cuda_backend.h - what the CUDA backend's source files share (not a public header:
- * the rest of mieb-eval sees only backend.h and mieb_backend_cuda_init).
+ * the rest of mieb-eval sees only backend.h and cuda_init.h).
  */
 #ifndef MIEB_CUDA_BACKEND_H
 #define MIEB_CUDA_BACKEND_H
@@ -66,13 +66,25 @@ mieb_status mieb_cuda_score_pairs(struct mieb_cuda_ctx *ctx, struct mieb_qset *q
 
 /**
  * kmeans_assign (backend.h) on the device (cuda_kmeans.c): validates the shape as the CPU
- * reference does, uploads X per call in budget-sized chunks, and falls back to the CPU
- * reference when even one row at a time exceeds the memory budget.
+ * reference does, uploads X per call in budget-sized chunks, and returns
+ * MIEB_ERR_TOO_LARGE (host/dispatch/ then runs the CPU reference) when even one row at a
+ * time exceeds the memory budget.
  */
 mieb_status mieb_cuda_kmeans_assign(struct mieb_cuda_ctx *ctx, const float *x, int64_t n, const float *c,
                                     const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels);
 
-/** sts_pairs and compo_scores (backend.h) on the device (cuda_pairwise.c): the CPU reference's bits. */
+/**
+ * Whether kmeans_assign, sts_pairs or compo_scores (op) fits the budget left one row, pair
+ * or sample at a time, the least their plans take: MIEB_OK, else MIEB_ERR_TOO_LARGE with
+ * the message the operation itself would give (the backend's supports()).
+ */
+mieb_status mieb_cuda_kmeans_fits(const struct mieb_cuda_ctx *ctx, int64_t n, int64_t k, int64_t dim);
+mieb_status mieb_cuda_pairwise_fits(const struct mieb_cuda_ctx *ctx, const struct mieb_op_desc *op);
+
+/**
+ * sts_pairs and compo_scores (backend.h) on the device (cuda_pairwise.c): the CPU
+ * reference's bits; MIEB_ERR_TOO_LARGE when not even one pair or sample fits the budget.
+ */
 mieb_status mieb_cuda_sts_pairs(struct mieb_cuda_ctx *ctx, const float *a, const float *b, int64_t n, int64_t dim,
                                 bool sklearn_f64, enum mieb_sim model_sim, const struct mieb_sts_pair_out *out);
 mieb_status mieb_cuda_compo_scores(struct mieb_cuda_ctx *ctx, const float *img, enum mieb_emb_dtype img_dtype,

@@ -1,6 +1,6 @@
 /**
- * cuda_ctx.c - device selection, streams, events, cuBLAS handle, memory pools and the
- * error record behind the check macros (see cuda_ctx.h, cuda_check.h).
+ * cuda_ctx.c - device selection, streams, events, cuBLAS handle and memory pools (see
+ * cuda_ctx.h; the check macros' error record is kernels/cuda_check.c).
  */
 #include "cuda_ctx.h"
 
@@ -20,21 +20,6 @@
 #define MIEB_CUDA_HEADROOM_MIN ((size_t)512 << 20)
 
 static double mib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
-
-mieb_status mieb_cuda_record_error(mieb_status st, const char *stmt, int code, const char *what,
-                                   const char *func, const char *file, int line)
-{
-    int dev = -1;
-    /* Clear a non-sticky error so that the next unrelated check does not see it again;
-     * a sticky one (illegal address ...) stays, and the context is marked broken. */
-    (void)cudaGetLastError();
-    if (cudaGetDevice(&dev) != cudaSuccess) {
-        dev = -1;
-        (void)cudaGetLastError();
-    }
-    return mieb_fail(st, "%s failed: %s (%s %d) in %s at %s:%d on device %d", stmt, what ? what : "?",
-                     st == MIEB_ERR_CUBLAS ? "cublasStatus" : "cudaError", code, func, file, line, dev);
-}
 
 size_t mieb_cuda_budget_left(const struct mieb_cuda_ctx *ctx)
 {

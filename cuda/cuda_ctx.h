@@ -16,7 +16,7 @@
  * the CUDA error, log the MiB asked for and return MIEB_ERR_OOM so the caller can retry
  * with smaller tiles. Any other CUDA error marks the context `broken`: the backend then
  * refuses further work (some CUDA faults leave the context unusable until the process
- * restarts; the CLI decides whether to fall back to the CPU).
+ * restarts; host/dispatch/ chose the CPU at start-up only when no device was usable).
  *
  * One context is used by one thread at a time.
  */
@@ -31,6 +31,7 @@
 
 #include "backend/backend.h"
 #include "core/status.h"
+#include "kstream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,6 +75,13 @@ struct mieb_cuda_ctx {
      * (0 = off). Lets the GPU tests exercise OOM recovery deterministically. */
     size_t fail_alloc_above;
 };
+
+/** The stream and debug flag the kernel launchers (kernels/) take. */
+static inline struct mieb_kstream mieb_cuda_ks(const struct mieb_cuda_ctx *ctx)
+{
+    struct mieb_kstream ks = {ctx->stream, ctx->sync_check};
+    return ks;
+}
 
 /**
  * Select opts->device_index, create streams, events and the cuBLAS handle, and compute

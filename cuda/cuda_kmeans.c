@@ -1,7 +1,8 @@
 /**
  * cuda_kmeans.c - kmeans_assign on the GPU (backend.h): for each row x_i of X, the first
  * j of the minimum of d[i, j] = c_sqnorm[j] - 2 <x_i, c_j>, as the CPU reference
- * mieb_cpu_kmeans_assign (host/backend/cpu_kmeans.c) computes it.
+ * mieb_cpu_kmeans_assign (host/cpu/cpu_kmeans.c) computes it. Over the memory budget it
+ * returns MIEB_ERR_TOO_LARGE and host/dispatch/ runs the CPU reference instead.
  *
  * Per call:
  *   stream: upload C [k, dim] and c_sqnorm [k] (small, pageable);
@@ -32,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu_kmeans.h"
 #include "cuda_backend.h"
 #include "cuda_check.h"
 #include "gemm.h"
@@ -65,6 +65,25 @@ static void km_sizes(int64_t n, int64_t k, int64_t dim, int64_t m, struct km_pla
     p->pin_bytes = MIEB_CUDA_N_SLOTS * rows_b;
 }
 
+static mieb_status km_one_row_fails(int64_t n, int64_t k, int64_t dim, const struct km_plan *p, size_t budget)
+{
+    return mieb_fail(MIEB_ERR_TOO_LARGE,
+                     "cuda kmeans_assign: n=%lld k=%lld dim=%lld needs %.1f MiB of device memory even one row "
+                     "at a time; %.1f MiB of the budget is left",
+                     (long long)n, (long long)k, (long long)dim, (double)p->dev_bytes / 1048576.0,
+                     (double)budget / 1048576.0);
+}
+
+mieb_status mieb_cuda_kmeans_fits(const struct mieb_cuda_ctx *ctx, int64_t n, int64_t k, int64_t dim)
+{
+    struct km_plan p;
+    size_t budget = mieb_cuda_budget_left(ctx);
+    if (n <= 0 || k <= 0 || dim <= 0 || k >= INT32_MAX || dim > INT32_MAX)
+        return MIEB_OK; /* nothing to run, or a shape the operation refuses on every backend */
+    km_sizes(n, k, dim, 1, &p);
+    return p.dev_bytes > budget ? km_one_row_fails(n, k, dim, &p, budget) : MIEB_OK;
+}
+
 /* Largest chunk (at most m_max rows) whose device bytes fit `budget`. */
 static mieb_status km_plan(int64_t n, int64_t k, int64_t dim, int64_t m_max, size_t budget, struct km_plan *p)
 {
@@ -80,11 +99,7 @@ static mieb_status km_plan(int64_t n, int64_t k, int64_t dim, int64_t m_max, siz
         km_sizes(n, k, dim, m, p);
     }
     if (p->dev_bytes > budget)
-        return mieb_fail(MIEB_ERR_TOO_LARGE,
-                         "cuda kmeans_assign: n=%lld k=%lld dim=%lld needs %.1f MiB of device memory even one row "
-                         "at a time; %.1f MiB of the budget is left",
-                         (long long)n, (long long)k, (long long)dim, (double)p->dev_bytes / 1048576.0,
-                         (double)budget / 1048576.0);
+        return km_one_row_fails(n, k, dim, p, budget);
     return MIEB_OK;
 }
 
@@ -151,7 +166,7 @@ static mieb_status km_chunk(struct mieb_cuda_ctx *ctx, int64_t k, int64_t dim, i
         mieb_cuda_gemm_rowmajor(ctx, rows, k, dim, -2.0f, v->d_rows[b], dim, false, v->c, dim, true, 0.0f, v->s, k);
     ctx->precision = prec;
     MIEB_TRY(st);
-    MIEB_TRY(mieb_cuda_kmeans_argmin(ctx, v->s, k, v->csq, rows, k, v->labels + i0));
+    MIEB_TRY(mieb_cuda_kmeans_argmin(mieb_cuda_ks(ctx), v->s, k, v->csq, rows, k, v->labels + i0));
     MIEB_CUDA_CHECK(cudaEventRecord(ctx->ev_done[b], ctx->stream));
     return MIEB_OK;
 }
@@ -194,15 +209,12 @@ mieb_status mieb_cuda_kmeans_assign(struct mieb_cuda_ctx *ctx, const float *x, i
         return mieb_fail(MIEB_ERR_INVALID_ARG, "kmeans_assign: missing input or output array");
     if (n == 0)
         return MIEB_OK;
+    /* k == INT32_MAX: refused by the backend's supports(), so host/dispatch/ runs the CPU */
     mieb_status st = k < INT32_MAX ? km_run(ctx, x, n, c, c_sqnorm, k, dim, labels)
                                    : mieb_fail(MIEB_ERR_TOO_LARGE, "cuda kmeans_assign: k=%lld", (long long)k);
-    if (st == MIEB_ERR_TOO_LARGE) {
-        /* over the memory budget (--mem-limit): the CPU reference gives the same labels */
-        MIEB_LOGW("%s; assigning on the CPU", mieb_last_error());
-        mieb_clear_error();
-        return mieb_cpu_kmeans_assign(NULL, x, n, c, c_sqnorm, k, dim, labels);
-    }
-    if (st != MIEB_OK) {
+    /* MIEB_ERR_TOO_LARGE (over --mem-limit) is planned before any work is queued:
+       host/dispatch/ then runs the CPU reference, which gives the same labels */
+    if (st != MIEB_OK && st != MIEB_ERR_TOO_LARGE) {
         /* leave no queued work reading the pools or the caller's memory */
         if (cudaStreamSynchronize(ctx->copy_stream) != cudaSuccess || cudaStreamSynchronize(ctx->stream) != cudaSuccess)
             (void)cudaGetLastError();

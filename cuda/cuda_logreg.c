@@ -289,7 +289,8 @@ static mieb_status lr_round(struct mieb_cuda_ctx *ctx, struct mieb_lr_set *s, in
         st = mieb_cuda_gemm_rowmajor(ctx, n, KK, D + 1, 1.0f, xa, s->ldx, false, s->d_wt + a * P, KK, false, 0.0f,
                                      s->d_raw, KK);
         if (st == MIEB_OK)
-            st = mieb_cuda_logreg_pointwise(ctx, s->d_raw, KK, s->d_y + which[a] * n, n, KK, fn, s->d_lossv + a * n);
+            st = mieb_cuda_logreg_pointwise(mieb_cuda_ks(ctx), s->d_raw, KK, s->d_y + which[a] * n, n, KK, fn,
+                                            s->d_lossv + a * n);
         if (st == MIEB_OK)
             st = mieb_cuda_gemm_rowmajor(ctx, D + 1, KK, n, 1.0f, xa, s->ldx, true, s->d_raw, KK, false, 0.0f,
                                          s->d_grad + a * P, KK);

@@ -152,7 +152,7 @@ static mieb_status lp_chunk(struct mieb_cuda_ctx *ctx, int64_t np, int64_t KK, i
         st = mieb_cuda_gemm_rowmajor(ctx, rows, KK, D, 1.0f, v->d_rows[b], D, false, v->coef + p * KK * D, D, true,
                                      0.0f, v->s, KK);
         if (st == MIEB_OK)
-            st = mieb_cuda_logreg_argmax(ctx, v->s, KK, v->icpt + p * KK, rows, KK, v->pred + p * n + i0);
+            st = mieb_cuda_logreg_argmax(mieb_cuda_ks(ctx), v->s, KK, v->icpt + p * KK, rows, KK, v->pred + p * n + i0);
     }
     ctx->precision = prec;
     MIEB_TRY(st);

@@ -5,12 +5,12 @@
  * in chunks that fit the scratch pool: upload the chunk's rows, launch, download,
  * synchronise. A chunk that does not fit is halved until it does (out-of-memory is
  * recovered by tiling smaller, as elsewhere in the backend); when not even one pair or
- * sample fits the budget, the CPU reference computes the same values.
+ * sample fits the budget the operation returns MIEB_ERR_TOO_LARGE before queuing any work,
+ * and host/dispatch/ has the CPU reference compute the same values.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu_pairwise.h"
 #include "compo_scores.cuh"
 #include "cuda_backend.h"
 #include "cuda_check.h"
@@ -18,6 +18,39 @@
 
 /* Most items one chunk takes, so a chunk's host copies stay a modest size. */
 #define PW_CHUNK_MAX ((int64_t)1 << 18)
+
+/* Device bytes per pair (sts_pairs) and per sample (compo_scores), with their views' alignment. */
+static size_t sts_per_pair(int64_t dim)
+{
+    return 2 * (size_t)dim * sizeof(float) + 4 * sizeof(double) + 2 * MIEB_CUDA_ALIGN;
+}
+
+static size_t compo_per_sample(int64_t ni, int64_t nt, int64_t dim)
+{
+    const size_t img_b = (size_t)ni * (size_t)dim * sizeof(float), txt_b = (size_t)nt * (size_t)dim * sizeof(float);
+    return img_b + txt_b + (size_t)(ni + nt) * sizeof(float) + (size_t)(ni * nt) * sizeof(float) + 4 * MIEB_CUDA_ALIGN;
+}
+
+/* The budget check of pw_reserve for one item: MIEB_ERR_TOO_LARGE when it does not fit. */
+static mieb_status pw_one_fits(const struct mieb_cuda_ctx *ctx, size_t per_item, int n_views, const char *what)
+{
+    size_t bytes = per_item + (size_t)n_views * MIEB_CUDA_ALIGN;
+    size_t left = mieb_cuda_budget_left(ctx);
+    if (bytes > left)
+        return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda %s: one item needs %.1f MiB, %.1f MiB of the budget is left", what,
+                         (double)bytes / 1048576.0, (double)left / 1048576.0);
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_pairwise_fits(const struct mieb_cuda_ctx *ctx, const struct mieb_op_desc *op)
+{
+    if (op->op == MIEB_OP_STS_PAIRS && op->n > 0 && op->dim >= 0)
+        return pw_one_fits(ctx, sts_per_pair(op->dim), 6, "sts_pairs");
+    if (op->op == MIEB_OP_COMPO_SCORES && op->n > 0 && op->k >= 0 && op->m >= 0 && op->dim >= 0 &&
+        op->n * op->k * op->m > 0)
+        return pw_one_fits(ctx, compo_per_sample(op->k, op->m, op->dim), 4, "compo_scores");
+    return MIEB_OK;
+}
 
 /*
  * Reserve the scratch pool for the largest chunk (at most *m items, each `per_item` device
@@ -27,11 +60,9 @@ static mieb_status pw_reserve(struct mieb_cuda_ctx *ctx, size_t per_item, int n_
 {
     for (;;) {
         size_t bytes = (size_t)*m * per_item + (size_t)n_views * MIEB_CUDA_ALIGN;
-        size_t left = mieb_cuda_budget_left(ctx);
-        if (bytes > left) {
+        if (bytes > mieb_cuda_budget_left(ctx)) {
             if (*m == 1)
-                return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda %s: one item needs %.1f MiB, %.1f MiB of the budget is left",
-                                 what, (double)bytes / 1048576.0, (double)left / 1048576.0);
+                return pw_one_fits(ctx, per_item, n_views, what);
             *m = (*m + 1) / 2;
             continue;
         }
@@ -58,7 +89,7 @@ static mieb_status sts_run(struct mieb_cuda_ctx *ctx, const float *a, const floa
                            bool f64, enum mieb_sim sim, const struct mieb_sts_pair_out *out)
 {
     const size_t row_b = (size_t)dim * sizeof(float);
-    const size_t per_pair = 2 * row_b + 4 * sizeof(double) + 2 * MIEB_CUDA_ALIGN;
+    const size_t per_pair = sts_per_pair(dim);
     int64_t m = n < PW_CHUNK_MAX ? n : PW_CHUNK_MAX;
     MIEB_TRY(pw_reserve(ctx, per_pair, 6, &m, "sts_pairs"));
     float *da = mieb_cuda_pool_take(&ctx->scratch, (size_t)m * row_b + 1);
@@ -76,8 +107,8 @@ static mieb_status sts_run(struct mieb_cuda_ctx *ctx, const float *a, const floa
             MIEB_CUDA_CHECK(cudaMemcpyAsync(da, a + p0 * dim, bytes, cudaMemcpyHostToDevice, ctx->stream));
             MIEB_CUDA_CHECK(cudaMemcpyAsync(db, b + p0 * dim, bytes, cudaMemcpyHostToDevice, ctx->stream));
         }
-        MIEB_TRY(mieb_cuda_sts_pairs_launch(ctx, da, db, c, dim, f64, sim == MIEB_SIM_COSINE, dv[0], dv[1], dv[2],
-                                            dv[3]));
+        MIEB_TRY(mieb_cuda_sts_pairs_launch(mieb_cuda_ks(ctx), da, db, c, dim, f64, sim == MIEB_SIM_COSINE, dv[0],
+                                            dv[1], dv[2], dv[3]));
         for (int j = 0; j < 4; j++)
             MIEB_CUDA_CHECK(cudaMemcpyAsync(hv[j] + p0, dv[j], (size_t)c * sizeof(double), cudaMemcpyDeviceToHost,
                                             ctx->stream));
@@ -98,12 +129,7 @@ mieb_status mieb_cuda_sts_pairs(struct mieb_cuda_ctx *ctx, const float *a, const
     if (!a || !b || !out || !out->cosine || !out->manhattan || !out->euclidean || !out->model)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "sts_pairs: missing input or output array");
     mieb_status st = sts_run(ctx, a, b, n, dim, sklearn_f64, model_sim, out);
-    if (st == MIEB_ERR_TOO_LARGE) {
-        MIEB_LOGW("%s; scoring the pairs on the CPU", mieb_last_error());
-        mieb_clear_error();
-        return mieb_cpu_sts_pairs(a, b, n, dim, sklearn_f64, model_sim, out);
-    }
-    if (st != MIEB_OK)
+    if (st != MIEB_OK && st != MIEB_ERR_TOO_LARGE)
         pw_drain(ctx);
     return st;
 }
@@ -112,8 +138,7 @@ static mieb_status compo_run(struct mieb_cuda_ctx *ctx, const float *img, int dt
                              int64_t ns, int64_t ni, int64_t nt, int64_t dim, float *scores)
 {
     const size_t img_b = (size_t)ni * (size_t)dim * sizeof(float), txt_b = (size_t)nt * (size_t)dim * sizeof(float);
-    const size_t per_sample =
-        img_b + txt_b + (size_t)(ni + nt) * sizeof(float) + (size_t)(ni * nt) * sizeof(float) + 4 * MIEB_CUDA_ALIGN;
+    const size_t per_sample = compo_per_sample(ni, nt, dim);
     int64_t m = ns < PW_CHUNK_MAX ? ns : PW_CHUNK_MAX;
     MIEB_TRY(pw_reserve(ctx, per_sample, 4, &m, "compo_scores"));
     float *di = mieb_cuda_pool_take(&ctx->scratch, (size_t)m * img_b + 1);
@@ -130,7 +155,7 @@ static mieb_status compo_run(struct mieb_cuda_ctx *ctx, const float *img, int dt
         if (txt_b)
             MIEB_CUDA_CHECK(cudaMemcpyAsync(dt, txt + s0 * nt * dim, (size_t)c * txt_b, cudaMemcpyHostToDevice,
                                             ctx->stream));
-        MIEB_TRY(mieb_cuda_compo_scores_launch(ctx, di, dti, dt, dtt, c, ni, nt, dim, dn, ds));
+        MIEB_TRY(mieb_cuda_compo_scores_launch(mieb_cuda_ks(ctx), di, dti, dt, dtt, c, ni, nt, dim, dn, ds));
         if (ni * nt > 0)
             MIEB_CUDA_CHECK(cudaMemcpyAsync(scores + s0 * ni * nt, ds, (size_t)(c * ni * nt) * sizeof(float),
                                             cudaMemcpyDeviceToHost, ctx->stream));
@@ -151,12 +176,7 @@ mieb_status mieb_cuda_compo_scores(struct mieb_cuda_ctx *ctx, const float *img, 
         return mieb_fail(MIEB_ERR_INVALID_ARG, "compo_scores: missing input or output array");
     mieb_status st =
         compo_run(ctx, img, (int)img_dtype, txt, (int)txt_dtype, n_samples, n_img, n_txt, dim, scores);
-    if (st == MIEB_ERR_TOO_LARGE) {
-        MIEB_LOGW("%s; scoring the samples on the CPU", mieb_last_error());
-        mieb_clear_error();
-        return mieb_cpu_compo_scores(img, img_dtype, txt, txt_dtype, n_samples, n_img, n_txt, dim, scores);
-    }
-    if (st != MIEB_OK)
+    if (st != MIEB_OK && st != MIEB_ERR_TOO_LARGE)
         pw_drain(ctx);
     return st;
 }

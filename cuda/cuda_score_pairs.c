@@ -82,10 +82,10 @@ static mieb_status score_batch(struct mieb_cuda_ctx *ctx, const struct mieb_qset
     MIEB_CUDA_CHECK(cudaMemcpyAsync(v->d_qi, v->p_qi, sizeof(int64_t) * (size_t)n, cudaMemcpyHostToDevice, ctx->stream));
     MIEB_CUDA_CHECK(cudaMemcpyAsync(v->d_di, v->p_di, sizeof(int64_t) * (size_t)n, cudaMemcpyHostToDevice, ctx->stream));
     if (qs->sim == MIEB_SIM_MAXSIM)
-        MIEB_TRY(mieb_cuda_pair_maxsim(ctx, qs->d_data, qs->d_offsets, v->d_rows, v->d_off, qs->dim, v->d_qi, v->d_di,
-                                       n, v->d_out));
+        MIEB_TRY(mieb_cuda_pair_maxsim(mieb_cuda_ks(ctx), qs->d_data, qs->d_offsets, v->d_rows, v->d_off, qs->dim,
+                                       v->d_qi, v->d_di, n, v->d_out));
     else
-        MIEB_TRY(mieb_cuda_pair_dot(ctx, qs->d_data, v->d_rows, qs->dim, v->d_qi, v->d_di, n, v->d_out));
+        MIEB_TRY(mieb_cuda_pair_dot(mieb_cuda_ks(ctx), qs->d_data, v->d_rows, qs->dim, v->d_qi, v->d_di, n, v->d_out));
     MIEB_CUDA_CHECK(cudaMemcpyAsync(v->p_out, v->d_out, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost, ctx->stream));
     MIEB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
     for (int64_t j = 0; j < n; j++)

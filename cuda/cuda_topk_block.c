@@ -129,7 +129,8 @@ static mieb_status score_chunk(struct mieb_cuda_ctx *ctx, const struct mieb_qset
     /* tok[query token, doc token] = Q_tokens . D_tokens^T for the chunk and the tile */
     MIEB_TRY(mieb_cuda_scores_nt(ctx, qr1 - qr0, nr, dim, qs->d_data + qr0 * dim, dim, v->d_rows[b], dim, v->tok,
                                  nr > 0 ? nr : 1));
-    return mieb_cuda_maxsim(ctx, v->tok, nr, qs->d_offsets + qa, qr0, qb - qa, v->d_off[b], nd, v->scores, nd);
+    return mieb_cuda_maxsim(mieb_cuda_ks(ctx), v->tok, nr, qs->d_offsets + qa, qr0, qb - qa, v->d_off[b], nd,
+                            v->scores, nd);
 }
 
 /* Sorted keys of group rows [0, g) -> out rows g0.., columns [0, ke) decoded, [ke, k) padded;
@@ -200,7 +201,7 @@ static mieb_status run_group(struct mieb_cuda_ctx *ctx, const struct mieb_qset *
             qb = chunk_end(qs, p, qa, g0 + g);
             MIEB_TRY(score_chunk(ctx, qs, &t, v, b, qa, qb));
             int64_t off = (qa - g0) * ke;
-            MIEB_TRY(mieb_cuda_topk_update(ctx, v->scores, t.i1 - t.i0, qb - qa, t.i1 - t.i0, t.i0,
+            MIEB_TRY(mieb_cuda_topk_update(mieb_cuda_ks(ctx), v->scores, t.i1 - t.i0, qb - qa, t.i1 - t.i0, t.i0,
                                            v->state[cur] + off, v->state[1 - cur] + off, v->thr + (qa - g0), ke));
         }
         MIEB_CUDA_CHECK(cudaEventRecord(ctx->ev_done[b], ctx->stream));

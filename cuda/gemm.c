@@ -52,6 +52,6 @@ mieb_status mieb_cuda_scores_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n,
 {
     MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     if (ctx->canon_scores) /* its launcher synchronises under sync_check (MIEB_CUDA_CHECK_LAUNCH) */
-        return mieb_cuda_canon_gemm_nt(ctx, m, n, k, A, lda, B, ldb, S, lds);
+        return mieb_cuda_canon_gemm_nt(mieb_cuda_ks(ctx), m, n, k, A, lda, B, ldb, S, lds);
     return mieb_cuda_gemm_rowmajor(ctx, m, n, k, 1.0f, A, lda, false, B, ldb, true, 0.0f, S, lds);
 }

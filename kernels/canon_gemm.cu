@@ -1,6 +1,6 @@
 /**
  * canon_gemm.cu - C = A . B^T with every element in the CPU backend's fixed summation order
- * (host/backend/canon_dot.h), so that a score computed here has the same bits as on the CPU,
+ * (host/cpu/canon_dot.h), so that a score computed here has the same bits as on the CPU,
  * whatever the tiling, the GPU or the cuBLAS release.
  *
  * The order fixes which products are chained into which accumulator: lane l of 16 owns the
@@ -93,11 +93,10 @@ static __global__ void __launch_bounds__(CG_THREADS)
     }
 }
 
-extern "C" mieb_status mieb_cuda_canon_gemm_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n, int64_t K,
+extern "C" mieb_status mieb_cuda_canon_gemm_nt(struct mieb_kstream ks, int64_t m, int64_t n, int64_t K,
                                                const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                                                int64_t ldc)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(m >= 0 && n >= 0 && K >= 0);
     MIEB_CUDA_REQUIRE(lda >= K && ldb >= K && ldc >= n);
     if (m == 0 || n == 0)
@@ -110,9 +109,9 @@ extern "C" mieb_status mieb_cuda_canon_gemm_nt(struct mieb_cuda_ctx *ctx, int64_
     for (int64_t r0 = 0; r0 < m; r0 += rows_per_launch) {
         const int64_t mr = m - r0 < rows_per_launch ? m - r0 : rows_per_launch;
         dim3 grid((unsigned int)bx, (unsigned int)((mr + CG_BM - 1) / CG_BM));
-        canon_gemm_kernel<<<grid, CG_THREADS, 0, ctx->stream>>>(mr, n, K, A + r0 * lda, lda, B, ldb, C + r0 * ldc,
+        canon_gemm_kernel<<<grid, CG_THREADS, 0, ks.stream>>>(mr, n, K, A + r0 * lda, lda, B, ldb, C + r0 * ldc,
                                                                ldc);
-        MIEB_CUDA_CHECK_LAUNCH(ctx);
+        MIEB_CUDA_CHECK_LAUNCH(ks);
     }
     return MIEB_OK;
 }

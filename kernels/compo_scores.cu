@@ -35,11 +35,10 @@ static __global__ void __launch_bounds__(COMPO_THREADS)
     scores[c] = mieb_pm_compo_score(img + u * dim, nimg[u], dt_i, txt + v * dim, ntxt[v], dt_t, dim, sdt);
 }
 
-extern "C" mieb_status mieb_cuda_compo_scores_launch(struct mieb_cuda_ctx *ctx, const float *img, int img_dtype,
+extern "C" mieb_status mieb_cuda_compo_scores_launch(struct mieb_kstream ks, const float *img, int img_dtype,
                                                      const float *txt, int txt_dtype, int64_t ns, int64_t ni,
                                                      int64_t nt, int64_t dim, float *norms, float *scores)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(ns >= 0 && ni >= 0 && nt >= 0 && dim >= 0);
     const int64_t rows = ns * (ni + nt), cells = ns * ni * nt;
     if (cells == 0)
@@ -48,11 +47,11 @@ extern "C" mieb_status mieb_cuda_compo_scores_launch(struct mieb_cuda_ctx *ctx, 
     const int sdt = img_dtype == txt_dtype ? img_dtype : 0;
     int64_t b_rows = (rows + COMPO_THREADS - 1) / COMPO_THREADS, b_cells = (cells + COMPO_THREADS - 1) / COMPO_THREADS;
     MIEB_CUDA_REQUIRE(b_rows <= 0x7fffffff && b_cells <= 0x7fffffff);
-    compo_norms_kernel<<<(unsigned int)b_rows, COMPO_THREADS, 0, ctx->stream>>>(img, ns * ni, img_dtype, txt, ns * nt,
+    compo_norms_kernel<<<(unsigned int)b_rows, COMPO_THREADS, 0, ks.stream>>>(img, ns * ni, img_dtype, txt, ns * nt,
                                                                                txt_dtype, dim, norms);
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
-    compo_cells_kernel<<<(unsigned int)b_cells, COMPO_THREADS, 0, ctx->stream>>>(img, img_dtype, txt, txt_dtype, ns, ni,
+    MIEB_CUDA_CHECK_LAUNCH(ks);
+    compo_cells_kernel<<<(unsigned int)b_cells, COMPO_THREADS, 0, ks.stream>>>(img, img_dtype, txt, txt_dtype, ns, ni,
                                                                                 nt, dim, norms, sdt, scores);
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
+    MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

@@ -63,18 +63,17 @@ static __global__ void __launch_bounds__(KM_WARPS * 32)
     }
 }
 
-extern "C" mieb_status mieb_cuda_kmeans_argmin(struct mieb_cuda_ctx *ctx, const float *s, int64_t ld,
+extern "C" mieb_status mieb_cuda_kmeans_argmin(struct mieb_kstream ks, const float *s, int64_t ld,
                                                const float *c_sqnorm, int64_t n_rows, int64_t k, int32_t *labels)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(n_rows >= 0 && n_rows <= INT_MAX);
     MIEB_CUDA_REQUIRE(k >= 1 && k < (int64_t)INT_MAX && ld >= k);
     if (n_rows == 0)
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(s && c_sqnorm && labels);
     const int64_t blocks = (n_rows + KM_WARPS - 1) / KM_WARPS;
-    kmeans_argmin_kernel<<<(unsigned int)blocks, KM_WARPS * 32, 0, ctx->stream>>>(s, ld, c_sqnorm, (int)n_rows,
+    kmeans_argmin_kernel<<<(unsigned int)blocks, KM_WARPS * 32, 0, ks.stream>>>(s, ld, c_sqnorm, (int)n_rows,
                                                                                  (int)k, labels);
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
+    MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

@@ -3,7 +3,7 @@
  *
  * The assignment step of cuda/cuda_kmeans.c is one GEMM, S = -2 X . C^T, followed by this
  * kernel, which adds the centre norms and takes each row's argmin with the CPU
- * reference's rule (mieb_cpu_kmeans_assign, host/backend/cpu_kmeans.c):
+ * reference's rule (mieb_cpu_kmeans_assign, host/cpu/cpu_kmeans.c):
  *
  *   d[r, j]   = c_sqnorm[j] + s[r, j]          (one fp32 add, as sgemm's beta = 1 gives)
  *   labels[r] = the first j of the minimum of d[r, .], scanning j = 0, 1, ... and
@@ -19,14 +19,14 @@
 
 #include <stdint.h>
 
-#include "cuda_ctx.h"
+#include "kstream.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /**
- * On ctx->stream, for each row r < n_rows: labels[r] = argmin_j (c_sqnorm[j] + s[r, j])
+ * On ks.stream, for each row r < n_rows: labels[r] = argmin_j (c_sqnorm[j] + s[r, j])
  * under the rule above.
  *   s        [n_rows, ld] row-major fp32 (device), ld >= k: -2 <x_r, c_j>
  *   c_sqnorm [k] fp32 (device): squared centre norms, as given by the caller
@@ -34,7 +34,7 @@ extern "C" {
  * Requires 1 <= k <= INT32_MAX - 1 and n_rows >= 0. MIEB_ERR_INTERNAL on a bad argument,
  * MIEB_ERR_CUDA when the launch fails.
  */
-mieb_status mieb_cuda_kmeans_argmin(struct mieb_cuda_ctx *ctx, const float *s, int64_t ld, const float *c_sqnorm,
+mieb_status mieb_cuda_kmeans_argmin(struct mieb_kstream ks, const float *s, int64_t ld, const float *c_sqnorm,
                                     int64_t n_rows, int64_t k, int32_t *labels);
 
 #ifdef __cplusplus

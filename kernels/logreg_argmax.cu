@@ -81,19 +81,18 @@ static inline unsigned int lra_blocks(int64_t n, int64_t rows_per_block)
     return (unsigned int)(b < LRA_MAX_BLOCKS ? b : LRA_MAX_BLOCKS);
 }
 
-extern "C" mieb_status mieb_cuda_logreg_argmax(struct mieb_cuda_ctx *ctx, const float *s, int64_t ld,
+extern "C" mieb_status mieb_cuda_logreg_argmax(struct mieb_kstream ks, const float *s, int64_t ld,
                                                const float *intercept, int64_t n, int64_t KK, int64_t *out)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(n >= 0 && KK >= 1 && KK <= INT_MAX - 32 && ld >= KK);
     if (n == 0)
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(s && intercept && out);
     if (KK == 1)
-        logreg_binary_kernel<<<lra_blocks(n, LRA_THREADS), LRA_THREADS, 0, ctx->stream>>>(s, ld, intercept, n, out);
+        logreg_binary_kernel<<<lra_blocks(n, LRA_THREADS), LRA_THREADS, 0, ks.stream>>>(s, ld, intercept, n, out);
     else
-        logreg_argmax_kernel<<<lra_blocks(n, LRA_WARPS), LRA_WARPS * 32, 0, ctx->stream>>>(s, ld, intercept, n,
+        logreg_argmax_kernel<<<lra_blocks(n, LRA_WARPS), LRA_WARPS * 32, 0, ks.stream>>>(s, ld, intercept, n,
                                                                                         (int)KK, out);
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
+    MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

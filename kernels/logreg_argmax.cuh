@@ -8,14 +8,14 @@
 
 #include <stdint.h>
 
-#include "cuda_ctx.h"
+#include "kstream.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /**
- * On ctx->stream, for each row i < n (device memory), with v_k = s[i, k] + intercept[k]
+ * On ks.stream, for each row i < n (device memory), with v_k = s[i, k] + intercept[k]
  * (one fp32 add):
  *   KK > 1:  out[i] = the first k of the maximum of v, scanning k = 0, 1, ... and replacing
  *            the best when v_k > best or (v_k is NaN and best is not), i.e. the first NaN if
@@ -24,7 +24,7 @@ extern "C" {
  *   s [n, ld] fp32 with ld >= KK, intercept [KK] fp32, out [n] int64.
  * MIEB_ERR_INTERNAL on a bad argument, MIEB_ERR_CUDA when the launch fails.
  */
-mieb_status mieb_cuda_logreg_argmax(struct mieb_cuda_ctx *ctx, const float *s, int64_t ld, const float *intercept,
+mieb_status mieb_cuda_logreg_argmax(struct mieb_kstream ks, const float *s, int64_t ld, const float *intercept,
                                     int64_t n, int64_t KK, int64_t *out);
 
 #ifdef __cplusplus

@@ -140,21 +140,20 @@ static inline unsigned int lrp_blocks(int64_t n, int64_t rows_per_block)
     return (unsigned int)(b < LRP_MAX_BLOCKS ? b : LRP_MAX_BLOCKS);
 }
 
-extern "C" mieb_status mieb_cuda_logreg_pointwise(struct mieb_cuda_ctx *ctx, float *raw, int64_t ld,
+extern "C" mieb_status mieb_cuda_logreg_pointwise(struct mieb_kstream ks, float *raw, int64_t ld,
                                                   const int32_t *y, int64_t n, int64_t KK, float fn, float *lossv)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(n >= 0 && KK >= 1 && KK <= INT_MAX - LRP_THREADS && ld >= KK);
     if (n == 0)
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(raw && y && lossv);
     if (KK == 1) {
-        logreg_binomial_kernel<<<lrp_blocks(n, LRP_THREADS), LRP_THREADS, 0, ctx->stream>>>(raw, ld, y, n, fn, lossv);
+        logreg_binomial_kernel<<<lrp_blocks(n, LRP_THREADS), LRP_THREADS, 0, ks.stream>>>(raw, ld, y, n, fn, lossv);
     } else {
         const int G = lrp_group_size(KK);
-        logreg_softmax_kernel<<<lrp_blocks(n, LRP_THREADS / G), LRP_THREADS, 0, ctx->stream>>>(raw, ld, y, n, (int)KK,
+        logreg_softmax_kernel<<<lrp_blocks(n, LRP_THREADS / G), LRP_THREADS, 0, ks.stream>>>(raw, ld, y, n, (int)KK,
                                                                                            G, fn, lossv);
     }
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
+    MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

@@ -10,14 +10,14 @@
 
 #include <stdint.h>
 
-#include "cuda_ctx.h"
+#include "kstream.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /**
- * On ctx->stream, for each row i < n (device memory):
+ * On ks.stream, for each row i < n (device memory):
  *   raw [n, ld] fp32, ld >= KK: the logits (intercept included) on entry, grad_pointwise / n
  *       on exit (KK > 1: (e_k / sum_exps - [k == y[i]]) / n; KK == 1: binomial gradient / n);
  *   y [n] int32 class indices (in [0, KK) for KK > 1, 0 or 1 for KK == 1);
@@ -25,7 +25,7 @@ extern "C" {
  * fn is float32(n) of the problem (the divisor; passed so that a batch of problems can share
  * one launch later). MIEB_ERR_INTERNAL on a bad argument, MIEB_ERR_CUDA when the launch fails.
  */
-mieb_status mieb_cuda_logreg_pointwise(struct mieb_cuda_ctx *ctx, float *raw, int64_t ld, const int32_t *y,
+mieb_status mieb_cuda_logreg_pointwise(struct mieb_kstream ks, float *raw, int64_t ld, const int32_t *y,
                                        int64_t n, int64_t KK, float fn, float *lossv);
 
 #ifdef __cplusplus

@@ -55,11 +55,10 @@ static __global__ void __launch_bounds__(MAXSIM_WARPS * 32)
         out[i * ld_out + j] = total;
 }
 
-extern "C" mieb_status mieb_cuda_maxsim(struct mieb_cuda_ctx *ctx, const float *tok, int64_t ld_tok,
+extern "C" mieb_status mieb_cuda_maxsim(struct mieb_kstream ks, const float *tok, int64_t ld_tok,
                                         const int64_t *q_off, int64_t q_row0, int64_t n_q, const int64_t *d_off,
                                         int64_t n_d, float *out, int64_t ld_out)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(n_q >= 0 && n_q <= 65535 && n_d >= 0 && n_d <= INT_MAX);
     MIEB_CUDA_REQUIRE(ld_out >= n_d && ld_tok >= 0 && q_row0 >= 0);
     if (n_q == 0 || n_d == 0)
@@ -67,7 +66,7 @@ extern "C" mieb_status mieb_cuda_maxsim(struct mieb_cuda_ctx *ctx, const float *
     MIEB_CUDA_REQUIRE(q_off && d_off && out);
     MIEB_CUDA_REQUIRE(tok || ld_tok == 0);
     dim3 grid((unsigned int)n_d, (unsigned int)n_q);
-    maxsim_kernel<<<grid, MAXSIM_WARPS * 32, 0, ctx->stream>>>(tok, ld_tok, q_off, q_row0, d_off, out, ld_out);
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
+    maxsim_kernel<<<grid, MAXSIM_WARPS * 32, 0, ks.stream>>>(tok, ld_tok, q_off, q_row0, d_off, out, ld_out);
+    MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

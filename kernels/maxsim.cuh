@@ -2,21 +2,21 @@
  * maxsim.cuh - launcher of the MaxSim reduction kernel (kernels/maxsim.cu).
  *
  * Turns a tile of token-level dot products into item-level late-interaction scores.
- * CPU reference: mieb_cpu_maxsim_tile (host/backend/cpu_kernels.c).
+ * CPU reference: mieb_cpu_maxsim_tile (host/cpu/cpu_kernels.c).
  */
 #ifndef MIEB_KERNELS_MAXSIM_CUH
 #define MIEB_KERNELS_MAXSIM_CUH
 
 #include <stdint.h>
 
-#include "cuda_ctx.h"
+#include "kstream.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /**
- * On ctx->stream: out[i * ld_out + j] = sum over query tokens t of item i of
+ * On ks.stream: out[i * ld_out + j] = sum over query tokens t of item i of
  * (max over doc tokens u of item j of tok[t - q_row0, u]), for i < n_q, j < n_d.
  *   tok   [query token rows of the chunk, ld_tok] fp32 = Q_tokens . D_tokens^T (device)
  *   q_off [n_q + 1] token offsets of the chunk's query items, absolute (device);
@@ -25,7 +25,7 @@ extern "C" {
  * An item without tokens scores 0, as in the CPU reference. Token maxima are summed in
  * token order, as the CPU reference does. n_q <= 65535 (grid y).
  */
-mieb_status mieb_cuda_maxsim(struct mieb_cuda_ctx *ctx, const float *tok, int64_t ld_tok, const int64_t *q_off,
+mieb_status mieb_cuda_maxsim(struct mieb_kstream ks, const float *tok, int64_t ld_tok, const int64_t *q_off,
                              int64_t q_row0, int64_t n_q, const int64_t *d_off, int64_t n_d, float *out,
                              int64_t ld_out);
 

@@ -1,6 +1,6 @@
 /**
  * pair_dot.cu - dot products of explicit (query, doc) pairs in the CPU backend's fixed order
- * (host/backend/canon_dot.h): one half-warp per pair, lane l chaining the elements l, l + 16,
+ * (host/cpu/canon_dot.h): one half-warp per pair, lane l chaining the elements l, l + 16,
  * ... into its accumulator, then canon_lanes_sum()'s tree, so each score has the CPU's bits.
  */
 #include "canon_lanes.cuh"
@@ -29,17 +29,16 @@ static __global__ void __launch_bounds__(PAIR_DOT_WARPS * 32)
         out[p] = acc;
 }
 
-extern "C" mieb_status mieb_cuda_pair_dot(struct mieb_cuda_ctx *ctx, const float *q, const float *d, int64_t dim,
+extern "C" mieb_status mieb_cuda_pair_dot(struct mieb_kstream ks, const float *q, const float *d, int64_t dim,
                                           const int64_t *qi, const int64_t *di, int64_t n, float *out)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(n >= 0 && dim >= 1);
     if (n == 0)
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(q && d && qi && di && out);
     int64_t blocks = (n + PAIR_DOT_PER_BLOCK - 1) / PAIR_DOT_PER_BLOCK;
     MIEB_CUDA_REQUIRE(blocks <= 0x7fffffff);
-    pair_dot_kernel<<<(unsigned int)blocks, PAIR_DOT_WARPS * 32, 0, ctx->stream>>>(q, d, dim, qi, di, n, out);
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
+    pair_dot_kernel<<<(unsigned int)blocks, PAIR_DOT_WARPS * 32, 0, ks.stream>>>(q, d, dim, qi, di, n, out);
+    MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

@@ -53,17 +53,16 @@ static __global__ void __launch_bounds__(PAIR_MAXSIM_THREADS)
         out[p] = total;
 }
 
-extern "C" mieb_status mieb_cuda_pair_maxsim(struct mieb_cuda_ctx *ctx, const float *q, const int64_t *q_off,
+extern "C" mieb_status mieb_cuda_pair_maxsim(struct mieb_kstream ks, const float *q, const int64_t *q_off,
                                              const float *d, const int64_t *d_off, int64_t dim, const int64_t *qi,
                                              const int64_t *di, int64_t n, float *out)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(n >= 0 && n <= 0x7fffffff && dim >= 1);
     if (n == 0)
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(q && q_off && d && d_off && qi && di && out);
-    pair_maxsim_kernel<<<(unsigned int)n, PAIR_MAXSIM_THREADS, 0, ctx->stream>>>(q, q_off, d, d_off, dim, qi, di,
+    pair_maxsim_kernel<<<(unsigned int)n, PAIR_MAXSIM_THREADS, 0, ks.stream>>>(q, q_off, d, d_off, dim, qi, di,
                                                                                out);
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
+    MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

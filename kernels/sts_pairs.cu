@@ -27,19 +27,18 @@ static __global__ void __launch_bounds__(STS_THREADS)
     model[p] = mieb_pm_torch_pair_sim(x, y, dim, cosine);
 }
 
-extern "C" mieb_status mieb_cuda_sts_pairs_launch(struct mieb_cuda_ctx *ctx, const float *a, const float *b,
+extern "C" mieb_status mieb_cuda_sts_pairs_launch(struct mieb_kstream ks, const float *a, const float *b,
                                                   int64_t n, int64_t dim, int f64, int cosine, double *cos,
                                                   double *man, double *euc, double *model)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(n >= 0 && dim >= 0);
     if (n == 0)
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(a && b && cos && man && euc && model);
     int64_t blocks = (n + STS_THREADS - 1) / STS_THREADS;
     MIEB_CUDA_REQUIRE(blocks <= 0x7fffffff);
-    sts_pairs_kernel<<<(unsigned int)blocks, STS_THREADS, 0, ctx->stream>>>(a, b, n, dim, f64, cosine, cos, man, euc,
+    sts_pairs_kernel<<<(unsigned int)blocks, STS_THREADS, 0, ks.stream>>>(a, b, n, dim, f64, cosine, cos, man, euc,
                                                                            model);
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
+    MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

@@ -181,12 +181,11 @@ static __global__ void __launch_bounds__(TOPK_THREADS)
         thr[row] = total > ke ? T : t_old;
 }
 
-extern "C" mieb_status mieb_cuda_topk_update(struct mieb_cuda_ctx *ctx, const float *scores, int64_t ld,
+extern "C" mieb_status mieb_cuda_topk_update(struct mieb_kstream ks, const float *scores, int64_t ld,
                                              int64_t n_rows, int64_t n_cols, int64_t col_base,
                                              const uint64_t *state_in, uint64_t *state_out, uint64_t *thr,
                                              int64_t ke)
 {
-    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     MIEB_CUDA_REQUIRE(n_rows >= 0 && n_rows <= INT_MAX);
     MIEB_CUDA_REQUIRE(n_cols >= 0 && n_cols <= INT_MAX && ld >= n_cols);
     MIEB_CUDA_REQUIRE(col_base >= 0 && col_base + n_cols <= (int64_t)MIEB_TOPK_MAX_INDEX + 1);
@@ -195,8 +194,8 @@ extern "C" mieb_status mieb_cuda_topk_update(struct mieb_cuda_ctx *ctx, const fl
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(state_in && state_out && thr && state_in != state_out);
     MIEB_CUDA_REQUIRE(scores || n_cols == 0);
-    topk_update_kernel<<<(unsigned int)n_rows, TOPK_THREADS, 0, ctx->stream>>>(
+    topk_update_kernel<<<(unsigned int)n_rows, TOPK_THREADS, 0, ks.stream>>>(
         scores, ld, (int)n_cols, (uint32_t)col_base, state_in, state_out, thr, (int)ke);
-    MIEB_CUDA_CHECK_LAUNCH(ctx);
+    MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

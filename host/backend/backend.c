@@ -1,4 +1,4 @@
-/* backend.c - backend selection from --device and the NULL-checked operation wrappers. */
+/* backend.c - the NULL-checked operation wrappers of the backend interface. */
 #include "backend.h"
 
 #include <math.h>
@@ -6,48 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-mieb_status mieb_backend_init(const char *device, const struct mieb_backend_opts *opts,
-                              struct mieb_backend **out)
-{
-    struct mieb_backend_opts o = opts ? *opts : (struct mieb_backend_opts){0};
-    *out = NULL;
-    if (!device || !strcmp(device, "cpu"))
-        return mieb_backend_cpu_init(&o, out);
-    int want_cuda = !strncmp(device, "cuda", 4);
-    if (!want_cuda && strcmp(device, "auto"))
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "unknown --device '%s' (expected auto, cpu, cuda or cuda:N)", device);
-    if (want_cuda && device[4] == ':') {
-        char *end = NULL;
-        long idx = strtol(device + 5, &end, 10);
-        if (!end || *end || idx < 0 || end == device + 5)
-            return mieb_fail(MIEB_ERR_INVALID_ARG, "bad device '%s' (expected cuda:N)", device);
-        o.device_index = (int)idx;
-    } else if (want_cuda && device[4] != '\0') {
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "unknown --device '%s'", device);
-    }
-#ifdef MIEB_HAVE_CUDA
-    mieb_status st = mieb_backend_cuda_init(&o, out);
-    if (st == MIEB_OK)
-        return MIEB_OK;
-    if (want_cuda)
-        return st == MIEB_ERR_NO_DEVICE ? st : mieb_fail_context(MIEB_ERR_NO_DEVICE, "--device %s", device);
-    const char *why = mieb_last_error(); /* said once, whether or not the reason names the device */
-    if (!strncmp(why, "no usable CUDA device", 21))
-        MIEB_LOGW("%s; scoring on the CPU", why);
-    else
-        MIEB_LOGW("no usable CUDA device (%s); scoring on the CPU", why);
-#else
-    if (want_cuda)
-        return mieb_fail(MIEB_ERR_NO_DEVICE, "--device %s: this mieb-eval was built without CUDA", device);
-    MIEB_LOGD("built without CUDA; --device auto uses the CPU");
-#endif
-    return mieb_backend_cpu_init(&o, out);
-}
-
 void mieb_backend_free(struct mieb_backend *be)
 {
     if (be)
         be->iface.free(be);
+}
+
+mieb_status mieb_backend_supports(struct mieb_backend *be, const struct mieb_op_desc *op)
+{
+    static const char *const names[] = {"kmeans_assign", "sts_pairs", "compo_scores"};
+    bool has = false;
+    switch (op->op) {
+    case MIEB_OP_KMEANS_ASSIGN: has = be->iface.kmeans_assign != NULL; break;
+    case MIEB_OP_STS_PAIRS: has = be->iface.sts_pairs != NULL; break;
+    case MIEB_OP_COMPO_SCORES: has = be->iface.compo_scores != NULL; break;
+    }
+    if (!has)
+        return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: %s", be->iface.name,
+                         (unsigned)op->op < sizeof names / sizeof *names ? names[op->op] : "unknown operation");
+    return be->iface.supports ? be->iface.supports(be, op) : MIEB_OK;
 }
 
 mieb_status mieb_backend_prepare_queries(struct mieb_backend *be, const struct mieb_vecs *q,

@@ -13,8 +13,12 @@
  * sees the ids; backends never do.)
  *
  * Slots may be NULL when a backend does not implement an operation; the public
- * wrappers in backend.c then report MIEB_ERR_UNSUPPORTED and the driver falls back
- * to the CPU backend.
+ * wrappers in backend.c then report MIEB_ERR_UNSUPPORTED. Whether an operation runs on the
+ * chosen backend or on the CPU is decided in one place, host/dispatch/ (the backend's
+ * supports() answer first, then a run that finds its memory budget too small).
+ *
+ * This header is the interface only: the CPU backend (host/cpu/) and the CUDA backend
+ * (cuda/) implement it, and neither uses the other.
  */
 #ifndef MIEB_BACKEND_H
 #define MIEB_BACKEND_H
@@ -73,6 +77,22 @@ struct mieb_sts_pair_out {
  */
 #define MIEB_GRID_Q 256
 #define MIEB_GRID_D 1250
+
+/** The operations supports() is asked about: those a backend may hand back to the CPU. */
+enum mieb_op {
+    MIEB_OP_KMEANS_ASSIGN = 0,
+    MIEB_OP_STS_PAIRS = 1,
+    MIEB_OP_COMPO_SCORES = 2,
+};
+
+/** One call of an operation, as supports() sees it: the operation and its sizes. */
+struct mieb_op_desc {
+    enum mieb_op op;
+    int64_t n;   /**< rows (kmeans_assign), pairs (sts_pairs) or samples (compo_scores) */
+    int64_t k;   /**< clusters (kmeans_assign); images per sample (compo_scores) */
+    int64_t m;   /**< texts per sample (compo_scores) */
+    int64_t dim;
+};
 
 struct mieb_backend;
 struct mieb_qset; /**< queries resident in a backend (opaque, backend-owned) */
@@ -201,6 +221,15 @@ struct mieb_backend_i {
     mieb_status (*topk_block_floor)(struct mieb_backend *be, struct mieb_qset *qs, const struct mieb_vecs *docs,
                                     int64_t k, const float *floor, float *out_scores, int64_t *out_idx,
                                     int64_t *out_n);
+
+    /**
+     * Whether this backend runs op at these sizes: MIEB_OK, or a status with a message
+     * saying why not (MIEB_ERR_TOO_LARGE: over what the backend can index or hold; the
+     * dispatcher then runs the CPU backend). Checked before the call; a budget that only
+     * the run itself finds too small still returns MIEB_ERR_TOO_LARGE from the operation.
+     * May be NULL: every operation whose slot is set is supported at every size.
+     */
+    mieb_status (*supports)(struct mieb_backend *be, const struct mieb_op_desc *op);
 };
 
 /** Options shared by all backends. */
@@ -217,19 +246,14 @@ struct mieb_backend {
     struct mieb_backend_opts opts;
 };
 
-/**
- * Create a backend from a --device string: "cpu", "cuda", "cuda:N" or "auto".
- * "auto" tries CUDA and falls back to CPU with a warning; "cuda" without a usable GPU
- * (or in a build without CUDA) fails with MIEB_ERR_NO_DEVICE.
- */
-mieb_status mieb_backend_init(const char *device, const struct mieb_backend_opts *opts,
-                              struct mieb_backend **out);
+/* Backends are created by mieb_backend_init (host/dispatch/dispatch.h). */
 void mieb_backend_free(struct mieb_backend *be);
 
-mieb_status mieb_backend_cpu_init(const struct mieb_backend_opts *opts, struct mieb_backend **out);
-#ifdef MIEB_HAVE_CUDA
-mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out);
-#endif
+/**
+ * supports() through the table: MIEB_ERR_UNSUPPORTED (with a message) when the operation's
+ * slot is NULL, else the backend's answer (MIEB_OK when it has no supports slot).
+ */
+mieb_status mieb_backend_supports(struct mieb_backend *be, const struct mieb_op_desc *op);
 
 /* Checked wrappers: MIEB_ERR_UNSUPPORTED when the slot is NULL. */
 mieb_status mieb_backend_prepare_queries(struct mieb_backend *be, const struct mieb_vecs *q,
@@ -260,16 +284,10 @@ mieb_status mieb_backend_score_pairs(struct mieb_backend *be, struct mieb_qset *
                                      const struct mieb_vecs *docs, int64_t n_pairs,
                                      const int64_t *qi, const int64_t *di, float *out);
 int64_t mieb_backend_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs, int64_t dim, int64_t k);
-/** kmeans_assign through the table; falls back to the CPU reference when the slot is NULL. */
-mieb_status mieb_backend_kmeans_assign(struct mieb_backend *be, const float *x, int64_t n, const float *c,
-                                       const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels);
-/** sts_pairs through the table; falls back to the CPU reference when the slot is NULL. */
-mieb_status mieb_backend_sts_pairs(struct mieb_backend *be, const float *a, const float *b, int64_t n, int64_t dim,
-                                   bool sklearn_f64, enum mieb_sim model_sim, const struct mieb_sts_pair_out *out);
-/** compo_scores through the table; falls back to the CPU reference when the slot is NULL. */
-mieb_status mieb_backend_compo_scores(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
-                                      const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples,
-                                      int64_t n_img, int64_t n_txt, int64_t dim, float *scores);
+/*
+ * kmeans_assign, sts_pairs and compo_scores have no wrapper here: they run through
+ * host/dispatch/dispatch.h, which runs the CPU backend where the chosen one cannot.
+ */
 
 /** Whether the backend evaluates logistic-regression batches (all four lr_ slots set). */
 bool mieb_backend_has_lr(const struct mieb_backend *be);

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/backend.h"
+#include "dispatch/dispatch.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cluster/corpus_parts.h"

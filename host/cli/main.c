@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/blas_tune.h"
+#include "cpu/blas_tune.h"
 #include "cli/commands.h"
 #include "json/json_alloc.h"
 

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/cpu_kmeans.h"
+#include "../cpu/cpu_kmeans.h"
+#include "../dispatch/dispatch.h"
 #include "np_randomstate.h"
 
 mieb_status mieb_kmeans_full(struct mieb_backend *be, const float *x, int64_t n, int64_t dim,
@@ -53,7 +54,7 @@ mieb_status mieb_kmeans_full(struct mieb_backend *be, const float *x, int64_t n,
     int it = 0;
     for (; it < o->max_iter; it++) {
         mieb_np_row_sqnorms_f32(c, k, dim, csq);
-        if ((st = mieb_backend_kmeans_assign(be, x, n, c, csq, k, dim, labels)) != MIEB_OK)
+        if ((st = mieb_dispatch_kmeans_assign(be, x, n, c, csq, k, dim, labels)) != MIEB_OK)
             goto out;
         if (it > 0 && !memcmp(prev, labels, (size_t)n * sizeof *labels))
             break;
@@ -74,7 +75,7 @@ mieb_status mieb_kmeans_full(struct mieb_backend *be, const float *x, int64_t n,
     }
     if (it == o->max_iter) { /* stopped by max_iter: labels_ must follow the last update */
         mieb_np_row_sqnorms_f32(c, k, dim, csq);
-        st = mieb_backend_kmeans_assign(be, x, n, c, csq, k, dim, labels);
+        st = mieb_dispatch_kmeans_assign(be, x, n, c, csq, k, dim, labels);
     }
     if (info)
         info->n_steps = it;

@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/cpu_kmeans.h"
+#include "../cpu/cpu_kmeans.h"
+#include "../dispatch/dispatch.h"
 #include "np_randomstate.h"
 #include "sk_threads.h"
 
@@ -200,7 +201,7 @@ mieb_status mieb_kmeans_minibatch(struct mieb_backend *be, const float *x, int64
         if (any_zero || n_since >= 10 * k)
             n_since = 0, do_reassign = 1;
         mieb_np_row_sqnorms_f32(c, k, dim, csq);
-        if ((st = mieb_backend_kmeans_assign(be, xb, bs, c, csq, k, dim, lab)) != MIEB_OK)
+        if ((st = mieb_dispatch_kmeans_assign(be, xb, bs, c, csq, k, dim, lab)) != MIEB_OK)
             goto out;
         float inertia = mieb_kmeans_batch_inertia(xb, bs, dim, c, lab, o->sk_threads);
         minibatch_update(xb, bs, dim, c, cn, ws, lab, k, upd);
@@ -231,7 +232,7 @@ mieb_status mieb_kmeans_minibatch(struct mieb_backend *be, const float *x, int64
     if (info)
         info->n_steps = step;
     mieb_np_row_sqnorms_f32(c, k, dim, csq);
-    st = mieb_backend_kmeans_assign(be, x, n, c, csq, k, dim, labels);
+    st = mieb_dispatch_kmeans_assign(be, x, n, c, csq, k, dim, labels);
 out:
     free(vidx), free(bidx), free(upd), free(perm), free(sk), free(xs), free(c), free(cn), free(xb), free(ws);
     free(csq), free(cdf), free(lab), free(to);

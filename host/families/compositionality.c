@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/backend.h"
+#include "../dispatch/dispatch.h"
 #include "../io/embeddings.h"
 #include "../metrics/compositionality.h"
 #include "family.h"
@@ -117,7 +117,7 @@ mieb_status mieb_compositionality_score_subset(const struct mieb_run_ctx *rc, co
             st = mieb_emb_role_read(rt, s0 * nt, nb * nt, txt, NULL);
         double t1 = mieb_now();
         if (st == MIEB_OK)
-            st = mieb_backend_compo_scores(rc->be, img, ii->dtype, txt, ti->dtype, nb, ni, nt, dim, s);
+            st = mieb_dispatch_compo_scores(rc->be, img, ii->dtype, txt, ti->dtype, nb, ni, nt, dim, s);
         double t2 = mieb_now();
         for (int64_t k = 0; st == MIEB_OK && k < nb; k++)
             mieb_ps_compo_add(&cnt, s + k * ni * nt, ni, nt, flags ? flags + 2 * (s0 + k) : NULL);

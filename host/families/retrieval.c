@@ -17,7 +17,7 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include "../backend/cpu_kernels.h"
+#include "../cpu/cpu_kernels.h"
 #include "../core/fileutil.h"
 #include "../core/tmpfiles.h"
 #include "../core/pyfloat.h"

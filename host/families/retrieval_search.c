@@ -6,8 +6,8 @@
 #include <time.h>
 #include <string.h>
 
-#include "../backend/cpu_kernels.h"
-#include "../backend/topk_heap.h"
+#include "../cpu/cpu_kernels.h"
+#include "../cpu/topk_heap.h"
 #include "../core/parallel.h"
 #include "mteb_heap.h"
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/backend.h"
+#include "../dispatch/dispatch.h"
 #include "../io/embeddings.h"
 #include "../metrics/correlation.h"
 #include "family.h"
@@ -138,7 +138,7 @@ mieb_status mieb_sts_score_subset(const struct mieb_run_ctx *rc, const struct mi
         double t1 = mieb_now();
         struct mieb_sts_pair_out o = {cosv + p0, manv + p0, eucv + p0, modv + p0};
         if (st == MIEB_OK)
-            st = mieb_backend_sts_pairs(rc->be, a, b, nb, dim, f64, rc->sim, &o);
+            st = mieb_dispatch_sts_pairs(rc->be, a, b, nb, dim, f64, rc->sim, &o);
         if (rc->times) {
             rc->times->read_wait += t1 - t0;
             rc->times->similarity += mieb_now() - t1;

@@ -20,7 +20,7 @@
 
 #include "family.h"
 
-#include "../backend/cpu_kernels.h"
+#include "../cpu/cpu_kernels.h"
 #include "../io/embeddings.h"
 #include "../metrics/classification_metrics.h"
 #include "clf_common.h"

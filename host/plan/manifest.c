@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../backend/blas_tune.h"
-#include "../backend/canon_dot.h"
-#include "../backend/screen.h"
+#include "../cpu/blas_tune.h"
+#include "../cpu/canon_dot.h"
+#include "../cpu/screen.h"
 #include "../core/fileutil.h"
 #include "../metrics/leaderboard.h"
 

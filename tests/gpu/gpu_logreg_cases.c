@@ -198,7 +198,7 @@ static int lr_survives_case(struct mieb_backend *gpu)
         gt_fill_exact(kc, kk * D);
         ok = mieb_backend_lr_open(gpu, X, y, np, n, D, K, &set) == MIEB_OK &&
              mieb_backend_lr_eval(gpu, set, np, which, wt, l1, g1) == MIEB_OK &&
-             mieb_backend_kmeans_assign(gpu, kx, kn, kc, kcs, kk, D, lab) == MIEB_OK &&
+             mieb_dispatch_kmeans_assign(gpu, kx, kn, kc, kcs, kk, D, lab) == MIEB_OK &&
              mieb_backend_lr_eval(gpu, set, np, which, wt, l2, g2) == MIEB_OK;
         if (!ok)
             fprintf(stderr, "  set across operations: %s\n", mieb_last_error());

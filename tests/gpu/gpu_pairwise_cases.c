@@ -44,8 +44,8 @@ static int sts_case(struct mieb_backend *gpu, struct mieb_backend *cpu, const ch
         if (n > 1)
             memcpy(b, a, sizeof(float) * (size_t)dim); /* identical pair: cosine 1, distances 0 */
         struct mieb_sts_pair_out og = {g, g + no, g + 2 * no, g + 3 * no}, oc = {c, c + no, c + 2 * no, c + 3 * no};
-        mieb_status sg = mieb_backend_sts_pairs(gpu, a, b, n, dim, f64, sim, &og);
-        mieb_status sc = mieb_backend_sts_pairs(cpu, a, b, n, dim, f64, sim, &oc);
+        mieb_status sg = mieb_dispatch_sts_pairs(gpu, a, b, n, dim, f64, sim, &og);
+        mieb_status sc = mieb_dispatch_sts_pairs(cpu, a, b, n, dim, f64, sim, &oc);
         if (sg != MIEB_OK || sc != MIEB_OK) {
             fprintf(stderr, "  %s: cuda '%s', cpu '%s': %s\n", name, mieb_status_str(sg), mieb_status_str(sc),
                     mieb_last_error());
@@ -78,8 +78,8 @@ static int compo_case(struct mieb_backend *gpu, struct mieb_backend *cpu, const 
     if (ok) {
         fill(img, ns * ni, dim, dti);
         fill(txt, ns * nt, dim, dtt);
-        mieb_status sg = mieb_backend_compo_scores(gpu, img, dti, txt, dtt, ns, ni, nt, dim, g);
-        mieb_status sc = mieb_backend_compo_scores(cpu, img, dti, txt, dtt, ns, ni, nt, dim, c);
+        mieb_status sg = mieb_dispatch_compo_scores(gpu, img, dti, txt, dtt, ns, ni, nt, dim, g);
+        mieb_status sc = mieb_dispatch_compo_scores(cpu, img, dti, txt, dtt, ns, ni, nt, dim, c);
         if (sg != MIEB_OK || sc != MIEB_OK) {
             fprintf(stderr, "  %s: cuda '%s', cpu '%s': %s\n", name, mieb_status_str(sg), mieb_status_str(sc),
                     mieb_last_error());
@@ -119,7 +119,7 @@ void test_pairwise_ops(struct mieb_backend *gpu, struct mieb_backend *cpu)
     gt_result("sts_pairs n=1", sts_case(gpu, cpu, "sts n=1", 1, 64, true, MIEB_SIM_DOT));
     struct mieb_sts_pair_out none = {0};
     gt_result("sts_pairs MaxSim refused",
-              mieb_backend_sts_pairs(gpu, NULL, NULL, 1, 4, false, MIEB_SIM_MAXSIM, &none) == MIEB_ERR_UNSUPPORTED);
+              mieb_dispatch_sts_pairs(gpu, NULL, NULL, 1, 4, false, MIEB_SIM_MAXSIM, &none) == MIEB_ERR_UNSUPPORTED);
 
     /* Winoground (2x2), ARO (1x2), SugarCrepe (1x2), ImageCoDe (10x1), others */
     static const int64_t shapes[][3] = {{200, 2, 2}, {300, 1, 2}, {60, 10, 1}, {50, 1, 5}, {1, 1, 1}};

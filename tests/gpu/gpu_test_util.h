@@ -11,6 +11,9 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "cpu/cpu_backend.h"
+#include "cuda_init.h"
+#include "dispatch/dispatch.h"
 
 /* ---- seeded generator (xorshift64*): the same seed gives the same inputs everywhere ---- */
 /** A CUDA backend with this memory limit (0: the default) and arithmetic; NULL (reason on stderr) if none. */

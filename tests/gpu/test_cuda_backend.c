@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "backend/cpu_kmeans.h"
+#include "cpu/cpu_kmeans.h"
 #include "cuda_ctx.h"
 #include "gpu_logreg_cases.h"
 #include "gpu_pairwise_cases.h"
@@ -374,7 +374,7 @@ static int km_case(struct mieb_backend *gpu, const char *name, const float *x, i
 {
     int32_t *gl = malloc(sizeof(int32_t) * (size_t)n + 1), *cl = malloc(sizeof(int32_t) * (size_t)n + 1);
     int ok = gl && cl, diff = 0, bad = 0;
-    if (ok && mieb_backend_kmeans_assign(gpu, x, n, c, csq, k, dim, gl) != MIEB_OK) {
+    if (ok && mieb_dispatch_kmeans_assign(gpu, x, n, c, csq, k, dim, gl) != MIEB_OK) {
         fprintf(stderr, "  %s: cuda failed: %s\n", name, mieb_last_error());
         ok = 0;
     }
@@ -499,14 +499,14 @@ static void test_kmeans(struct mieb_backend *gpu)
         gt_fill_unit_rows(x, n, dim);
         ok = ok && km_case(gpu, "kmeans refill (2)", x, n, c, csq, k, dim, 1e-4);
         gt_result("kmeans: a refilled buffer is uploaded again", ok);
-        ok = mieb_backend_kmeans_assign(gpu, x, n, c, csq, k, dim, l1) == MIEB_OK &&
-             mieb_backend_kmeans_assign(tf32, x, n, c, csq, k, dim, l2) == MIEB_OK &&
+        ok = mieb_dispatch_kmeans_assign(gpu, x, n, c, csq, k, dim, l1) == MIEB_OK &&
+             mieb_dispatch_kmeans_assign(tf32, x, n, c, csq, k, dim, l2) == MIEB_OK &&
              !memcmp(l1, l2, sizeof(int32_t) * n);
         gt_result("kmeans: fp32 labels under --precision tf32", ok);
-        ok = mieb_backend_kmeans_assign(gpu, x, 0, c, csq, k, dim, l1) == MIEB_OK &&
-             mieb_backend_kmeans_assign(gpu, x, n, c, csq, 0, dim, l1) == MIEB_ERR_INVALID_ARG &&
-             mieb_backend_kmeans_assign(gpu, x, n, c, csq, k, 0, l1) == MIEB_ERR_INVALID_ARG &&
-             mieb_backend_kmeans_assign(gpu, x, -1, c, csq, k, dim, l1) == MIEB_ERR_INVALID_ARG;
+        ok = mieb_dispatch_kmeans_assign(gpu, x, 0, c, csq, k, dim, l1) == MIEB_OK &&
+             mieb_dispatch_kmeans_assign(gpu, x, n, c, csq, 0, dim, l1) == MIEB_ERR_INVALID_ARG &&
+             mieb_dispatch_kmeans_assign(gpu, x, n, c, csq, k, 0, l1) == MIEB_ERR_INVALID_ARG &&
+             mieb_dispatch_kmeans_assign(gpu, x, -1, c, csq, k, dim, l1) == MIEB_ERR_INVALID_ARG;
         gt_result("kmeans: n=0 is a no-op, bad shapes give MIEB_ERR_INVALID_ARG", ok);
     } else {
         gt_result("kmeans misc (setup)", 0);

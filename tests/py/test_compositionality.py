@@ -1,5 +1,5 @@
 """Compositionality (host/families/compositionality.c, host/metrics/compositionality.c,
-host/backend/cpu_pairwise.c) against mteb's own _compute_metrics
+host/cpu/cpu_pairwise.c) against mteb's own _compute_metrics
 (tests/py/mteb_pair_ref.py):
 
 * any n_images x n_texts, on embeddings drawn from a small pool of vectors with +-1

@@ -1,4 +1,4 @@
-"""Visual STS (host/families/sts.c, sts_aggregate.c, host/backend/cpu_pairwise.c,
+"""Visual STS (host/families/sts.c, sts_aggregate.c, host/cpu/cpu_pairwise.c,
 host/metrics/correlation.c) against mteb's own code (tests/py/mteb_pair_ref.py):
 
 * per-pair cosine / Manhattan / Euclidean values equal sklearn's paired distances to the

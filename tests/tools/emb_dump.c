@@ -24,7 +24,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend/cpu_kernels.h"
+#include "cpu/cpu_kernels.h"
 #include "io/embeddings.h"
 #include "io/task_data.h"
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu_pairwise.h"
+#include "cpu/cpu_pairwise.h"
 #include "metrics/compositionality.h"
 #include "metrics/correlation.h"
 

@@ -1,5 +1,5 @@
 /**
- * test_blas_tune.c - the OpenBLAS core-type startup fix (host/backend/blas_tune.c).
+ * test_blas_tune.c - the OpenBLAS core-type startup fix (host/cpu/blas_tune.c).
  *
  * Checks the pure decision (which detected cores are overridden, and with what), that
  * the loaded OpenBLAS reports a real core name, that on an AVX2+FMA CPU the core in
@@ -14,7 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "backend/blas_tune.h"
+#include "cpu/blas_tune.h"
 #include "check.h"
 
 #define CHILD_FLAG "--blas-tune-child"

@@ -1,5 +1,5 @@
 /*
- * test_maxsim.c - the CPU MaxSim scores (host/backend/cpu_kernels.h) and the CPU backend's
+ * test_maxsim.c - the CPU MaxSim scores (host/cpu/cpu_kernels.h) and the CPU backend's
  * MaxSim top-k.
  *
  * 1. mieb_cpu_maxsim_tile equals, bit for bit, the definition computed pair by pair: for
@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
-#include "backend/canon_dot.h"
-#include "backend/cpu_kernels.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/canon_dot.h"
+#include "cpu/cpu_kernels.h"
 #include "check.h"
 #include "check_ranked.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_screen.c - the screened top-k (host/backend/screen.h) gives exactly the unscreened
+ * test_screen.c - the screened top-k (host/cpu/screen.h) gives exactly the unscreened
  * result, and its bounds hold.
  *
  * 1. Bounds: with no cut, every (query, document) pair is offered with [lb, ub]; each
@@ -32,10 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
-#include "backend/canon_dot.h"
-#include "backend/screen.h"
-#include "backend/screen_internal.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/canon_dot.h"
+#include "cpu/screen.h"
+#include "cpu/screen_internal.h"
 #include "check.h"
 #include "check_ranked.h"
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
-#include "backend/topk_heap.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/topk_heap.h"
 #include "check.h"
 #include "check_ranked.h"
 

@@ -25,7 +25,7 @@
 #include "maxsim.cuh"
 #include "pair_dot.cuh"
 #include "pair_maxsim.cuh"
-#include "backend/canon_dot.h"
+#include "cpu/canon_dot.h"
 #include "backend/logreg_math.h"
 #include "backend/pair_math.h"
 #include "canon_gemm.cuh"
@@ -225,11 +225,10 @@ static int cmp_desc(const void *x, const void *y)
     return (a < b) - (a > b);
 }
 
-mieb_status mieb_cuda_topk_update(struct mieb_cuda_ctx *ctx, const float *scores, int64_t ld, int64_t n_rows,
+mieb_status mieb_cuda_topk_update(struct mieb_kstream ks, const float *scores, int64_t ld, int64_t n_rows,
                                   int64_t n_cols, int64_t col_base, const uint64_t *state_in, uint64_t *state_out,
                                   uint64_t *thr, int64_t ke)
 {
-    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     REQUIRE(n_rows >= 0 && n_cols >= 0 && ld >= n_cols && col_base >= 0);
     REQUIRE(col_base + n_cols <= (int64_t)MIEB_TOPK_MAX_INDEX + 1 && ke >= 1 && state_in != state_out);
     uint64_t *cand = malloc(sizeof(uint64_t) * (size_t)(ke + n_cols + 1));
@@ -260,11 +259,11 @@ mieb_status mieb_cuda_topk_update(struct mieb_cuda_ctx *ctx, const float *scores
     return MIEB_OK;
 }
 
-mieb_status mieb_cuda_maxsim(struct mieb_cuda_ctx *ctx, const float *tok, int64_t ld_tok, const int64_t *q_off,
+mieb_status mieb_cuda_maxsim(struct mieb_kstream ks, const float *tok, int64_t ld_tok, const int64_t *q_off,
                              int64_t q_row0, int64_t n_q, const int64_t *d_off, int64_t n_d, float *out,
                              int64_t ld_out)
 {
-    REQUIRE(ctx && n_q >= 0 && n_q <= 65535 && n_d >= 0 && ld_out >= n_d && q_row0 >= 0);
+    REQUIRE(n_q >= 0 && n_q <= 65535 && n_d >= 0 && ld_out >= n_d && q_row0 >= 0);
     REQUIRE(n_q == 0 || n_d == 0 || q_off[0] == q_row0);
     for (int64_t i = 0; i < n_q; i++)
         for (int64_t j = 0; j < n_d; j++) {
@@ -283,10 +282,10 @@ mieb_status mieb_cuda_maxsim(struct mieb_cuda_ctx *ctx, const float *tok, int64_
     return MIEB_OK;
 }
 
-mieb_status mieb_cuda_pair_dot(struct mieb_cuda_ctx *ctx, const float *q, const float *d, int64_t dim,
+mieb_status mieb_cuda_pair_dot(struct mieb_kstream ks, const float *q, const float *d, int64_t dim,
                                const int64_t *qi, const int64_t *di, int64_t n, float *out)
 {
-    REQUIRE(ctx && n >= 0 && dim >= 1);
+    REQUIRE(n >= 0 && dim >= 1);
     for (int64_t p = 0; p < n; p++)
         out[p] = mieb_canon_dot(q + qi[p] * dim, d + di[p] * dim, dim);
     return MIEB_OK;
@@ -294,10 +293,9 @@ mieb_status mieb_cuda_pair_dot(struct mieb_cuda_ctx *ctx, const float *q, const 
 
 /* kernels/canon_gemm.cuh's contract is the CPU's own definition, which the kernel's code
    is held to bit for bit on the emulator (tests/gpu/emu) */
-mieb_status mieb_cuda_canon_gemm_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n, int64_t K, const float *A,
+mieb_status mieb_cuda_canon_gemm_nt(struct mieb_kstream ks, int64_t m, int64_t n, int64_t K, const float *A,
                                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc)
 {
-    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     REQUIRE(m >= 0 && n >= 0 && K >= 0 && lda >= K && ldb >= K && ldc >= n);
     if (m == 0 || n == 0)
         return MIEB_OK;
@@ -310,11 +308,11 @@ mieb_status mieb_cuda_canon_gemm_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_
 
 /* The pair_math.h functions are the kernels' own per-thread bodies: the mock loops over
    the threads' index space (the kernels' indexing is checked by tests/gpu/emu). */
-mieb_status mieb_cuda_sts_pairs_launch(struct mieb_cuda_ctx *ctx, const float *a, const float *b, int64_t n,
+mieb_status mieb_cuda_sts_pairs_launch(struct mieb_kstream ks, const float *a, const float *b, int64_t n,
                                        int64_t dim, int f64, int cosine, double *cos, double *man, double *euc,
                                        double *model)
 {
-    REQUIRE(ctx && n >= 0 && dim >= 0);
+    REQUIRE(n >= 0 && dim >= 0);
     for (int64_t p = 0; p < n; p++) {
         const float *x = a + p * dim, *y = b + p * dim;
         struct mieb_pm_sts r = f64 ? mieb_pm_sts_sklearn_f64(x, y, dim) : mieb_pm_sts_sklearn_f32(x, y, dim);
@@ -326,11 +324,11 @@ mieb_status mieb_cuda_sts_pairs_launch(struct mieb_cuda_ctx *ctx, const float *a
     return MIEB_OK;
 }
 
-mieb_status mieb_cuda_compo_scores_launch(struct mieb_cuda_ctx *ctx, const float *img, int img_dtype,
+mieb_status mieb_cuda_compo_scores_launch(struct mieb_kstream ks, const float *img, int img_dtype,
                                           const float *txt, int txt_dtype, int64_t ns, int64_t ni, int64_t nt,
                                           int64_t dim, float *norms, float *scores)
 {
-    REQUIRE(ctx && ns >= 0 && ni >= 0 && nt >= 0 && dim >= 0);
+    REQUIRE(ns >= 0 && ni >= 0 && nt >= 0 && dim >= 0);
     int sdt = img_dtype == txt_dtype ? img_dtype : 0;
     for (int64_t r = 0; r < ns * ni; r++)
         norms[r] = mieb_pm_torch_norm(img + r * dim, dim, img_dtype);
@@ -344,11 +342,11 @@ mieb_status mieb_cuda_compo_scores_launch(struct mieb_cuda_ctx *ctx, const float
     return MIEB_OK;
 }
 
-mieb_status mieb_cuda_pair_maxsim(struct mieb_cuda_ctx *ctx, const float *q, const int64_t *q_off, const float *d,
+mieb_status mieb_cuda_pair_maxsim(struct mieb_kstream ks, const float *q, const int64_t *q_off, const float *d,
                                   const int64_t *d_off, int64_t dim, const int64_t *qi, const int64_t *di, int64_t n,
                                   float *out)
 {
-    REQUIRE(ctx && n >= 0 && dim >= 1);
+    REQUIRE(n >= 0 && dim >= 1);
     for (int64_t p = 0; p < n; p++) {
         float total = 0.0f;
         int64_t u0 = d_off[di[p]], u1 = d_off[di[p] + 1];
@@ -367,10 +365,9 @@ mieb_status mieb_cuda_pair_maxsim(struct mieb_cuda_ctx *ctx, const float *q, con
 }
 
 /* The CPU reference's scan itself (cpu_kmeans.c): strictly smaller replaces, from j = 0. */
-mieb_status mieb_cuda_kmeans_argmin(struct mieb_cuda_ctx *ctx, const float *s, int64_t ld, const float *c_sqnorm,
+mieb_status mieb_cuda_kmeans_argmin(struct mieb_kstream ks, const float *s, int64_t ld, const float *c_sqnorm,
                                     int64_t n_rows, int64_t k, int32_t *labels)
 {
-    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     REQUIRE(n_rows >= 0 && k >= 1 && k < INT32_MAX && ld >= k);
     REQUIRE(n_rows == 0 || (s && c_sqnorm && labels));
     for (int64_t r = 0; r < n_rows; r++) {
@@ -388,10 +385,9 @@ mieb_status mieb_cuda_kmeans_argmin(struct mieb_cuda_ctx *ctx, const float *s, i
 
 /* The CPU reference's rows (logreg_loss.c rows_fn / binomial_point) through logreg_math.h:
    the max from r[0] replaced by strictly larger values, the exps summed in k order. */
-mieb_status mieb_cuda_logreg_pointwise(struct mieb_cuda_ctx *ctx, float *raw, int64_t ld, const int32_t *y,
+mieb_status mieb_cuda_logreg_pointwise(struct mieb_kstream ks, float *raw, int64_t ld, const int32_t *y,
                                        int64_t n, int64_t KK, float fn, float *lossv)
 {
-    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     REQUIRE(n >= 0 && KK >= 1 && KK <= INT32_MAX - 256 && ld >= KK);
     REQUIRE(n == 0 || (raw && y && lossv));
     for (int64_t i = 0; i < n; i++) {
@@ -420,10 +416,9 @@ mieb_status mieb_cuda_logreg_pointwise(struct mieb_cuda_ctx *ctx, float *raw, in
 }
 
 /* The CPU reference's predict scan (logreg_lbfgs.c): a larger value or the first NaN replaces. */
-mieb_status mieb_cuda_logreg_argmax(struct mieb_cuda_ctx *ctx, const float *s, int64_t ld, const float *intercept,
+mieb_status mieb_cuda_logreg_argmax(struct mieb_kstream ks, const float *s, int64_t ld, const float *intercept,
                                     int64_t n, int64_t KK, int64_t *out)
 {
-    REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
     REQUIRE(n >= 0 && KK >= 1 && KK <= INT32_MAX - 32 && ld >= KK);
     REQUIRE(n == 0 || (s && intercept && out));
     for (int64_t i = 0; i < n; i++) {

@@ -21,7 +21,7 @@ san=(-fsanitize=address,undefined -fno-omit-frame-pointer)
 flags=(-std=gnu17 -O1 -g "${san[@]}" -Wall -Wno-unused-parameter -DMIEB_HAVE_CUDA=1
        -I"$root/host" -I"$root/cuda" -I"$root/kernels" -I"$root/tests/gpu" -I"$cuda_inc")
 backend=()
-for src in "$root"/cuda/*.c "$root/tests/gpu/mock/mock_cuda.c"; do
+for src in "$root"/cuda/*.c "$root"/kernels/*.c "$root/tests/gpu/mock/mock_cuda.c"; do
   o="$out/$(basename "${src%.c}").o"
   gcc "${flags[@]}" -c "$src" -o "$o"
   backend+=("$o")

@@ -14,7 +14,6 @@
  * than threads, by doc ranges whose partial top-k lists are merged afterwards.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,7 +21,7 @@
 #include <cblas.h>
 
 #include "../core/parallel.h"
-#include "backend.h"
+#include "cpu_backend.h"
 #include "canon_dot.h"
 #include "cpu_kernels.h"
 #include "cpu_pairwise.h"
@@ -260,13 +259,154 @@ static mieb_status run_topk_job(struct topk_job *j)
                       j->out_n + j->q0);
 }
 
-static void *topk_thread(void *arg)
+/* A thread's share: a run of jobs ended by a q1 < 0 sentinel (mieb_par_run's part t). */
+static void topk_share(void *arg, int t, int nt)
 {
-    struct topk_job *jobs = arg;
-    /* jobs is a NULL-terminated run: process until q1 < 0 sentinel */
+    (void)nt;
+    struct topk_job *jobs = ((struct topk_job **)arg)[t];
     for (; jobs->q1 >= 0; jobs++)
         jobs->st = run_topk_job(jobs);
-    return NULL;
+}
+
+/* How one topk call is cut: query tiles of tile_q rows, the docs in `parts` ranges. */
+struct topk_plan {
+    int screen;
+    int64_t tile_q;
+    size_t screen_budget;
+    int parts;
+};
+
+static struct topk_plan topk_plan(const struct mieb_backend *be, const struct mieb_qset *qs, int64_t nd, int64_t k,
+                                  int nt)
+{
+    const struct mieb_vecs *q = &qs->q;
+    int64_t nq = q->n;
+    struct topk_plan pl = {.tile_q = CPU_TILE_Q, .parts = 1};
+    /* The screened way (screen.h) where it pays: single vectors, a block far larger than
+       k. Its query tiles are as large as its budget (an eighth of --mem-limit) allows, up
+       to one per thread, since each tile converts the block to bf16 or int8 once. */
+    if (qs->sim != MIEB_SIM_MAXSIM && mieb_screen_pays(nd, k)) {
+        size_t limit = be->opts.mem_limit ? be->opts.mem_limit : (size_t)4 << 30;
+        size_t budget = limit / 8 / (size_t)nt;
+        int64_t fit = (int64_t)(budget / mieb_screen_bytes_per_query(q->dim, k)) / 32 * 32;
+        int64_t want = ((nq + nt - 1) / nt + 31) / 32 * 32;
+        if (want > 1024)
+            want = 1024;
+        pl.screen_budget = budget;
+        if (fit >= 32) {
+            pl.screen = 1;
+            pl.tile_q = want < fit ? want : fit;
+        }
+    }
+    /* MaxSim: a doc is hundreds of token products, so the docs of one tile are a lot of work;
+       its queries go to the threads in equal shares instead (each share is still cut into
+       products by token counts, mieb_cpu_maxsim_tile). */
+    if (qs->sim == MIEB_SIM_MAXSIM && nq < (int64_t)nt * CPU_TILE_Q)
+        pl.tile_q = (nq + nt - 1) / nt;
+    /* Split docs into `parts` ranges when query tiles alone cannot feed every thread. */
+    int64_t n_qtiles = (nq + pl.tile_q - 1) / pl.tile_q;
+    if (n_qtiles < nt) {
+        pl.parts = (int)(nt / n_qtiles);
+        int64_t max_parts = (nd + CPU_TILE_D - 1) / CPU_TILE_D;
+        if (pl.parts > max_parts)
+            pl.parts = (int)max_parts;
+        if (pl.parts < 1)
+            pl.parts = 1;
+    }
+    return pl;
+}
+
+/* Where the jobs of one call write: per part, [nq, k] lists and [nq] counts. */
+struct topk_out {
+    float *ps;
+    int64_t *pi, *pn;
+    const float *floor;
+};
+
+/*
+ * The n_jobs = query tiles x parts jobs, dealt in runs of equal length to nthreads threads
+ * (each run ends with a sentinel, so jobs holds n_jobs + nthreads entries), run on
+ * parallel.h's threads; the first failing job's status.
+ */
+static mieb_status topk_run_jobs(struct cpu_ctx *cx, struct mieb_qset *qs, const struct mieb_vecs *docs, int64_t k,
+                                 const struct topk_plan *pl, const struct topk_out *o, struct topk_job *jobs,
+                                 int64_t n_jobs, int nthreads)
+{
+    int64_t nq = qs->q.n, nd = docs->n, parts = pl->parts;
+    int64_t per_thread = (n_jobs + nthreads - 1) / nthreads, w = 0, jid = 0;
+    int64_t dchunk = ((nd + parts - 1) / parts + CPU_TILE_D - 1) / CPU_TILE_D * CPU_TILE_D;
+    struct topk_job *starts[64];
+    for (int t = 0; t < nthreads; t++) {
+        starts[t] = &jobs[w];
+        for (int64_t c = 0; c < per_thread && jid < n_jobs; c++, jid++) {
+            int64_t qt = jid / parts, p = jid % parts;
+            struct topk_job *jb = &jobs[w++];
+            jb->qs = qs;
+            jb->docs = docs;
+            jb->k = k;
+            jb->q0 = qt * pl->tile_q;
+            jb->q1 = jb->q0 + pl->tile_q < nq ? jb->q0 + pl->tile_q : nq;
+            jb->screen = pl->screen;
+            jb->screen_budget = pl->screen_budget;
+            jb->floor = o->floor;
+            jb->d0 = p * dchunk < nd ? p * dchunk : nd;
+            jb->d1 = (p + 1) * dchunk < nd ? (p + 1) * dchunk : nd;
+            jb->out_s = o->ps + p * nq * k;
+            jb->out_i = o->pi + p * nq * k;
+            jb->out_n = o->pn + p * nq;
+            jb->sc = &cx->scratch[t];
+        }
+        jobs[w++].q1 = -1; /* sentinel */
+    }
+    mieb_par_run(nthreads, topk_share, starts);
+    struct mieb_screen_stats sum = {0};
+    for (int64_t x = 0; x < n_jobs + nthreads; x++) {
+        if (jobs[x].q1 >= 0 && jobs[x].st != MIEB_OK)
+            return jobs[x].st;
+        sum.pairs += jobs[x].stats.pairs;
+        sum.candidates += jobs[x].stats.candidates;
+        sum.overflowed += jobs[x].stats.overflowed;
+        sum.aborted += jobs[x].stats.aborted;
+    }
+    if (pl->screen)
+        MIEB_LOGD("cpu top-k: %lld x %lld screened (%s) in %lld jobs: %.2f%% of pairs scored exactly, %lld "
+                  "queries and %lld jobs handed to the exact way", (long long)nq, (long long)nd,
+                  mieb_screen_kernel_name(), (long long)n_jobs,
+                  sum.pairs ? 100.0 * (double)sum.candidates / (double)sum.pairs : 0.0,
+                  (long long)sum.overflowed, (long long)sum.aborted);
+    return MIEB_OK;
+}
+
+/* Merge the parts' sorted lists per query into out_s/out_i (parts hold increasing index
+   ranges); o->pn[r] becomes query r's merged count. */
+static mieb_status topk_merge_parts(const struct topk_out *o, int parts, int64_t nq, int64_t k, float *out_s,
+                                    int64_t *out_i)
+{
+    float *ms = malloc(sizeof(float) * (size_t)k * 2);
+    int64_t *mi = malloc(sizeof(int64_t) * (size_t)k * 2);
+    if (!ms || !mi) {
+        free(ms);
+        free(mi);
+        return mieb_fail(MIEB_ERR_OOM, "cpu backend: merge buffers");
+    }
+    for (int64_t r = 0; r < nq; r++) {
+        int64_t n = o->pn[r];
+        memcpy(ms, o->ps + r * k, sizeof(float) * (size_t)n);
+        memcpy(mi, o->pi + r * k, sizeof(int64_t) * (size_t)n);
+        for (int p = 1; p < parts; p++) {
+            int64_t nb = o->pn[(int64_t)p * nq + r];
+            n = mieb_topk_merge(ms, mi, n, o->ps + (int64_t)p * nq * k + r * k, o->pi + (int64_t)p * nq * k + r * k,
+                                nb, k, ms + k, mi + k);
+            memmove(ms, ms + k, sizeof(float) * (size_t)n);
+            memmove(mi, mi + k, sizeof(int64_t) * (size_t)n);
+        }
+        memcpy(out_s + r * k, ms, sizeof(float) * (size_t)n);
+        memcpy(out_i + r * k, mi, sizeof(int64_t) * (size_t)n);
+        o->pn[r] = n;
+    }
+    free(ms);
+    free(mi);
+    return MIEB_OK;
 }
 
 /* topk_block and topk_block_floor (floor, out_n: NULL for topk_block). */
@@ -274,161 +414,43 @@ static mieb_status cpu_topk(struct mieb_backend *be, struct mieb_qset *qs, const
                             const float *floor, float *out_scores, int64_t *out_idx, int64_t *out_n)
 {
     struct cpu_ctx *cx = be->ctx;
-    const struct mieb_vecs *q = &qs->q;
-    int64_t nq = q->n, nd = docs->n;
+    int64_t nq = qs->q.n, nd = docs->n;
     int nt = cx->n_threads;
     mieb_status st = MIEB_OK;
 
-    if (q->dim != docs->dim)
+    if (qs->q.dim != docs->dim)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "cpu backend: query dim %lld != doc dim %lld",
-                         (long long)q->dim, (long long)docs->dim);
+                         (long long)qs->q.dim, (long long)docs->dim);
     if (out_n)
         memset(out_n, 0, sizeof(int64_t) * (size_t)nq);
     if (k <= 0 || nq == 0 || nd == 0)
         return MIEB_OK;
 
-    /* The screened way (screen.h) where it pays: single vectors, a block far larger than
-       k. Its query tiles are as large as its budget (an eighth of --mem-limit) allows, up
-       to one per thread, since each tile converts the block to bf16 or int8 once. */
-    int screen = 0;
-    int64_t tile_q = CPU_TILE_Q;
-    size_t screen_budget = 0;
-    if (qs->sim != MIEB_SIM_MAXSIM && mieb_screen_pays(nd, k)) {
-        size_t limit = be->opts.mem_limit ? be->opts.mem_limit : (size_t)4 << 30;
-        screen_budget = limit / 8 / (size_t)nt;
-        int64_t fit = (int64_t)(screen_budget / mieb_screen_bytes_per_query(q->dim, k)) / 32 * 32;
-        int64_t want = ((nq + nt - 1) / nt + 31) / 32 * 32;
-        if (want > 1024)
-            want = 1024;
-        if (fit >= 32) {
-            screen = 1;
-            tile_q = want < fit ? want : fit;
-        }
-    }
-    /* MaxSim: a doc is hundreds of token products, so the docs of one tile are a lot of work;
-       its queries go to the threads in equal shares instead (each share is still cut into
-       products by token counts, mieb_cpu_maxsim_tile). */
-    if (qs->sim == MIEB_SIM_MAXSIM && nq < (int64_t)nt * CPU_TILE_Q)
-        tile_q = (nq + nt - 1) / nt;
-    /* Split docs into `parts` ranges when query tiles alone cannot feed every thread. */
-    int64_t n_qtiles = (nq + tile_q - 1) / tile_q;
-    int parts = 1;
-    if (n_qtiles < nt) {
-        parts = (int)(nt / n_qtiles);
-        int64_t max_parts = (nd + CPU_TILE_D - 1) / CPU_TILE_D;
-        if (parts > max_parts)
-            parts = (int)max_parts;
-        if (parts < 1)
-            parts = 1;
-    }
-    float *ps = out_scores;
-    int64_t *pi = out_idx;
-    int64_t *pn = calloc((size_t)(nq * parts), sizeof(int64_t));
+    struct topk_plan pl = topk_plan(be, qs, nd, k, nt);
+    int parts = pl.parts;
+    struct topk_out o = {.ps = out_scores, .pi = out_idx, .floor = floor};
+    o.pn = calloc((size_t)(nq * parts), sizeof(int64_t));
     if (parts > 1) {
-        ps = malloc(sizeof(float) * (size_t)(nq * k * parts));
-        pi = malloc(sizeof(int64_t) * (size_t)(nq * k * parts));
+        o.ps = malloc(sizeof(float) * (size_t)(nq * k * parts));
+        o.pi = malloc(sizeof(int64_t) * (size_t)(nq * k * parts));
     }
-    /* jobs: n_qtiles * parts, distributed round-robin over threads, each run ends with a sentinel */
-    int64_t n_jobs = n_qtiles * parts;
+    int64_t n_jobs = (nq + pl.tile_q - 1) / pl.tile_q * parts;
     int nthreads = (int)(n_jobs < nt ? n_jobs : nt);
     struct topk_job *jobs = calloc((size_t)(n_jobs + nthreads), sizeof *jobs);
-    if (!pn || !ps || !pi || !jobs) {
+    if (!o.pn || !o.ps || !o.pi || !jobs)
         st = mieb_fail(MIEB_ERR_OOM, "cpu backend: top-k work buffers");
-        goto done;
-    }
-    {
-        int64_t per_thread = (n_jobs + nthreads - 1) / nthreads, w = 0;
-        pthread_t tids[64];
-        struct topk_job *starts[64];
-        int64_t jid = 0;
-        for (int t = 0; t < nthreads; t++) {
-            starts[t] = &jobs[w];
-            for (int64_t c = 0; c < per_thread && jid < n_jobs; c++, jid++) {
-                int64_t qt = jid / parts, p = jid % parts;
-                int64_t dchunk = ((nd + parts - 1) / parts + CPU_TILE_D - 1) / CPU_TILE_D * CPU_TILE_D;
-                struct topk_job *jb = &jobs[w++];
-                jb->qs = qs;
-                jb->docs = docs;
-                jb->k = k;
-                jb->q0 = qt * tile_q;
-                jb->q1 = jb->q0 + tile_q < nq ? jb->q0 + tile_q : nq;
-                jb->screen = screen;
-                jb->screen_budget = screen_budget;
-                jb->floor = floor;
-                jb->d0 = p * dchunk < nd ? p * dchunk : nd;
-                jb->d1 = (p + 1) * dchunk < nd ? (p + 1) * dchunk : nd;
-                jb->out_s = ps + (int64_t)p * nq * k;
-                jb->out_i = pi + (int64_t)p * nq * k;
-                jb->out_n = pn + (int64_t)p * nq;
-                jb->sc = &cx->scratch[t];
-            }
-            jobs[w++].q1 = -1; /* sentinel */
-        }
-        int started[64] = {0};
-        for (int t = 1; t < nthreads; t++)
-            started[t] = pthread_create(&tids[t], NULL, topk_thread, starts[t]) == 0;
-        for (int t = 1; t < nthreads; t++)
-            if (!started[t])
-                topk_thread(starts[t]); /* no thread could be made: run that share inline */
-        topk_thread(starts[0]);
-        for (int t = 1; t < nthreads; t++)
-            if (started[t])
-                pthread_join(tids[t], NULL);
-        struct mieb_screen_stats sum = {0};
-        for (int64_t x = 0; x < n_jobs + nthreads; x++) {
-            if (jobs[x].q1 >= 0 && jobs[x].st != MIEB_OK) {
-                st = jobs[x].st;
-                goto done;
-            }
-            sum.pairs += jobs[x].stats.pairs;
-            sum.candidates += jobs[x].stats.candidates;
-            sum.overflowed += jobs[x].stats.overflowed;
-            sum.aborted += jobs[x].stats.aborted;
-        }
-        if (screen)
-            MIEB_LOGD("cpu top-k: %lld x %lld screened (%s) in %lld jobs: %.2f%% of pairs scored exactly, %lld "
-                      "queries and %lld jobs handed to the exact way", (long long)nq, (long long)nd,
-                      mieb_screen_kernel_name(), (long long)n_jobs,
-                      sum.pairs ? 100.0 * (double)sum.candidates / (double)sum.pairs : 0.0,
-                      (long long)sum.overflowed, (long long)sum.aborted);
-    }
-    if (parts > 1) {
-        /* Merge the parts' sorted lists per query; parts hold increasing index ranges. */
-        float *ms = malloc(sizeof(float) * (size_t)k * 2);
-        int64_t *mi = malloc(sizeof(int64_t) * (size_t)k * 2);
-        if (!ms || !mi) {
-            free(ms);
-            free(mi);
-            st = mieb_fail(MIEB_ERR_OOM, "cpu backend: merge buffers");
-            goto done;
-        }
-        for (int64_t r = 0; r < nq; r++) {
-            int64_t n = pn[r];
-            memcpy(ms, ps + r * k, sizeof(float) * (size_t)n);
-            memcpy(mi, pi + r * k, sizeof(int64_t) * (size_t)n);
-            for (int p = 1; p < parts; p++) {
-                int64_t nb = pn[(int64_t)p * nq + r];
-                n = mieb_topk_merge(ms, mi, n, ps + (int64_t)p * nq * k + r * k,
-                                    pi + (int64_t)p * nq * k + r * k, nb, k, ms + k, mi + k);
-                memmove(ms, ms + k, sizeof(float) * (size_t)n);
-                memmove(mi, mi + k, sizeof(int64_t) * (size_t)n);
-            }
-            memcpy(out_scores + r * k, ms, sizeof(float) * (size_t)n);
-            memcpy(out_idx + r * k, mi, sizeof(int64_t) * (size_t)n);
-            pn[r] = n;
-        }
-        free(ms);
-        free(mi);
-    }
+    if (st == MIEB_OK)
+        st = topk_run_jobs(cx, qs, docs, k, &pl, &o, jobs, n_jobs, nthreads);
+    if (st == MIEB_OK && parts > 1)
+        st = topk_merge_parts(&o, parts, nq, k, out_scores, out_idx);
     /* A screened list with a floor may go on below it (screen.h): keep the head at or above it. */
-    for (int64_t r = 0; out_n && r < nq; r++)
-        out_n[r] = mieb_topk_floor_head(out_scores + r * k, pn[r], floor ? floor[r] : -INFINITY);
-done:
+    for (int64_t r = 0; st == MIEB_OK && out_n && r < nq; r++)
+        out_n[r] = mieb_topk_floor_head(out_scores + r * k, o.pn[r], floor ? floor[r] : -INFINITY);
     if (parts > 1) {
-        free(ps);
-        free(pi);
+        free(o.ps);
+        free(o.pi);
     }
-    free(pn);
+    free(o.pn);
     free(jobs);
     return st;
 }
@@ -505,6 +527,8 @@ static const struct mieb_backend_i cpu_iface = {
     /* .lr_close        = */ NULL,
     /* .lr_predict      = */ NULL,
     /* .topk_block_floor = */ cpu_topk_block_floor,
+    /* every operation it has, at every size */
+    /* .supports         = */ NULL,
 };
 
 mieb_status mieb_backend_cpu_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

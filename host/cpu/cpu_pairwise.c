@@ -13,7 +13,7 @@
 
 #include <stdlib.h>
 
-#include "pair_math.h"
+#include "../backend/pair_math.h"
 
 mieb_status mieb_cpu_sts_pairs(const float *a, const float *b, int64_t n, int64_t dim, bool sklearn_f64,
                                enum mieb_sim model_sim, const struct mieb_sts_pair_out *out)
@@ -57,22 +57,4 @@ mieb_status mieb_cpu_compo_scores(const float *img, enum mieb_emb_dtype img_dtyp
         }
     free(nrm);
     return MIEB_OK;
-}
-
-/* The checked wrappers (backend.h): a backend without these slots gets the CPU reference. */
-mieb_status mieb_backend_sts_pairs(struct mieb_backend *be, const float *a, const float *b, int64_t n, int64_t dim,
-                                   bool sklearn_f64, enum mieb_sim model_sim, const struct mieb_sts_pair_out *out)
-{
-    if (be && be->iface.sts_pairs)
-        return be->iface.sts_pairs(be, a, b, n, dim, sklearn_f64, model_sim, out);
-    return mieb_cpu_sts_pairs(a, b, n, dim, sklearn_f64, model_sim, out);
-}
-
-mieb_status mieb_backend_compo_scores(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
-                                      const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples,
-                                      int64_t n_img, int64_t n_txt, int64_t dim, float *scores)
-{
-    if (be && be->iface.compo_scores)
-        return be->iface.compo_scores(be, img, img_dtype, txt, txt_dtype, n_samples, n_img, n_txt, dim, scores);
-    return mieb_cpu_compo_scores(img, img_dtype, txt, txt_dtype, n_samples, n_img, n_txt, dim, scores);
 }

@@ -9,18 +9,20 @@
  *   MIEB_CUDA_CHECK(cudaMemsetAsync(p, 0, n, s));          // returns MIEB_ERR_CUDA
  *   MIEB_CUBLAS_CHECK(cublasSetStream(h, s));              // returns MIEB_ERR_CUBLAS
  *   MIEB_CUDA_CHECK_GOTO(cudaMemcpy(...), st, cleanup);    // st = MIEB_ERR_CUDA; goto cleanup
- *   MIEB_CUDA_CHECK_LAUNCH(ctx);                           // after a kernel launch
+ *   MIEB_CUDA_CHECK_LAUNCH(ks);                            // after a kernel launch (kstream.h)
  *
- * MIEB_CUDA_CHECK_LAUNCH checks the launch itself and, when the context's sync_check flag
+ * MIEB_CUDA_CHECK_LAUNCH checks the launch itself and, when the stream's sync_check flag
  * is on (compile with -DMIEB_CUDA_SYNC_CHECK=1, or run with MIEB_CUDA_SYNC_CHECK=1 in the
  * environment), synchronises the compute stream so that an asynchronous fault is
  * reported at the launch that caused it rather than at some later call.
  *
  * Helpers that wrap CUDA calls return the cudaError_t so that the caller's macro reports
  * the caller's line. Allocation failures do not go through these macros: they are
- * recoverable (mieb_cuda_dev_alloc in cuda_ctx.h).
+ * recoverable (mieb_cuda_dev_alloc in cuda/cuda_ctx.h).
  *
- * C and CUDA C++ both include this header; it never appears in the CPU-only build.
+ * C and CUDA C++ both include this header, the kernel launchers (kernels/) and the CUDA
+ * backend (cuda/) alike; it never appears in the CPU-only build. The error record is
+ * cuda_check.c.
  */
 #ifndef MIEB_CUDA_CHECK_H
 #define MIEB_CUDA_CHECK_H
@@ -74,12 +76,12 @@ mieb_status mieb_cuda_record_error(mieb_status st, const char *stmt, int code, c
         goto label;                                                                              \
     })
 
-/* After a kernel launch on ctx->stream: the launch error, then (debug) the execution. */
-#define MIEB_CUDA_CHECK_LAUNCH(ctx)                                  \
+/* After a kernel launch on ks.stream (kstream.h): the launch error, then (debug) the execution. */
+#define MIEB_CUDA_CHECK_LAUNCH(ks)                                   \
     do {                                                             \
         MIEB_CUDA_CHECK(cudaGetLastError());                         \
-        if ((ctx)->sync_check)                                       \
-            MIEB_CUDA_CHECK(cudaStreamSynchronize((ctx)->stream));   \
+        if ((ks).sync_check)                                         \
+            MIEB_CUDA_CHECK(cudaStreamSynchronize((ks).stream));     \
     } while (0)
 
 /*

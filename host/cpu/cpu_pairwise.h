@@ -35,7 +35,7 @@
 
 #include "../core/status.h"
 #include "../io/embeddings.h"
-#include "backend.h"
+#include "../backend/backend.h"
 
 /**
  * Score n pairs: rows a[i] and b[i] of two [n, dim] float32 matrices (the values the

@@ -133,11 +133,3 @@ mieb_status mieb_cpu_kmeans_assign(struct mieb_backend *be, const float *x, int6
                              (long long)k);
     return MIEB_OK;
 }
-
-mieb_status mieb_backend_kmeans_assign(struct mieb_backend *be, const float *x, int64_t n, const float *c,
-                                       const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels)
-{
-    if (be && be->iface.kmeans_assign)
-        return be->iface.kmeans_assign(be, x, n, c, c_sqnorm, k, dim, labels);
-    return mieb_cpu_kmeans_assign(be, x, n, c, c_sqnorm, k, dim, labels);
-}

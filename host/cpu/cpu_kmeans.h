@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "backend.h"
+#include "../backend/backend.h"
 
 /** The CPU backend's kmeans_assign slot (see backend.h). */
 mieb_status mieb_cpu_kmeans_assign(struct mieb_backend *be, const float *x, int64_t n, const float *c,

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "../backend/backend.h"
 
 /**
  * In place: x[i] /= max(||x[i]||_2, 1e-12) for each of n rows, in fp32, like

@@ -1,0 +1,38 @@
+/**
+ * dispatch.h - the one place that picks the device and decides when the CPU takes over.
+ *
+ * mieb_backend_init turns --device into a backend (auto: CUDA when usable, else the CPU).
+ * The operations a backend may hand back (backend.h enum mieb_op) run through the
+ * mieb_dispatch_* functions below: the chosen backend when its supports() says yes and its
+ * run fits its memory budget, else the CPU backend (host/cpu/), which gives the same
+ * values; a backend without the slot gets the CPU quietly, one that is over its budget
+ * with a warning naming why. Neither backend falls back on its own.
+ */
+#ifndef MIEB_DISPATCH_H
+#define MIEB_DISPATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../backend/backend.h"
+
+/**
+ * Create a backend from a --device string: "cpu", "cuda", "cuda:N" or "auto".
+ * "auto" tries CUDA and falls back to CPU with a warning; "cuda" without a usable GPU
+ * (or in a build without CUDA) fails with MIEB_ERR_NO_DEVICE.
+ */
+mieb_status mieb_backend_init(const char *device, const struct mieb_backend_opts *opts,
+                              struct mieb_backend **out);
+
+/** kmeans_assign (backend.h) on be (NULL: the CPU), else on the CPU backend. */
+mieb_status mieb_dispatch_kmeans_assign(struct mieb_backend *be, const float *x, int64_t n, const float *c,
+                                        const float *c_sqnorm, int64_t k, int64_t dim, int32_t *labels);
+/** sts_pairs (backend.h) on be (NULL: the CPU), else on the CPU backend. */
+mieb_status mieb_dispatch_sts_pairs(struct mieb_backend *be, const float *a, const float *b, int64_t n, int64_t dim,
+                                    bool sklearn_f64, enum mieb_sim model_sim, const struct mieb_sts_pair_out *out);
+/** compo_scores (backend.h) on be (NULL: the CPU), else on the CPU backend. */
+mieb_status mieb_dispatch_compo_scores(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
+                                       const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples,
+                                       int64_t n_img, int64_t n_txt, int64_t dim, float *scores);
+
+#endif
