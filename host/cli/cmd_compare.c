@@ -248,6 +248,54 @@ static void note_unknown_dirs(struct mieb_cmp *c, const struct mieb_registry *re
     }
 }
 
+/* The task list, in table (and random stream) order: the benchmark's, the -t names' (each a name
+   or a comma-separated list), or every registry task with a folder in A or B. *tasks has room for
+   the registry's tasks and argc more, and grows with the names. An exit status. */
+static int pick_tasks(const struct mieb_registry *reg, const char *bench_name, const char **tnames, int n_t,
+                      const char *const dirs[2], size_t argc, const struct mieb_task ***tasks, int *n_tasks)
+{
+    if (bench_name) {
+        const struct mieb_benchmark *b = mieb_registry_benchmark(reg, bench_name);
+        if (!b) {
+            fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
+            return MIEB_EXIT_USAGE;
+        }
+        for (int i = 0; i < b->n_tasks; i++)
+            (*tasks)[(*n_tasks)++] = b->tasks[i];
+    } else if (n_t) {
+        for (int i = 0; i < n_t; i++) {
+            char *list = strdup(tnames[i]), *save = NULL;
+            for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+                const struct mieb_task *t = mieb_registry_find(reg, tok);
+                if (!t) {
+                    char msg[512];
+                    mieb_unknown_task_msg(reg, tok, msg, sizeof msg);
+                    fprintf(stderr, "mieb-eval compare: %s\n", msg);
+                    free(list);
+                    return MIEB_EXIT_USAGE;
+                }
+                const struct mieb_task **nt = realloc(*tasks, ((size_t)reg->n_tasks + argc + (size_t)*n_tasks + 2) * sizeof *nt);
+                if (!nt) {
+                    free(list);
+                    return MIEB_EXIT_FATAL;
+                }
+                *tasks = nt;
+                (*tasks)[(*n_tasks)++] = t;
+            }
+            free(list);
+        }
+    } else {
+        for (int i = 0; i < reg->n_tasks; i++) {
+            char p[2][PATH_MAX];
+            snprintf(p[0], sizeof p[0], "%s/%s", dirs[0], reg->tasks[i].name);
+            snprintf(p[1], sizeof p[1], "%s/%s", dirs[1], reg->tasks[i].name);
+            if (mieb_dir_exists(p[0]) || mieb_dir_exists(p[1]))
+                (*tasks)[(*n_tasks)++] = &reg->tasks[i];
+        }
+    }
+    return MIEB_EXIT_OK;
+}
+
 int mieb_cmd_compare(int argc, char **argv)
 {
     const char *dirs[2] = {NULL, NULL}, *bench_name = NULL, *csv = NULL, *json = NULL, *registry = NULL;
@@ -332,48 +380,8 @@ int mieb_cmd_compare(int argc, char **argv)
         rc = MIEB_EXIT_FATAL;
         goto done;
     }
-    if (bench_name) {
-        const struct mieb_benchmark *b = mieb_registry_benchmark(&reg, bench_name);
-        if (!b) {
-            fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
-            rc = MIEB_EXIT_USAGE;
-            goto done;
-        }
-        for (int i = 0; i < b->n_tasks; i++)
-            tasks[n_tasks++] = b->tasks[i];
-    } else if (n_t) {
-        for (int i = 0; i < n_t; i++) {
-            char *list = strdup(tnames[i]), *save = NULL;
-            for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
-                const struct mieb_task *t = mieb_registry_find(&reg, tok);
-                if (!t) {
-                    char msg[512];
-                    mieb_unknown_task_msg(&reg, tok, msg, sizeof msg);
-                    fprintf(stderr, "mieb-eval compare: %s\n", msg);
-                    free(list);
-                    rc = MIEB_EXIT_USAGE;
-                    goto done;
-                }
-                const struct mieb_task **nt = realloc(tasks, ((size_t)reg.n_tasks + (size_t)argc + (size_t)n_tasks + 2) * sizeof *nt);
-                if (!nt) {
-                    free(list);
-                    rc = MIEB_EXIT_FATAL;
-                    goto done;
-                }
-                tasks = nt;
-                tasks[n_tasks++] = t;
-            }
-            free(list);
-        }
-    } else {
-        for (int i = 0; i < reg.n_tasks; i++) {
-            char p[2][PATH_MAX];
-            snprintf(p[0], sizeof p[0], "%s/%s", dirs[0], reg.tasks[i].name);
-            snprintf(p[1], sizeof p[1], "%s/%s", dirs[1], reg.tasks[i].name);
-            if (mieb_dir_exists(p[0]) || mieb_dir_exists(p[1]))
-                tasks[n_tasks++] = &reg.tasks[i];
-        }
-    }
+    if ((rc = pick_tasks(&reg, bench_name, tnames, n_t, dirs, (size_t)argc, &tasks, &n_tasks)) != MIEB_EXIT_OK)
+        goto done;
     st = mieb_cmp_run(&c, &reg, tasks, n_tasks, dirs[0], dirs[1], (int64_t)R, alpha, (uint32_t)seed);
     if (st == MIEB_OK && !bench_name && !n_t)
         note_unknown_dirs(&c, &reg, &unknown, &n_unknown);
