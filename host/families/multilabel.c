@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/parallel.h"
 #include "../io/embeddings.h"
 #include "../metrics/multilabel_knn.h"
 #include "../metrics/np_pcg64.h"
@@ -233,15 +234,17 @@ static mieb_status run_one(const struct ml_job *j, int64_t e)
     return st;
 }
 
-static void *worker(void *arg)
+/* One part of mieb_par_run: experiments taken in turn until none is left. */
+static void worker(void *arg, int t, int nt)
 {
     struct ml_job *j = arg;
+    (void)t, (void)nt;
     for (;;) {
         pthread_mutex_lock(&j->lock);
         int64_t e = j->next++;
         pthread_mutex_unlock(&j->lock);
         if (e >= j->n_exp)
-            return NULL;
+            return;
         if ((j->st[e] = run_one(j, e)) != MIEB_OK)
             snprintf(j->err[e], sizeof j->err[e], "%s", mieb_last_error());
     }
@@ -249,16 +252,8 @@ static void *worker(void *arg)
 
 static mieb_status run_all(struct ml_job *j)
 {
-    pthread_t th[16];
-    int nt = j->n_exp < 16 ? (int)j->n_exp : 16, started = 0;
     pthread_mutex_init(&j->lock, NULL);
-    for (; started < nt; started++)
-        if (pthread_create(&th[started], NULL, worker, j) != 0)
-            break;
-    if (started == 0)
-        worker(j);
-    for (int t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
+    mieb_par_run(j->n_exp < 16 ? (int)j->n_exp : 16, worker, j);
     pthread_mutex_destroy(&j->lock);
     for (int64_t e = 0; e < j->n_exp; e++)
         if (j->st[e] != MIEB_OK)

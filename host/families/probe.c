@@ -187,16 +187,18 @@ static mieb_status run_batched(struct probe_job *j, struct mieb_backend *be, int
     return st;
 }
 
-static void *worker(void *arg)
+/* One part of mieb_par_run: experiments taken in turn until none is left. */
+static void worker(void *arg, int t, int nt)
 {
     struct probe_job *j = arg;
+    (void)t, (void)nt;
     for (;;) {
         pthread_mutex_lock(&j->lock);
         int64_t e = j->next++;
         pthread_mutex_unlock(&j->lock);
         if (e >= j->n_exp) {
             atomic_fetch_sub(&j->active, 1); /* the others take over this worker's threads */
-            return NULL;
+            return;
         }
         j->st[e] = run_experiment(j, e, &j->scores[e]);
         if (j->st[e] != MIEB_OK)
@@ -210,22 +212,12 @@ static mieb_status run_all(struct probe_job *j, int n_threads)
     j->n_threads = (int)nt;
     if (nt > j->n_exp)
         nt = j->n_exp;
-    pthread_t *th = calloc((size_t)nt, sizeof *th);
-    if (!th)
-        return mieb_fail(MIEB_ERR_OOM, "probe threads");
+    if (nt > MIEB_PAR_MAX_PARTS)
+        nt = MIEB_PAR_MAX_PARTS;
     pthread_mutex_init(&j->lock, NULL);
     atomic_init(&j->active, (int)nt);
-    int64_t started = 0;
-    for (; started < nt; started++)
-        if (pthread_create(&th[started], NULL, worker, j) != 0)
-            break;
-    atomic_fetch_sub(&j->active, (int)(nt - started)); /* workers that did not start */
-    if (started == 0)
-        worker(j); /* no thread could start: run them all here */
-    for (int64_t t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
+    mieb_par_run((int)nt, worker, j); /* a part whose thread cannot start finds nothing left to do */
     pthread_mutex_destroy(&j->lock);
-    free(th);
     for (int64_t e = 0; e < j->n_exp; e++)
         if (j->st[e] != MIEB_OK)
             return mieb_fail(j->st[e], "%s", j->err[e]);
