@@ -3,7 +3,7 @@
 Generates a synthetic suite of every MIEB(lite) task this build scores (`mieb-eval synth`),
 runs `mieb-eval run -b "MIEB(lite)"` on it (a fresh output folder each repeat) and splits the
 process's wall time with the stage times the program records in each result file
-(evaluation_time and evaluation_phases, see host/cli/cmd_run.c):
+(evaluation_time and evaluation_phases, see host/plan/run_loop.c):
 
   scoring       sum over subsets of the "Evaluation" window minus "Stage: waiting for reads"
                 (similarity + top-k, merge, metrics and the rest of the driver's work);

@@ -163,6 +163,50 @@ static bool hdr_experiments(char **h, int n, int first, int stride)
     return true;
 }
 
+/* Which column(s) of a predictions.tsv of this kind the main score ms needs (*col: the value
+   column, or the first experiment column; left as it is where the kind has a fixed one) and the
+   statistic u->stat recomputes it with; false when the file's columns cannot give it. */
+static bool score_columns(enum kind kind, const char *ms, struct mieb_psr_unit *u, int *col)
+{
+    bool ok = false;
+    switch (kind) {
+    case K_ZEROSHOT:
+    case K_PROBE:
+        ok = !strcmp(ms, "accuracy");
+        u->stat = MIEB_BS_MEAN;
+        break;
+    case K_CLUSTER:
+        ok = !strcmp(ms, "nmi");
+        u->stat = MIEB_BS_NMI;
+        break;
+    case K_COMPO:
+        *col = !strcmp(ms, "text_acc") ? 1 : !strcmp(ms, "image_acc") ? 2 : !strcmp(ms, "accuracy") ? 3 : -1;
+        ok = *col > 0;
+        u->stat = MIEB_BS_MEAN;
+        break;
+    case K_MULTILABEL:
+        *col = !strcmp(ms, "accuracy") ? 3 : !strcmp(ms, "lrap") ? 4 : !strcmp(ms, "hamming") ? 5 : -1;
+        ok = *col > 0;
+        u->stat = MIEB_BS_MEAN;
+        break;
+    case K_STS: {
+        static const char *pre[] = {"", "cosine_", "manhattan_", "euclidean_"};
+        for (int i = 3; i >= 0 && !ok; i--) { /* longest prefix first: "" matches every key */
+            size_t l = strlen(pre[i]);
+            if (strncmp(ms, pre[i], l))
+                continue;
+            if (!strcmp(ms + l, "spearman") || !strcmp(ms + l, "pearson")) {
+                ok = true;
+                *col = 2 + i;
+                u->stat = !strcmp(ms + l, "spearman") ? MIEB_BS_SPEARMAN : MIEB_BS_PEARSON;
+            }
+        }
+        break;
+    }
+    }
+    return ok;
+}
+
 static mieb_status read_predictions(const char *path, const char *main_score, struct mieb_psr_unit *u)
 {
     static const char *zs[] = {"index", "label", "prediction"}, *cl[] = {"index", "label", "cluster"},
@@ -197,44 +241,8 @@ static mieb_status read_predictions(const char *path, const char *main_score, st
                        h[0], nh > 1 ? "\t" : "", nh > 1 ? h[1] : "");
         goto done;
     }
-    /* which column(s) the main score needs */
     const char *ms = main_score;
-    bool ok = false;
-    switch (kind) {
-    case K_ZEROSHOT:
-    case K_PROBE:
-        ok = !strcmp(ms, "accuracy");
-        u->stat = MIEB_BS_MEAN;
-        break;
-    case K_CLUSTER:
-        ok = !strcmp(ms, "nmi");
-        u->stat = MIEB_BS_NMI;
-        break;
-    case K_COMPO:
-        col = !strcmp(ms, "text_acc") ? 1 : !strcmp(ms, "image_acc") ? 2 : !strcmp(ms, "accuracy") ? 3 : -1;
-        ok = col > 0;
-        u->stat = MIEB_BS_MEAN;
-        break;
-    case K_MULTILABEL:
-        col = !strcmp(ms, "accuracy") ? 3 : !strcmp(ms, "lrap") ? 4 : !strcmp(ms, "hamming") ? 5 : -1;
-        ok = col > 0;
-        u->stat = MIEB_BS_MEAN;
-        break;
-    case K_STS: {
-        static const char *pre[] = {"", "cosine_", "manhattan_", "euclidean_"};
-        for (int i = 3; i >= 0 && !ok; i--) { /* longest prefix first: "" matches every key */
-            size_t l = strlen(pre[i]);
-            if (strncmp(ms, pre[i], l))
-                continue;
-            if (!strcmp(ms + l, "spearman") || !strcmp(ms + l, "pearson")) {
-                ok = true;
-                col = 2 + i;
-                u->stat = !strcmp(ms + l, "spearman") ? MIEB_BS_SPEARMAN : MIEB_BS_PEARSON;
-            }
-        }
-        break;
-    }
-    }
+    bool ok = score_columns(kind, ms, u, &col);
     if (!ok) {
         st = mieb_fail(MIEB_ERR_UNSUPPORTED, "main score %s cannot be recomputed from %s's columns", ms, path);
         goto done;

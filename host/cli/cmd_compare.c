@@ -248,74 +248,136 @@ static void note_unknown_dirs(struct mieb_cmp *c, const struct mieb_registry *re
     }
 }
 
-int mieb_cmd_compare(int argc, char **argv)
+/* The task list, in table (and random stream) order: the benchmark's, the -t names' (each a name
+   or a comma-separated list), or every registry task with a folder in A or B. *tasks has room for
+   the registry's tasks and argc more, and grows with the names. An exit status. */
+static int pick_tasks(const struct mieb_registry *reg, const char *bench_name, const char **tnames, int n_t,
+                      const char *const dirs[2], size_t argc, const struct mieb_task ***tasks, int *n_tasks)
 {
-    const char *dirs[2] = {NULL, NULL}, *bench_name = NULL, *csv = NULL, *json = NULL, *registry = NULL;
-    const char **tnames = calloc((size_t)argc + 1, sizeof *tnames);
-    int n_dirs = 0, n_t = 0, rc = MIEB_EXIT_OK;
-    double R = 1000, seed = 42, alpha = 0.05;
-    if (!tnames)
-        return MIEB_EXIT_FATAL;
+    if (bench_name) {
+        const struct mieb_benchmark *b = mieb_registry_benchmark(reg, bench_name);
+        if (!b) {
+            fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
+            return MIEB_EXIT_USAGE;
+        }
+        for (int i = 0; i < b->n_tasks; i++)
+            (*tasks)[(*n_tasks)++] = b->tasks[i];
+    } else if (n_t) {
+        for (int i = 0; i < n_t; i++) {
+            char *list = strdup(tnames[i]), *save = NULL;
+            for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+                const struct mieb_task *t = mieb_registry_find(reg, tok);
+                if (!t) {
+                    char msg[512];
+                    mieb_unknown_task_msg(reg, tok, msg, sizeof msg);
+                    fprintf(stderr, "mieb-eval compare: %s\n", msg);
+                    free(list);
+                    return MIEB_EXIT_USAGE;
+                }
+                const struct mieb_task **nt = realloc(*tasks, ((size_t)reg->n_tasks + argc + (size_t)*n_tasks + 2) * sizeof *nt);
+                if (!nt) {
+                    free(list);
+                    return MIEB_EXIT_FATAL;
+                }
+                *tasks = nt;
+                (*tasks)[(*n_tasks)++] = t;
+            }
+            free(list);
+        }
+    } else {
+        for (int i = 0; i < reg->n_tasks; i++) {
+            char p[2][PATH_MAX];
+            snprintf(p[0], sizeof p[0], "%s/%s", dirs[0], reg->tasks[i].name);
+            snprintf(p[1], sizeof p[1], "%s/%s", dirs[1], reg->tasks[i].name);
+            if (mieb_dir_exists(p[0]) || mieb_dir_exists(p[1]))
+                (*tasks)[(*n_tasks)++] = &reg->tasks[i];
+        }
+    }
+    return MIEB_EXIT_OK;
+}
+
+/* The command line of compare. */
+struct compare_args {
+    const char *dirs[2], *bench_name, *csv, *json, *registry;
+    const char **tnames; /* [argc]: the -t words */
+    int n_t;
+    double R, seed, alpha;
+};
+
+/* -1 to go on; else the exit status (--help printed, or a bad command line said). */
+static int parse_args(int argc, char **argv, struct compare_args *ca)
+{
+    int n_dirs = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             compare_usage(stdout);
-            free(tnames);
             return MIEB_EXIT_OK;
         }
         if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
             while (i + 1 < argc && argv[i + 1][0] != '-') /* names, or one comma-separated list */
-                tnames[n_t++] = argv[++i];
+                ca->tnames[ca->n_t++] = argv[++i];
             continue;
         }
-        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &bench_name
-                           : !strcmp(a, "--csv")                            ? &csv
-                           : !strcmp(a, "--json")                           ? &json
-                           : !strcmp(a, "--registry")                       ? &registry
+        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &ca->bench_name
+                           : !strcmp(a, "--csv")                            ? &ca->csv
+                           : !strcmp(a, "--json")                           ? &ca->json
+                           : !strcmp(a, "--registry")                       ? &ca->registry
                                                                             : NULL;
-        double *num = !strcmp(a, "--resamples") ? &R : !strcmp(a, "--seed") ? &seed : !strcmp(a, "--alpha") ? &alpha : NULL;
+        double *num = !strcmp(a, "--resamples") ? &ca->R
+                      : !strcmp(a, "--seed")    ? &ca->seed
+                      : !strcmp(a, "--alpha")   ? &ca->alpha
+                                                : NULL;
         if ((dst || num) && !val) {
             fprintf(stderr, "mieb-eval compare: %s needs a value\n", a);
-            free(tnames);
             return MIEB_EXIT_USAGE;
         }
         if (dst) {
-            if (dst != &bench_name && !mieb_cli_path("compare", a, val)) {
-                free(tnames);
+            if (dst != &ca->bench_name && !mieb_cli_path("compare", a, val))
                 return MIEB_EXIT_USAGE;
-            }
             *dst = argv[++i];
         } else if (num) {
-            if (!mieb_cli_bootstrap_number("compare", a, val, num)) {
-                free(tnames);
+            if (!mieb_cli_bootstrap_number("compare", a, val, num))
                 return MIEB_EXIT_USAGE;
-            }
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "mieb-eval compare: unknown option '%s'\n", a);
             mieb_cli_brief_usage("compare", compare_usage);
-            free(tnames);
             return MIEB_EXIT_USAGE;
         } else if (n_dirs < 2) {
-            dirs[n_dirs++] = a;
+            ca->dirs[n_dirs++] = a;
         } else {
             fprintf(stderr, "mieb-eval compare: name exactly two folders (A and B); '%s' is a third\n", a);
-            free(tnames);
             return MIEB_EXIT_USAGE;
         }
     }
-    if (n_dirs != 2 || (n_t && bench_name)) {
+    if (n_dirs != 2 || (ca->n_t && ca->bench_name)) {
         fprintf(stderr, "mieb-eval compare: %s\n", n_dirs != 2 ? "name two --per-query folders, A and B"
                                                                 : "-t and -b cannot be combined");
         mieb_cli_brief_usage("compare", compare_usage);
-        free(tnames);
         return MIEB_EXIT_USAGE;
     }
     for (int s = 0; s < 2; s++)
-        if (!mieb_cli_dir("compare", s ? "folder B" : "folder A", dirs[s])) {
-            free(tnames);
+        if (!mieb_cli_dir("compare", s ? "folder B" : "folder A", ca->dirs[s]))
             return MIEB_EXIT_USAGE;
-        }
+    return -1;
+}
+
+int mieb_cmd_compare(int argc, char **argv)
+{
+    struct compare_args ca = {.R = 1000, .seed = 42, .alpha = 0.05};
+    int rc = MIEB_EXIT_OK;
+    if (!(ca.tnames = calloc((size_t)argc + 1, sizeof *ca.tnames)))
+        return MIEB_EXIT_FATAL;
+    if ((rc = parse_args(argc, argv, &ca)) >= 0) {
+        free(ca.tnames);
+        return rc;
+    }
+    rc = MIEB_EXIT_OK;
+    const char *const *dirs = ca.dirs, *bench_name = ca.bench_name, *csv = ca.csv, *json = ca.json;
+    const char *registry = ca.registry, **tnames = ca.tnames;
+    int n_t = ca.n_t;
+    double R = ca.R, seed = ca.seed, alpha = ca.alpha;
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {
@@ -332,48 +394,8 @@ int mieb_cmd_compare(int argc, char **argv)
         rc = MIEB_EXIT_FATAL;
         goto done;
     }
-    if (bench_name) {
-        const struct mieb_benchmark *b = mieb_registry_benchmark(&reg, bench_name);
-        if (!b) {
-            fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
-            rc = MIEB_EXIT_USAGE;
-            goto done;
-        }
-        for (int i = 0; i < b->n_tasks; i++)
-            tasks[n_tasks++] = b->tasks[i];
-    } else if (n_t) {
-        for (int i = 0; i < n_t; i++) {
-            char *list = strdup(tnames[i]), *save = NULL;
-            for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
-                const struct mieb_task *t = mieb_registry_find(&reg, tok);
-                if (!t) {
-                    char msg[512];
-                    mieb_unknown_task_msg(&reg, tok, msg, sizeof msg);
-                    fprintf(stderr, "mieb-eval compare: %s\n", msg);
-                    free(list);
-                    rc = MIEB_EXIT_USAGE;
-                    goto done;
-                }
-                const struct mieb_task **nt = realloc(tasks, ((size_t)reg.n_tasks + (size_t)argc + (size_t)n_tasks + 2) * sizeof *nt);
-                if (!nt) {
-                    free(list);
-                    rc = MIEB_EXIT_FATAL;
-                    goto done;
-                }
-                tasks = nt;
-                tasks[n_tasks++] = t;
-            }
-            free(list);
-        }
-    } else {
-        for (int i = 0; i < reg.n_tasks; i++) {
-            char p[2][PATH_MAX];
-            snprintf(p[0], sizeof p[0], "%s/%s", dirs[0], reg.tasks[i].name);
-            snprintf(p[1], sizeof p[1], "%s/%s", dirs[1], reg.tasks[i].name);
-            if (mieb_dir_exists(p[0]) || mieb_dir_exists(p[1]))
-                tasks[n_tasks++] = &reg.tasks[i];
-        }
-    }
+    if ((rc = pick_tasks(&reg, bench_name, tnames, n_t, dirs, (size_t)argc, &tasks, &n_tasks)) != MIEB_EXIT_OK)
+        goto done;
     st = mieb_cmp_run(&c, &reg, tasks, n_tasks, dirs[0], dirs[1], (int64_t)R, alpha, (uint32_t)seed);
     if (st == MIEB_OK && !bench_name && !n_t)
         note_unknown_dirs(&c, &reg, &unknown, &n_unknown);

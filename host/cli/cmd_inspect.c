@@ -14,14 +14,14 @@
 
 #include "cli/commands.h"
 #include "config/registry.h"
-#include "config/suggest.h"
 #include "core/fileutil.h"
 #include "io/embeddings.h"
 #include "io/task_data.h"
+#include "plan/task_select.h"
 
 struct inspect_opts {
     const char *task_data, *emb, *bench, *registry;
-    const char *tasks[512];
+    const char *tasks[MIEB_PLAN_MAX_TASKS];
     int n_tasks;
     bool json;
 };
@@ -313,7 +313,7 @@ static int parse_args(int argc, char **argv, struct inspect_opts *o)
             continue;
         }
         if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
-            while (i + 1 < argc && argv[i + 1][0] != '-' && o->n_tasks < 512)
+            while (i + 1 < argc && argv[i + 1][0] != '-' && o->n_tasks < MIEB_PLAN_MAX_TASKS)
                 o->tasks[o->n_tasks++] = argv[++i];
             continue;
         }
@@ -353,30 +353,20 @@ int mieb_cmd_inspect(int argc, char **argv)
         fprintf(stderr, "mieb-eval inspect: %s\n", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
-    const struct mieb_task *list[512];
-    int n = 0;
-    const struct mieb_benchmark *b = o.bench ? mieb_registry_benchmark(&reg, o.bench) : NULL;
-    if (o.bench && !b) {
+    struct mieb_task_list list;
+    struct mieb_task_select sel = {.purpose = MIEB_SELECT_INSPECT, .task_data = o.task_data, .tasks = o.tasks,
+                                   .n_tasks = o.n_tasks, .benchmarks = &o.bench, .n_benchmarks = o.bench != NULL};
+    if (mieb_select_tasks(&reg, &sel, &list) != MIEB_OK) {
         fprintf(stderr, "mieb-eval inspect: %s\n", mieb_last_error());
         rc = MIEB_EXIT_USAGE;
-    }
-    for (int i = 0; b && i < b->n_tasks && n < 512; i++)
-        list[n++] = b->tasks[i];
-    for (int i = 0; rc == MIEB_EXIT_OK && i < o.n_tasks && n < 512; i++) {
-        if (!(list[n++] = mieb_registry_find(&reg, o.tasks[i]))) {
-            char msg[512];
-            mieb_unknown_task_msg(&reg, o.tasks[i], msg, sizeof msg);
-            fprintf(stderr, "mieb-eval inspect: %s\n", msg);
-            rc = MIEB_EXIT_USAGE;
-        }
     }
     if (rc == MIEB_EXIT_OK) {
         cJSON *all = cJSON_CreateArray();
         int n_bad = 0;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < list.n; i++) {
             cJSON *tj = cJSON_CreateObject();
             cJSON_AddItemToArray(all, tj);
-            n_bad += !inspect_task(&o, list[i], tj);
+            n_bad += !inspect_task(&o, list.v[i], tj);
             if (!o.json)
                 print_task(tj);
         }
@@ -386,7 +376,7 @@ int mieb_cmd_inspect(int argc, char **argv)
                 printf("%s\n", text);
             free(text);
         } else {
-            printf("%d task(s) inspected, %d with problems\n", n, n_bad);
+            printf("%d task(s) inspected, %d with problems\n", list.n, n_bad);
         }
         cJSON_Delete(all);
         rc = n_bad ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_OK;

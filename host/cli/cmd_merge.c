@@ -14,16 +14,13 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "cluster/corpus_parts.h"
 #include "config/model_meta.h"
 #include "config/registry.h"
-#include "config/suggest.h"
-#include "core/fileutil.h"
-#include "core/tmpfiles.h"
-#include "families/family.h"
 #include "io/results_writer.h"
+#include "plan/run_loop.h"
+#include "plan/task_select.h"
 
-#define MAX_TASKS 512
+#define MAX_TASKS MIEB_PLAN_MAX_TASKS
 
 struct merge_args {
     const char *partials, *task_data, *emb, *out, *per_query;
@@ -163,14 +160,27 @@ static int parse_args(int argc, char **argv, struct merge_args *a)
     return 0;
 }
 
+/* The results folder of the embeddings' model, with model_meta.json copied there: an exit
+   status (a failure said). */
+static int open_results(const struct merge_args *a, struct mieb_model_meta *meta, char *results_dir, size_t n)
+{
+    bool ok = mieb_model_meta_load(a->emb, meta) == MIEB_OK &&
+              mieb_results_dir(a->out, meta->name, meta->revision, results_dir, n) == MIEB_OK &&
+              mieb_results_write_model_meta(results_dir, meta->text, meta->text_len) == MIEB_OK;
+    mieb_model_meta_free(meta); /* only the parsed fields are used from here */
+    if (!ok)
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+    return ok ? MIEB_EXIT_OK : MIEB_EXIT_FATAL;
+}
+
 int mieb_cmd_merge(int argc, char **argv)
 {
     struct merge_args a;
     struct mieb_registry reg = {0};
     struct mieb_model_meta meta;
-    const struct mieb_task *todo[MAX_TASKS];
+    struct mieb_task_list todo;
     char results_dir[PATH_MAX];
-    int n_todo = 0, failed = 0, merged = 0;
+    int failed = 0, merged = 0;
 
     int pa = parse_args(argc, argv, &a);
     if (pa != 0) {
@@ -183,81 +193,23 @@ int mieb_cmd_merge(int argc, char **argv)
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
-    for (int i = 0; i < a.n_tasks; i++) {
-        const struct mieb_task *t = mieb_registry_find(&reg, a.tasks[i]);
-        if (!t) {
-            char msg[512];
-            mieb_unknown_task_msg(&reg, a.tasks[i], msg, sizeof msg);
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval merge: ", "%s", msg);
-            mieb_registry_free(&reg);
-            return MIEB_EXIT_USAGE;
-        }
-        int dup = 0;
-        for (int j = 0; j < n_todo; j++)
-            dup |= todo[j] == t;
-        if (dup)
-            continue;
-        if (t->family != MIEB_FAMILY_RETRIEVAL) {
-            MIEB_LOGI("%s: not a retrieval task (type %s): part 0 of run scored it, nothing to merge", t->name,
-                      t->type);
-            continue;
-        }
-        todo[n_todo++] = t;
+    struct mieb_task_select sel = {.purpose = MIEB_SELECT_MERGE, .task_data = a.task_data, .tasks = a.tasks,
+                                   .n_tasks = a.n_tasks, .benchmarks = a.benchmarks, .n_benchmarks = a.n_benchmarks};
+    if (mieb_select_tasks(&reg, &sel, &todo) != MIEB_OK) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval merge: ", "%s", mieb_last_error());
+        mieb_registry_free(&reg);
+        return MIEB_EXIT_USAGE;
     }
-    for (int b = 0; b < a.n_benchmarks; b++) {
-        const struct mieb_benchmark *bm = mieb_registry_benchmark(&reg, a.benchmarks[b]);
-        if (!bm) {
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval merge: ", "%s", mieb_last_error());
-            mieb_registry_free(&reg);
-            return MIEB_EXIT_USAGE;
-        }
-        for (int i = 0; i < bm->n_tasks && n_todo < MAX_TASKS; i++) {
-            const struct mieb_task *t = bm->tasks[i];
-            char p[PATH_MAX + 256];
-            int dup = 0;
-            for (int j = 0; j < n_todo; j++)
-                dup |= todo[j] == t;
-            if (dup || t->family != MIEB_FAMILY_RETRIEVAL)
-                continue;
-            /* as run -b: tasks whose inputs are absent were not scored, so are not merged */
-            snprintf(p, sizeof p, "%s/%s.h5", a.task_data, t->name);
-            if (!mieb_file_exists(p)) {
-                MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
-                continue;
-            }
-            todo[n_todo++] = t;
-        }
-    }
-    bool meta_ok = mieb_model_meta_load(a.emb, &meta) == MIEB_OK &&
-                   mieb_results_dir(a.out, meta.name, meta.revision, results_dir, sizeof results_dir) == MIEB_OK &&
-                   mieb_results_write_model_meta(results_dir, meta.text, meta.text_len) == MIEB_OK;
-    mieb_model_meta_free(&meta); /* only the parsed fields are used from here */
-    if (!meta_ok) {
-        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+    if (open_results(&a, &meta, results_dir, sizeof results_dir) != MIEB_EXIT_OK) {
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;
     }
-    mieb_clean_stale_tmp(results_dir, 0); /* left by a merge on this host that was killed */
-    if (a.per_query)
-        mieb_clean_stale_tmp(a.per_query, 3);
+    mieb_run_plan_outputs(results_dir, a.per_query, NULL, 0); /* left by a merge on this host that was killed */
     struct mieb_merge_opts mo = {.dir = a.partials, .task_data = a.task_data, .emb_dir = a.emb,
                                  .per_query_dir = a.per_query, .meta = &meta, .results_dir = results_dir,
                                  .n_threads = a.threads};
-    MIEB_LOGI("merging %d retrieval task(s) for %s from %s", n_todo, meta.name, a.partials);
-    for (int i = 0; i < n_todo; i++) {
-        mieb_clear_error();
-        mieb_cli_log_context(todo[i]->name, NULL, NULL);
-        mieb_status st = mieb_merge_task(todo[i], &mo);
-        if (st != MIEB_OK) {
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not merged (%s): %s", todo[i]->name,
-                         mieb_status_str(st), mieb_last_error());
-            failed++;
-            continue;
-        }
-        merged++;
-        MIEB_LOGI("%s: merged -> %s/%s.json", todo[i]->name, results_dir, todo[i]->name);
-    }
-    mieb_cli_log_context(NULL, NULL, NULL);
+    MIEB_LOGI("merging %d retrieval task(s) for %s from %s", todo.n, meta.name, a.partials);
+    mieb_run_plan_merge(&mo, &todo, &mieb_cli_loop_hooks, &merged, &failed);
     MIEB_LOGI("%d task(s) merged, %d not merged", merged, failed);
     printf("%s\n", results_dir);
     mieb_registry_free(&reg);

@@ -159,35 +159,45 @@ static int compare_models(const struct ci_opts *o, const struct mieb_registry *r
     return rc;
 }
 
-int mieb_cmd_report(int argc, char **argv)
+/* The command line of report. */
+struct report_args {
+    const char *dirs[256], *bench_name, *html, *registry, *baseline;
+    int n_dirs;
+    struct ci_opts ci;
+};
+
+/* -1 to go on; else the exit status (--help printed, or a bad command line said). */
+static int parse_args(int argc, char **argv, struct report_args *ra)
 {
-    const char *dirs[256], *bench_name = NULL, *html = NULL, *registry = NULL, *baseline = NULL;
+    const char **dirs = ra->dirs;
     int n_dirs = 0;
-    struct ci_opts ci = {.R = 1000, .seed = 42, .alpha = 0.05};
+    struct ci_opts *ci = &ra->ci;
+    *ci = (struct ci_opts){.R = 1000, .seed = 42, .alpha = 0.05};
+    ra->bench_name = ra->html = ra->registry = ra->baseline = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             report_usage(stdout);
             return MIEB_EXIT_OK;
         }
-        int took = ci_option(&ci, a, val);
+        int took = ci_option(ci, a, val);
         if (took < 0)
             return MIEB_EXIT_USAGE;
         if (took) {
             i++;
             continue;
         }
-        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &bench_name
-                           : !strcmp(a, "--html")                           ? &html
-                           : !strcmp(a, "--baseline")                       ? &baseline
-                           : !strcmp(a, "--registry")                       ? &registry
+        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &ra->bench_name
+                           : !strcmp(a, "--html")                           ? &ra->html
+                           : !strcmp(a, "--baseline")                       ? &ra->baseline
+                           : !strcmp(a, "--registry")                       ? &ra->registry
                                                                             : NULL;
         if (dst) {
             if (!val) {
                 fprintf(stderr, "mieb-eval report: %s needs a value\n", a);
                 return MIEB_EXIT_USAGE;
             }
-            if ((dst == &html || dst == &registry) && !mieb_cli_path("report", a, val))
+            if ((dst == &ra->html || dst == &ra->registry) && !mieb_cli_path("report", a, val))
                 return MIEB_EXIT_USAGE;
             *dst = val;
             i++;
@@ -197,18 +207,32 @@ int mieb_cmd_report(int argc, char **argv)
             return MIEB_EXIT_USAGE;
         } else if (!mieb_cli_path("report", "result folder", a)) {
             return MIEB_EXIT_USAGE;
-        } else if (n_dirs < (int)(sizeof dirs / sizeof *dirs)) {
+        } else if (n_dirs < (int)(sizeof ra->dirs / sizeof *ra->dirs)) {
             dirs[n_dirs++] = a;
         } else {
-            fprintf(stderr, "mieb-eval report: at most %d result folders\n", (int)(sizeof dirs / sizeof *dirs));
+            fprintf(stderr, "mieb-eval report: at most %d result folders\n", (int)(sizeof ra->dirs / sizeof *ra->dirs));
             return MIEB_EXIT_USAGE;
         }
     }
-    if (!n_dirs || !html) {
+    ra->n_dirs = n_dirs;
+    if (!n_dirs || !ra->html) {
         fprintf(stderr, "mieb-eval report: %s\n", !n_dirs ? "name at least one result folder" : "--html FILE is needed");
         mieb_cli_brief_usage("report", report_usage);
         return MIEB_EXIT_USAGE;
     }
+    return -1;
+}
+
+int mieb_cmd_report(int argc, char **argv)
+{
+    struct report_args ra;
+    int parsed = parse_args(argc, argv, &ra);
+    if (parsed >= 0)
+        return parsed;
+    const char **dirs = ra.dirs, *bench_name = ra.bench_name, *html = ra.html, *registry = ra.registry;
+    const char *baseline = ra.baseline;
+    int n_dirs = ra.n_dirs;
+    struct ci_opts ci = ra.ci;
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {

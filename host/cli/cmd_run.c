@@ -24,24 +24,16 @@
 #include "dispatch/dispatch.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "cluster/corpus_parts.h"
 #include "config/model_meta.h"
 #include "config/registry.h"
-#include "config/suggest.h"
 #include "core/fileutil.h"
 #include "core/mem_default.h"
-#include "core/set_aside.h"
 #include "core/stop.h"
-#include "core/tmpfiles.h"
-#include "families/family.h"
-#include "io/results_check.h"
-#include "plan/manifest.h"
-#include "plan/run_outcome.h"
-#include "plan/task_shards.h"
 #include "io/results_writer.h"
-#include "io/task_data.h"
+#include "plan/run_loop.h"
+#include "plan/task_select.h"
 
-#define MAX_TASKS 512
+#define MAX_TASKS MIEB_PLAN_MAX_TASKS
 
 struct run_opts {
     const char *task_data, *emb, *out, *device, *sim_override, *overwrite, *precision;
@@ -56,11 +48,9 @@ struct run_opts {
     const char *per_query;           /* --per-query DIR */
     int kmeans_full; /* --kmeans full */
     int probe_cpu;   /* --probe-device cpu */
-    /* ---- task sharding (issue 6) ---- */
     long shard_index, num_shards; /* --shard-index I --num-shards K; num_shards 0: not sharded */
     int shard_index_set;
-    /* ---- end of task sharding ---- */
-    long corpus_parts, corpus_part; /* --corpus-parts K --corpus-part I (issue 6); corpus_parts 0: off */
+    long corpus_parts, corpus_part; /* --corpus-parts K --corpus-part I; corpus_parts 0: off */
     int corpus_part_set;
     const char *partials_dir;       /* --partials-dir DIR */
     const char *task_types[32];     /* --task-types T ...: keep only tasks of these mteb types */
@@ -244,220 +234,196 @@ static bool similarity_ok(const char *val)
     return false;
 }
 
-static int parse_args(int argc, char **argv, struct run_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->device = "auto";
-    o->overwrite = "only-missing"; /* mteb's default: a rerun resumes */
-    o->precision = "fp32";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+/* One option's value: "needs a value" when the command line ends before it. */
 #define NEED_VAL()                                                      \
     do {                                                                \
         if (!val) {                                                     \
             fprintf(stderr, "mieb-eval run: %s needs a value\n", a);    \
             return -1;                                                  \
         }                                                               \
-        i++;                                                            \
+        (*i)++;                                                         \
     } while (0)
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            run_usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "--task-data")) {
-            NEED_VAL();
-            if (!mieb_cli_dir("run", a, val))
-                return -1;
-            o->task_data = val;
-        } else if (!strcmp(a, "--embeddings")) {
-            NEED_VAL();
-            if (!mieb_cli_dir("run", a, val))
-                return -1;
-            o->emb = val;
-        } else if (!strcmp(a, "--export")) {
-            NEED_VAL();
-            o->export_dir = val;
-        } else if (!strcmp(a, "--output-folder") || !strcmp(a, "--output_folder")) {
-            NEED_VAL();
-            if (!mieb_cli_out_dir("run", a, val))
-                return -1;
-            o->out = val;
-        } else if (!strcmp(a, "--device")) {
-            NEED_VAL();
-            if (!device_ok(val))
-                return -1;
-            o->device = val;
-        } else if (!strcmp(a, "--similarity")) {
-            NEED_VAL();
-            if (!similarity_ok(val))
-                return -1;
-            o->sim_override = val;
-        } else if (!strcmp(a, "--overwrite-strategy")) {
-            static const char *const ways[] = {"always", "never", "only-missing", NULL};
-            int k;
-            NEED_VAL();
-            if (!mieb_cli_choice("run", a, val, ways, &k))
-                return -1;
-            o->overwrite = ways[k];
-            o->overwrite_given = 1;
-        } else if (!strcmp(a, "--mem-limit")) {
-            NEED_VAL();
-            if (!mieb_cli_size("run", a, val, MIN_MEM_LIMIT, &o->mem_limit))
-                return -1;
-        } else if (!strcmp(a, "--precision")) {
-            static const char *const precs[] = {"fp32", "tf32", "bf16", NULL};
-            int k;
-            NEED_VAL();
-            if (!mieb_cli_choice("run", a, val, precs, &k))
-                return -1;
-            o->precision = precs[k];
-        } else if (!strcmp(a, "--kmeans")) {
-            static const char *const modes[] = {"minibatch", "full", NULL};
-            int k;
-            NEED_VAL();
-            if (!mieb_cli_choice("run", a, val, modes, &k))
-                return -1;
-            o->kmeans_full = k == 1;
-        } else if (!strcmp(a, "--probe-device")) {
-            static const char *const devs[] = {"auto", "cpu", NULL};
-            int k;
-            NEED_VAL();
-            if (!mieb_cli_choice("run", a, val, devs, &k))
-                return -1;
-            o->probe_cpu = k == 1;
-        } else if (!strcmp(a, "--threads")) {
-            NEED_VAL();
-            long long v;
-            if (!mieb_cli_int("run", a, val, 0, 4096, &v)) /* atoi made "x" and "-3" mean all cores */
-                return -1;
-            o->threads = (int)v;
-        } else if (!strcmp(a, "--shard-index") || !strcmp(a, "--num-shards")) { /* task sharding (issue 6) */
-            NEED_VAL();
-            long long v;
-            if (!mieb_cli_int("run", a, val, 0, INT_MAX, &v))
-                return -1;
-            if (a[2] == 's') {
-                o->shard_index = v;
-                o->shard_index_set = 1;
-            } else {
-                if (v < 1) {
-                    fprintf(stderr, "mieb-eval run: --num-shards must be at least 1\n");
-                    return -1;
-                }
-                o->num_shards = v;
-            }
-        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            o->verbose = 1;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o->quiet = 1;
-        } else if (!strcmp(a, "--log-format")) {
-            static const char *const fmts[] = {"text", "json", NULL}; /* enum mieb_log_format order */
-            int k;
-            NEED_VAL();
-            if (!mieb_cli_choice("run", a, val, fmts, &k))
-                return -1;
-            o->log_format = (enum mieb_log_format)k;
-        } else if (!strcmp(a, "--progress")) {
-            static const char *const modes[] = {"auto", "tty", "plain", "off", NULL}; /* enum mieb_progress_mode order */
-            int k;
-            NEED_VAL();
-            if (!mieb_cli_choice("run", a, val, modes, &k))
-                return -1;
-            o->progress = (enum mieb_progress_mode)k;
-        } else if (!strcmp(a, "--corpus-parts") || !strcmp(a, "--corpus-part")) { /* corpus parts (issue 6) */
-            NEED_VAL();
-            long long v;
-            if (!mieb_cli_int("run", a, val, 0, 99999, &v))
-                return -1;
-            if (!strcmp(a, "--corpus-part")) {
-                o->corpus_part = v;
-                o->corpus_part_set = 1;
-            } else if (v < 1) {
-                fprintf(stderr, "mieb-eval run: --corpus-parts must be at least 1\n");
-                return -1;
-            } else {
-                o->corpus_parts = v;
-            }
-        } else if (!strcmp(a, "--partials-dir")) {
-            NEED_VAL();
-            if (!mieb_cli_out_dir("run", a, val))
-                return -1;
-            o->partials_dir = val;
-        } else if (!strcmp(a, "--per-query")) {
-            NEED_VAL();
-            if (!mieb_cli_out_dir("run", a, val))
-                return -1;
-            o->per_query = val;
-        } else if (!strcmp(a, "-b") || !strcmp(a, "--benchmark") || !strcmp(a, "--benchmarks")) {
-            NEED_VAL();
-            if (o->n_benchmarks < 16)
-                o->benchmarks[o->n_benchmarks++] = val;
-        } else if (!strcmp(a, "--task-types") || !strcmp(a, "--eval-splits") || !strcmp(a, "-l") ||
-                   !strcmp(a, "--languages")) {
-            /* one or more names up to the next option, as mteb's nargs="+" */
-            int types = !strcmp(a, "--task-types"), langs = a[1] == 'l' || !strcmp(a, "--languages"), got = 0;
-            int *n = types ? &o->n_task_types : langs ? &o->n_languages : &o->n_eval_splits;
-            const char **dst = types ? o->task_types : langs ? o->languages : o->eval_splits;
-            while (i + 1 < argc && argv[i + 1][0] != '-') {
-                if (*n >= (types || langs ? 32 : 16)) {
-                    fprintf(stderr, "mieb-eval run: too many values for %s\n", a);
-                    return -1;
-                }
-                if (!argv[i + 1][0]) { /* names nothing: every task would be skipped, exit 0 */
-                    mieb_cli_bad_value("run", a, "", types ? "a task type" : langs ? "a language" : "a split name");
-                    return -1;
-                }
-                dst[(*n)++] = argv[++i];
-                got++;
-            }
-            if (!got) {
-                fprintf(stderr, "mieb-eval run: %s needs at least one value\n", a);
-                return -1;
-            }
-        } else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-            NEED_VAL();
-            o->model = val;
-        } else if (!strcmp(a, "--model-revision")) {
-            NEED_VAL();
-            o->model_revision = val;
-        } else if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
-            /* one or more task names up to the next option */
-            int got = 0;
-            while (i + 1 < argc && argv[i + 1][0] != '-') {
-                if (o->n_tasks >= MAX_TASKS) {
-                    fprintf(stderr, "mieb-eval run: too many tasks\n");
-                    return -1;
-                }
-                o->tasks[o->n_tasks++] = argv[++i];
-                got++;
-            }
-            if (!got) {
-                fprintf(stderr, "mieb-eval run: %s needs at least one task name\n", a);
-                return -1;
-            }
+
+/* The options naming folders, the model and the benchmarks: 1 when `a` is one and was taken,
+   0 when it is none of them, -1 on a bad value (said on stderr). */
+static int parse_place(struct run_opts *o, const char *a, const char *val, int *i)
+{
+    if (!strcmp(a, "--task-data") || !strcmp(a, "--embeddings")) {
+        NEED_VAL();
+        if (!mieb_cli_dir("run", a, val))
+            return -1;
+        *(a[2] == 't' ? &o->task_data : &o->emb) = val;
+    } else if (!strcmp(a, "--export")) {
+        NEED_VAL();
+        o->export_dir = val;
+    } else if (!strcmp(a, "--output-folder") || !strcmp(a, "--output_folder") || !strcmp(a, "--partials-dir") ||
+               !strcmp(a, "--per-query")) {
+        NEED_VAL();
+        if (!mieb_cli_out_dir("run", a, val))
+            return -1;
+        *(a[2] == 'o' ? &o->out : a[3] == 'a' ? &o->partials_dir : &o->per_query) = val;
+    } else if (!strcmp(a, "-b") || !strcmp(a, "--benchmark") || !strcmp(a, "--benchmarks")) {
+        NEED_VAL();
+        if (o->n_benchmarks < 16)
+            o->benchmarks[o->n_benchmarks++] = val;
+    } else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+        NEED_VAL();
+        o->model = val;
+    } else if (!strcmp(a, "--model-revision")) {
+        NEED_VAL();
+        o->model_revision = val;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* One of the listed choices for `a` (mieb_cli_choice): its index, or -1 after saying why not. */
+static int choice(const char *a, const char *val, const char *const *choices)
+{
+    int k;
+    return mieb_cli_choice("run", a, val, choices, &k) ? k : -1;
+}
+
+/* The options with one of a few named values: as parse_place. */
+static int parse_choice(struct run_opts *o, const char *a, const char *val, int *i)
+{
+    static const char *const ways[] = {"always", "never", "only-missing", NULL};
+    static const char *const precs[] = {"fp32", "tf32", "bf16", NULL};
+    static const char *const kmeans[] = {"minibatch", "full", NULL};
+    static const char *const devs[] = {"auto", "cpu", NULL};
+    static const char *const fmts[] = {"text", "json", NULL}; /* enum mieb_log_format order */
+    static const char *const modes[] = {"auto", "tty", "plain", "off", NULL}; /* enum mieb_progress_mode order */
+    const char *const *choices = !strcmp(a, "--overwrite-strategy") ? ways
+                                 : !strcmp(a, "--precision")        ? precs
+                                 : !strcmp(a, "--kmeans")           ? kmeans
+                                 : !strcmp(a, "--probe-device")     ? devs
+                                 : !strcmp(a, "--log-format")       ? fmts
+                                 : !strcmp(a, "--progress")         ? modes
+                                                                    : NULL;
+    if (!choices)
+        return 0;
+    NEED_VAL();
+    int k = choice(a, val, choices);
+    if (k < 0)
+        return -1;
+    if (choices == ways) {
+        o->overwrite = ways[k];
+        o->overwrite_given = 1;
+    } else if (choices == precs) {
+        o->precision = precs[k];
+    } else if (choices == kmeans) {
+        o->kmeans_full = k == 1;
+    } else if (choices == devs) {
+        o->probe_cpu = k == 1;
+    } else if (choices == fmts) {
+        o->log_format = (enum mieb_log_format)k;
+    } else {
+        o->progress = (enum mieb_progress_mode)k;
+    }
+    return 1;
+}
+
+/* The options with a number, and --device and --similarity: as parse_place. */
+static int parse_setting(struct run_opts *o, const char *a, const char *val, int *i)
+{
+    long long v;
+    if (!strcmp(a, "--device") || !strcmp(a, "--similarity")) {
+        NEED_VAL();
+        if (!(a[2] == 'd' ? device_ok : similarity_ok)(val))
+            return -1;
+        *(a[2] == 'd' ? &o->device : &o->sim_override) = val;
+    } else if (!strcmp(a, "--mem-limit")) {
+        NEED_VAL();
+        if (!mieb_cli_size("run", a, val, MIN_MEM_LIMIT, &o->mem_limit))
+            return -1;
+    } else if (!strcmp(a, "--threads")) {
+        NEED_VAL();
+        if (!mieb_cli_int("run", a, val, 0, 4096, &v)) /* atoi made "x" and "-3" mean all cores */
+            return -1;
+        o->threads = (int)v;
+    } else if (!strcmp(a, "--shard-index") || !strcmp(a, "--num-shards")) {
+        NEED_VAL();
+        if (!mieb_cli_int("run", a, val, 0, INT_MAX, &v))
+            return -1;
+        if (a[2] == 's') {
+            o->shard_index = v;
+            o->shard_index_set = 1;
+        } else if (v < 1) {
+            fprintf(stderr, "mieb-eval run: --num-shards must be at least 1\n");
+            return -1;
         } else {
-            fprintf(stderr, "mieb-eval run: unknown option '%s'\n", a);
+            o->num_shards = v;
+        }
+    } else if (!strcmp(a, "--corpus-parts") || !strcmp(a, "--corpus-part")) {
+        NEED_VAL();
+        if (!mieb_cli_int("run", a, val, 0, 99999, &v))
+            return -1;
+        if (!strcmp(a, "--corpus-part")) {
+            o->corpus_part = v;
+            o->corpus_part_set = 1;
+        } else if (v < 1) {
+            fprintf(stderr, "mieb-eval run: --corpus-parts must be at least 1\n");
+            return -1;
+        } else {
+            o->corpus_parts = v;
+        }
+    } else {
+        return 0;
+    }
+    return 1;
+}
+#undef NEED_VAL
+
+/* The options taking one or more names up to the next option (mteb's nargs="+"): -t, --task-types,
+   --eval-splits, -l: as parse_place; *i moves past the names. */
+static int parse_list(struct run_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    int tasks = !strcmp(a, "-t") || !strcmp(a, "--tasks"), types = !strcmp(a, "--task-types");
+    int langs = !strcmp(a, "-l") || !strcmp(a, "--languages"), got = 0;
+    if (!tasks && !types && !langs && strcmp(a, "--eval-splits"))
+        return 0;
+    int *n = tasks ? &o->n_tasks : types ? &o->n_task_types : langs ? &o->n_languages : &o->n_eval_splits;
+    const char **dst = tasks ? o->tasks : types ? o->task_types : langs ? o->languages : o->eval_splits;
+    int cap = tasks ? MAX_TASKS : types || langs ? 32 : 16;
+    while (*i + 1 < argc && argv[*i + 1][0] != '-') {
+        if (*n >= cap) {
+            fprintf(stderr, tasks ? "mieb-eval run: too many tasks\n" : "mieb-eval run: too many values for %s\n", a);
             return -1;
         }
-#undef NEED_VAL
+        if (!tasks && !argv[*i + 1][0]) { /* names nothing: every task would be skipped, exit 0 */
+            mieb_cli_bad_value("run", a, "", types ? "a task type" : langs ? "a language" : "a split name");
+            return -1;
+        }
+        dst[(*n)++] = argv[++*i];
+        got++;
     }
-    if (resolve_export(o) != 0)
-        return -1;
-    if (!o->task_data || !o->emb || !o->out) {
-        fprintf(stderr, "mieb-eval run: --task-data and --embeddings (or --export) and --output-folder are required\n");
-        return -1;
-    }
-    if (!o->n_tasks && !o->n_benchmarks && !o->n_task_types) {
-        fprintf(stderr, "mieb-eval run: name tasks with -t, a benchmark with -b, or task types with --task-types\n");
-        return -1;
-    }
-    /* ---- task sharding (issue 6) ---- */
-    if (o->shard_index_set && !o->num_shards) {
-        fprintf(stderr, "mieb-eval run: --shard-index needs --num-shards\n");
+    if (!got) {
+        fprintf(stderr, tasks ? "mieb-eval run: %s needs at least one task name\n"
+                              : "mieb-eval run: %s needs at least one value\n",
+                a);
         return -1;
     }
-    if (o->num_shards && !o->shard_index_set) {
-        fprintf(stderr, "mieb-eval run: --num-shards needs --shard-index\n");
+    return 1;
+}
+
+/* The options that go together or exclude each other, once all are read: 0, or -1 after saying
+   what is wrong. */
+static int check_combination(const struct run_opts *o)
+{
+    const char *bad = NULL;
+    if (!o->task_data || !o->emb || !o->out)
+        bad = "--task-data and --embeddings (or --export) and --output-folder are required";
+    else if (!o->n_tasks && !o->n_benchmarks && !o->n_task_types)
+        bad = "name tasks with -t, a benchmark with -b, or task types with --task-types";
+    else if (o->shard_index_set && !o->num_shards)
+        bad = "--shard-index needs --num-shards";
+    else if (o->num_shards && !o->shard_index_set)
+        bad = "--num-shards needs --shard-index";
+    if (bad) {
+        fprintf(stderr, "mieb-eval run: %s\n", bad);
         return -1;
     }
     if (o->num_shards && o->shard_index >= o->num_shards) {
@@ -465,7 +431,6 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
                 o->shard_index, o->num_shards);
         return -1;
     }
-    /* ---- end of task sharding ---- */
     if ((o->corpus_parts || o->corpus_part_set || o->partials_dir) &&
         (!o->corpus_parts || !o->corpus_part_set || !o->partials_dir)) {
         fprintf(stderr, "mieb-eval run: --corpus-parts, --corpus-part and --partials-dir go together\n");
@@ -483,234 +448,35 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
     return 0;
 }
 
-/* Score every split and subset of one task and write its result file. */
-static mieb_status score_task(const struct run_opts *o, const struct mieb_run_ctx *rc,
-                              const struct mieb_task *task, const char *results_dir)
+/* 0: run; 1: --help printed (exit 0); -1: a bad command line, said on stderr. */
+static int parse_args(int argc, char **argv, struct run_opts *o)
 {
-    char path[PATH_MAX];
-    struct mieb_taskdata *td = NULL;
-    double t0 = mieb_now();
-    mieb_status st;
-    cJSON *scores = NULL, *phases = NULL;
-
-    mieb_family_score_fn score_subset = mieb_family_driver(task->family);
-    if (!score_subset)
-        return mieb_fail(MIEB_ERR_UNSUPPORTED, "task %s: type %s is not supported yet by this mieb-eval",
-                         task->name, task->type);
-    if (snprintf(path, sizeof path, "%s/%s.h5", o->task_data, task->name) >= (int)sizeof path)
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "path too long");
-    st = mieb_taskdata_open(path, task->name, &td);
-    if (st != MIEB_OK)
-        return st;
-    scores = cJSON_CreateObject();
-    phases = cJSON_CreateArray();
-    mieb_results_add_phase(phases, "Data loading", 0.0, mieb_now() - t0, "", "");
-    for (int s = 0; s < task->n_splits && st == MIEB_OK; s++) {
-        const char *split = task->splits[s];
-        cJSON *list = cJSON_AddArrayToObject(scores, split);
-        for (int h = 0; h < task->n_subsets && st == MIEB_OK; h++) {
-            const char *subset = task->subsets[h];
-            double ts = mieb_now() - t0;
-            if (interrupted) {
-                st = mieb_fail(MIEB_ERR_INTERRUPTED, "interrupted by signal %d", (int)interrupted);
-                break;
-            }
-            if (!mieb_taskdata_has_group(td, split, subset)) {
-                st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: group /%s/%s is missing (task %s evaluates split %s, subset %s)",
-                               path, split, subset, task->name, split, subset);
-                break;
-            }
-            mieb_progress_subset(split, subset);
-            cJSON *sub = cJSON_CreateObject();
-            cJSON_AddItemToArray(list, sub);
-            struct mieb_stage_times times = {0};
-            struct mieb_run_ctx rcs = *rc;
-            rcs.times = &times;
-            st = score_subset(&rcs, task, td, split, subset, sub);
-            if (st != MIEB_OK)
-                break;
-            if ((st = mieb_results_finish_subset(sub, task, subset, o->precision)) != MIEB_OK)
-                break;
-            double te = mieb_now() - t0;
-            mieb_results_add_phase(phases, "Evaluation", ts, te, split, subset);
-            /* stage totals, laid end to end inside the subset's evaluation window */
-            const struct { const char *name; double secs; } stages[] = {
-                {"Stage: waiting for reads", times.read_wait},
-                {"Stage: similarity and top-k", times.similarity},
-                {"Stage: merge and heap", times.merge},
-                {"Stage: metrics", times.metrics},
-            };
-            double at = ts;
-            for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
-                mieb_results_add_phase(phases, stages[i].name, at, at + stages[i].secs, split, subset);
-                at += stages[i].secs;
-            }
-            MIEB_LOGD("%s %s/%s: read wait %.3f s, similarity %.3f s, merge %.3f s, metrics %.3f s, total %.3f s",
-                      task->name, split, subset, times.read_wait, times.similarity, times.merge, times.metrics,
-                      te - ts);
-            mieb_progress_unit_done();
-        }
-    }
-    if (st == MIEB_OK) {
-        struct mieb_task_result r = {
-            .dataset_revision = mieb_taskdata_revision(td)[0] ? mieb_taskdata_revision(td) : task->revision,
-            .task_name = task->name,
-            .scores = scores,
-            .evaluation_time = mieb_now() - t0,
-            .date = mieb_results_date_now(),
-            .phases = phases,
-            .round_fn = mieb_family_round_fn(task->family),
-        };
-        st = mieb_results_write(results_dir, &r);
-    }
-    cJSON_Delete(scores);
-    cJSON_Delete(phases);
-    mieb_taskdata_close(td);
-    return st;
-}
-
-/* ---- aggregate tasks (issue 4): scored from their sub-task, see families/sts_aggregate.c ---- */
-static mieb_status score_aggregate(const struct mieb_run_ctx *rc, const struct mieb_registry *reg,
-                                   const struct run_opts *o, const struct mieb_task *task, const char *results_dir)
-{
-    double t0 = mieb_now();
-    cJSON *scores = NULL;
-    MIEB_TRY(mieb_aggregate_score(rc, reg, task, o->task_data, &scores));
-    struct mieb_task_result r = {
-        .dataset_revision = MIEB_AGGREGATE_REVISION,
-        .task_name = task->name,
-        .scores = scores,
-        .evaluation_time = mieb_now() - t0,
-        .date = mieb_results_date_now(),
-        .phases = NULL,       /* mteb's combined result has no evaluation_phases */
-        .round_fn = mieb_aggregate_round,
-        .kg_co2_nan = true,
-    };
-    mieb_status st = mieb_results_write(results_dir, &r);
-    cJSON_Delete(scores);
-    return st;
-}
-/* ---- end of aggregate tasks ---- */
-
-/*
- * --overwrite-strategy never|only-missing: MIEB_OK when the task's result is there and whole
- * (io/results_check.h: this task's, every split and subset this run would write), so the
- * task is skipped; MIEB_ERR_NOT_FOUND when it is to be scored: absent, or not a result and
- * now set aside with a warning. Any other status (an I/O error, out of memory) leaves the
- * file as it is and the task unscored.
- */
-static mieb_status result_present(const struct mieb_task *t, const char *path)
-{
-    static const char *const aggregate_subsets[] = {"default"}; /* sts_aggregate.c writes only it */
-    bool agg = mieb_aggregate_subtask(t->name) != NULL;
-    char why[1024], aside[PATH_MAX + 64];
-    mieb_status st = mieb_result_check(path, t->name, t->splits, t->n_splits, agg ? aggregate_subsets : t->subsets,
-                                       agg ? 1 : t->n_subsets);
-    if (st != MIEB_ERR_BAD_DATA && st != MIEB_ERR_TOO_LARGE)
-        return st;
-    snprintf(why, sizeof why, "%s", mieb_last_error());
-    MIEB_TRY(mieb_set_aside(path, aside, sizeof aside));
-    MIEB_LOGW("%s: the file there is not a whole result of the task (%s); kept as %s, scoring the task again",
-              t->name, why, aside);
-    return MIEB_ERR_NOT_FOUND;
-}
-
-/* Units of progress of a task: its (split, subset) pairs; an aggregate counts one. */
-/* The task-data file a task reads: its own, or an aggregate's sub-task's. */
-static void task_data_file(const struct run_opts *o, const struct mieb_task *t, char *p, size_t n)
-{
-    const char *data_of = mieb_aggregate_subtask(t->name);
-    snprintf(p, n, "%s/%s.h5", o->task_data, data_of ? data_of : t->name);
-}
-
-/* A benchmark or --task-types run scores what is present: 1 when `t` can be scored here,
-   else 0 after saying why it is skipped. */
-static int scorable_here(const struct run_opts *o, const struct mieb_task *t)
-{
-    char p[PATH_MAX + 256];
-    task_data_file(o, t, p, sizeof p);
-    if (!mieb_file_exists(p)) {
-        MIEB_LOGW("skipping %s: no task-data file %s", t->name, p);
-        return 0;
-    }
-    if (!mieb_family_driver(t->family)) {
-        MIEB_LOGW("skipping %s: type %s is not supported yet", t->name, t->type);
-        return 0;
-    }
-    return 1;
-}
-
-/* --eval-splits: keep, in each registry task, only the listed splits (in the task's order). */
-static void restrict_splits(const struct run_opts *o, struct mieb_registry *reg)
-{
-    for (int i = 0; i < reg->n_tasks; i++) {
-        struct mieb_task *t = &reg->tasks[i];
-        int kept = 0;
-        for (int s = 0; s < t->n_splits; s++)
-            for (int e = 0; e < o->n_eval_splits; e++)
-                if (!strcmp(t->splits[s], o->eval_splits[e])) {
-                    t->splits[kept++] = t->splits[s];
-                    break;
-                }
-        t->n_splits = kept;
-    }
-}
-
-/* -l/--languages: does a language of the subset match one asked for (mteb: "eng" matches "eng-Latn")? */
-static bool language_wanted(const struct run_opts *o, const struct mieb_task *t, const char *subset)
-{
-    cJSON *langs = mieb_task_languages(t, subset), *l;
-    bool hit = false;
-    cJSON_ArrayForEach(l, langs)
-    {
-        if (!cJSON_IsString(l))
-            continue;
-        for (int i = 0; i < o->n_languages && !hit; i++) {
-            size_t n = strlen(o->languages[i]);
-            hit = !strcmp(l->valuestring, o->languages[i]) ||
-                  (!strncmp(l->valuestring, o->languages[i], n) && l->valuestring[n] == '-');
-        }
-    }
-    cJSON_Delete(langs);
-    return hit;
-}
-
-/* -l/--languages: keep, in each registry task, only the subsets in those languages. */
-static void restrict_languages(const struct run_opts *o, struct mieb_registry *reg)
-{
-    for (int i = 0; i < reg->n_tasks; i++) {
-        struct mieb_task *t = &reg->tasks[i];
-        int kept = 0;
-        for (int s = 0; s < t->n_subsets; s++)
-            if (language_wanted(o, t, t->subsets[s]))
-                t->subsets[kept++] = t->subsets[s];
-        t->n_subsets = kept;
-    }
-}
-
-/* --task-types: a misspelt type would select nothing and exit 0 */
-static bool type_known(const struct mieb_registry *reg, const char *type)
-{
-    for (int i = 0; i < reg->n_tasks; i++)
-        if (!strcmp(reg->tasks[i].type, type))
-            return true;
-    return false;
-}
-
-static int type_wanted(const struct run_opts *o, const struct mieb_task *t)
-{
-    for (int i = 0; i < o->n_task_types; i++)
-        if (!strcmp(o->task_types[i], t->type))
+    memset(o, 0, sizeof *o);
+    o->device = "auto";
+    o->overwrite = "only-missing"; /* mteb's default: a rerun resumes */
+    o->precision = "fp32";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int r;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            run_usage(stdout);
             return 1;
-    return o->n_task_types == 0;
-}
-
-/* The files a task read, fingerprinted in the run manifest (plan/manifest.h). */
-static void manifest_inputs(struct mieb_manifest *man, const struct run_opts *o, const struct mieb_task *t)
-{
-    char p[PATH_MAX + 256];
-    task_data_file(o, t, p, sizeof p);
-    mieb_manifest_task(man, t->name, p, o->emb);
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            o->verbose = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if ((r = parse_place(o, a, val, &i)) || (r = parse_choice(o, a, val, &i)) ||
+                   (r = parse_setting(o, a, val, &i)) || (r = parse_list(o, argc, argv, &i))) {
+            if (r < 0)
+                return -1;
+        } else {
+            fprintf(stderr, "mieb-eval run: unknown option '%s'\n", a);
+            return -1;
+        }
+    }
+    if (resolve_export(o) != 0)
+        return -1;
+    return check_combination(o);
 }
 
 /* The run's closing summary: counts, each task's main score, each failure's first error, a hint
@@ -750,12 +516,138 @@ static void closing_summary(const struct run_opts *o, struct mieb_outcomes *oc, 
         MIEB_LOGW("the run manifest was not written: %s", mieb_last_error());
 }
 
-static long task_units(const struct mieb_task *t)
+
+/* --mem-limit unset: half of RAM, of the cgroup's limit or of Slurm's allocation (mem_default.h). */
+static size_t default_mem_limit(void)
 {
-    if (mieb_aggregate_subtask(t->name))
-        return 1;
-    long n = (long)t->n_splits * (long)t->n_subsets;
-    return n > 0 ? n : 1;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    char why[512];
+    size_t v = mieb_mem_default(NULL, pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0, why, sizeof why);
+    MIEB_LOGD("--mem-limit default: %s", why);
+    return v;
+}
+
+/* The ordered task list of this process (plan/task_select.h): an exit status. */
+static int select_tasks(const struct run_opts *o, struct mieb_registry *reg, struct mieb_task_list *todo)
+{
+    struct mieb_task_select sel = {
+        .purpose = MIEB_SELECT_RUN, .task_data = o->task_data,
+        .tasks = o->tasks, .n_tasks = o->n_tasks, .benchmarks = o->benchmarks, .n_benchmarks = o->n_benchmarks,
+        .task_types = o->task_types, .n_task_types = o->n_task_types,
+        .eval_splits = o->eval_splits, .n_eval_splits = o->n_eval_splits,
+        .languages = o->languages, .n_languages = o->n_languages,
+        .shard_index = o->shard_index, .num_shards = o->num_shards,
+    };
+    mieb_status st = mieb_select_tasks(reg, &sel, todo);
+    if (st == MIEB_OK)
+        return MIEB_EXIT_OK;
+    bool usage = st == MIEB_ERR_INVALID_ARG;
+    mieb_cli_say(MIEB_LOG_ERROR, usage ? "mieb-eval run: " : "mieb-eval: error: ", "%s", mieb_last_error());
+    return usage ? MIEB_EXIT_USAGE : MIEB_EXIT_FATAL;
+}
+
+/* The model (model_meta.json, checked against -m/--model-revision, --similarity applied), the
+   backend and the results folder (model_meta.json copied there): an exit status; on success
+   *be is the backend and meta's parsed fields stay (its text is freed). */
+static int open_model(const struct run_opts *o, struct mieb_model_meta *meta, struct mieb_backend **be,
+                      char *results_dir, size_t n)
+{
+    struct mieb_backend_opts bo = {0};
+    mieb_status st;
+    if (mieb_model_meta_load(o->emb, meta) != MIEB_OK) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+        return MIEB_EXIT_FATAL;
+    }
+    int rc = MIEB_EXIT_OK;
+    if ((o->model && strcmp(o->model, meta->name)) || (o->model_revision && strcmp(o->model_revision, meta->revision))) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "%s: the embeddings are of model %s revision %s, not %s %s",
+                     meta->path, meta->name, meta->revision, o->model ? o->model : meta->name,
+                     o->model_revision ? o->model_revision : meta->revision);
+        rc = MIEB_EXIT_USAGE;
+    } else if (o->sim_override && mieb_sim_parse(o->sim_override, &meta->sim) != MIEB_OK) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "--similarity: %s", mieb_last_error());
+        rc = MIEB_EXIT_USAGE;
+    }
+    bo.mem_limit = o->mem_limit;
+    bo.n_threads = o->threads;
+    bo.precision = !strcmp(o->precision, "tf32") ? MIEB_PREC_TF32 : !strcmp(o->precision, "bf16") ? MIEB_PREC_BF16 : MIEB_PREC_FP32;
+    if (rc == MIEB_EXIT_OK && (st = mieb_backend_init(o->device, &bo, be)) != MIEB_OK) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+        rc = st == MIEB_ERR_NO_DEVICE ? MIEB_EXIT_NO_DEVICE : MIEB_EXIT_USAGE;
+    } else if (rc == MIEB_EXIT_OK && bo.precision != MIEB_PREC_FP32 && !strcmp((*be)->iface.name, "cpu")) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ",
+                     "--precision %s needs the CUDA backend; the CPU backend computes in fp32", o->precision);
+        rc = MIEB_EXIT_USAGE;
+    } else if (rc == MIEB_EXIT_OK &&
+               (mieb_results_dir(o->out, meta->name, meta->revision, results_dir, n) != MIEB_OK ||
+                mieb_results_write_model_meta(results_dir, meta->text, meta->text_len) != MIEB_OK)) {
+        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+        rc = MIEB_EXIT_FATAL;
+    }
+    mieb_model_meta_free(meta); /* copied: only the parsed fields are used from here */
+    if (rc != MIEB_EXIT_OK && *be) {
+        mieb_backend_free(*be);
+        *be = NULL;
+    }
+    return rc;
+}
+
+/* The exit status of a run that scored what it could: a stop signal's, else 4 after a device
+   failure, 1 after a task failure, 0. */
+static int run_exit(int failed, int fatal)
+{
+    if (interrupted == SIGUSR1) {
+        mieb_cli_say(MIEB_LOG_WARN, "mieb-eval: ",
+                     "pre-empted (SIGUSR1); finished results are kept, rerun the same command with "
+                     "--overwrite-strategy only-missing to resume");
+        return MIEB_EXIT_PREEMPTED;
+    }
+    if (interrupted) {
+        mieb_cli_say(MIEB_LOG_WARN, "mieb-eval: ",
+                     "interrupted; finished results are kept, rerun with --overwrite-strategy only-missing to resume");
+        return MIEB_EXIT_INTERRUPTED;
+    }
+    return fatal ? MIEB_EXIT_FATAL : failed ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_OK;
+}
+
+/* Score the list (plan/run_loop.h) with progress, then the closing summary and the manifest. */
+static int score_all(const struct run_opts *o, const struct mieb_registry *reg, const struct mieb_task_list *todo,
+                     const struct mieb_model_meta *meta, struct mieb_backend *be, const char *results_dir,
+                     int argc, char **argv)
+{
+    mieb_run_plan_outputs(results_dir, o->per_query, o->partials_dir, 1);
+    if (mieb_stop_install(&interrupted) != MIEB_OK) /* SIGUSR1: pre-emption notice (MIEB_EXIT_PREEMPTED) */
+        MIEB_LOGW("%s; a run stuck after SIGINT/SIGTERM will not be ended", mieb_last_error());
+    struct mieb_run_ctx rc = {.emb_dir = o->emb, .be = be, .sim = meta->sim, .mem_limit = o->mem_limit,
+                              .kmeans_full = o->kmeans_full, .probe_cpu = o->probe_cpu, .n_threads = o->threads,
+                              .per_query_dir = o->per_query, .interrupted = &interrupted};
+    MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", todo->n, meta->name, be->iface.name,
+              mieb_sim_name(meta->sim));
+    long total_units = 0;
+    for (int i = 0; i < todo->n; i++)
+        total_units += mieb_task_units(todo->v[i]); /* --per-query: every family writes its files */
+    mieb_progress_start(o->progress, todo->n, total_units, 0.0);
+    struct mieb_outcomes outcomes = {0};
+    struct mieb_manifest man;
+    if (mieb_manifest_begin(&man, argc, argv, be->iface.name, o->precision, meta->name, meta->revision) != MIEB_OK)
+        MIEB_LOGW("no run manifest: %s", mieb_last_error());
+    /* corpus parts: retrieval tasks write this part's partials, host/cluster/corpus_parts.h */
+    struct mieb_part_opts part = {.dir = o->partials_dir, .part = o->corpus_part, .n_parts = o->corpus_parts,
+                                  .task_data = o->task_data, .skip_existing = strcmp(o->overwrite, "always") != 0,
+                                  .meta = meta, .precision = o->precision};
+    struct mieb_run_plan plan = {.reg = reg, .rc = &rc, .task_data = o->task_data, .results_dir = results_dir,
+                                 .overwrite = o->overwrite, .overwrite_given = o->overwrite_given,
+                                 .precision = o->precision, .part = o->corpus_parts ? &part : NULL, .man = &man,
+                                 .hooks = &mieb_cli_loop_hooks};
+    int failed = 0, fatal = 0;
+    mieb_run_plan_score(&plan, todo, &outcomes, &failed, &fatal);
+    mieb_progress_stop();
+    closing_summary(o, &outcomes, &man, results_dir);
+    int rc_exit = run_exit(failed, fatal);
+    printf("%s\n", results_dir);
+    mieb_outcomes_free(&outcomes);
+    mieb_manifest_free(&man);
+    return rc_exit;
 }
 
 int mieb_cmd_run(int argc, char **argv)
@@ -764,11 +656,8 @@ int mieb_cmd_run(int argc, char **argv)
     struct mieb_registry reg = {0};
     struct mieb_model_meta meta;
     struct mieb_backend *be = NULL;
-    struct mieb_backend_opts bo = {0};
     char results_dir[PATH_MAX];
-    const struct mieb_task *todo[MAX_TASKS];
-    int n_todo = 0, failed = 0, rc_exit = MIEB_EXIT_OK;
-    mieb_status st;
+    struct mieb_task_list todo;
 
     int pa = parse_args(argc, argv, &o);
     if (pa != 0) {
@@ -777,244 +666,18 @@ int mieb_cmd_run(int argc, char **argv)
         return pa > 0 ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
     }
     mieb_cli_log_init(o.log_format, o.verbose ? MIEB_LOG_DEBUG : o.quiet ? MIEB_LOG_WARN : MIEB_LOG_INFO);
-    if (!o.mem_limit) { /* half of RAM, of the cgroup's limit or of Slurm's allocation (mem_default.h) */
-        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-        char why[512];
-        o.mem_limit = mieb_mem_default(NULL, pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0, why, sizeof why);
-        MIEB_LOGD("--mem-limit default: %s", why);
-    }
-    if ((st = mieb_registry_load_default(&reg)) != MIEB_OK) {
+    if (!o.mem_limit)
+        o.mem_limit = default_mem_limit();
+    if (mieb_registry_load_default(&reg) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
-    for (int i = 0; i < o.n_task_types; i++)
-        if (!type_known(&reg, o.task_types[i])) {
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "bad --task-types '%s' (no registry task has this type)",
-                         o.task_types[i]);
-            mieb_registry_free(&reg);
-            return MIEB_EXIT_USAGE;
-        }
-    if (o.n_eval_splits)
-        restrict_splits(&o, &reg);
-    if (o.n_languages)
-        restrict_languages(&o, &reg);
-    for (int i = 0; i < o.n_tasks; i++) {
-        const struct mieb_task *t = mieb_registry_find(&reg, o.tasks[i]);
-        if (!t) {
-            char msg[512];
-            mieb_unknown_task_msg(&reg, o.tasks[i], msg, sizeof msg);
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "%s", msg);
-            mieb_registry_free(&reg);
-            return MIEB_EXIT_USAGE;
-        }
-        todo[n_todo++] = t;
-    }
-    for (int b = 0; b < o.n_benchmarks; b++) {
-        const struct mieb_benchmark *bm = mieb_registry_benchmark(&reg, o.benchmarks[b]);
-        if (!bm) {
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "%s", mieb_last_error());
-            mieb_registry_free(&reg);
-            return MIEB_EXIT_USAGE;
-        }
-        /* mteb's task order of the benchmark */
-        for (int i = 0; i < bm->n_tasks && n_todo < MAX_TASKS; i++) {
-            const struct mieb_task *t = bm->tasks[i];
-            int dup = 0;
-            for (int j = 0; j < n_todo; j++)
-                dup |= todo[j] == t;
-            if (dup)
-                continue;
-            /* a benchmark run scores what is present and says what it skips */
-            if (type_wanted(&o, t) && scorable_here(&o, t))
-                todo[n_todo++] = t;
-        }
-    }
-    /* --task-types alone: every registry task of those types that is present */
-    for (int i = 0; !o.n_tasks && !o.n_benchmarks && i < reg.n_tasks && n_todo < MAX_TASKS; i++)
-        if (type_wanted(&o, &reg.tasks[i]) && scorable_here(&o, &reg.tasks[i]))
-            todo[n_todo++] = &reg.tasks[i];
-    /* --task-types with -t: keep the named tasks of those types; --eval-splits: drop tasks left without a split */
-    {
-        int kept = 0;
-        for (int j = 0; j < n_todo; j++) {
-            if (!type_wanted(&o, todo[j])) {
-                MIEB_LOGI("skipping %s: type %s is not in --task-types", todo[j]->name, todo[j]->type);
-                continue;
-            }
-            if (o.n_eval_splits && todo[j]->n_splits == 0) {
-                MIEB_LOGW("skipping %s: none of its splits is in --eval-splits", todo[j]->name);
-                continue;
-            }
-            if (o.n_languages && todo[j]->n_subsets == 0) {
-                MIEB_LOGI("skipping %s: none of its subsets is in --languages", todo[j]->name);
-                continue;
-            }
-            todo[kept++] = todo[j];
-        }
-        n_todo = kept;
-    }
-    /* ---- task sharding: the final list split by cost (plan/task_shards.h) ---- */
-    if (o.num_shards) {
-        int kept = 0, *shard = malloc(((size_t)n_todo + 1) * sizeof *shard);
-        if (!shard || mieb_shard_assign(&reg, todo, n_todo, (int)o.num_shards, shard) != MIEB_OK) {
-            free(shard);
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", "out of memory for the task shards");
-            mieb_registry_free(&reg);
-            return MIEB_EXIT_FATAL;
-        }
-        for (int j = 0; j < n_todo; j++)
-            if (shard[j] == o.shard_index)
-                todo[kept++] = todo[j];
-        free(shard);
-        MIEB_LOGI("shard %ld of %ld: %d of %d task(s)", o.shard_index, o.num_shards, kept, n_todo);
-        n_todo = kept;
-    }
-    /* ---- end of task sharding ---- */
-    if ((st = mieb_model_meta_load(o.emb, &meta)) != MIEB_OK) {
-        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
-        mieb_registry_free(&reg);
-        return MIEB_EXIT_FATAL;
-    }
-    if ((o.model && strcmp(o.model, meta.name)) || (o.model_revision && strcmp(o.model_revision, meta.revision))) {
-        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "%s: the embeddings are of model %s revision %s, not %s %s",
-                     meta.path, meta.name, meta.revision, o.model ? o.model : meta.name,
-                     o.model_revision ? o.model_revision : meta.revision);
-        mieb_model_meta_free(&meta);
-        mieb_registry_free(&reg);
-        return MIEB_EXIT_USAGE;
-    }
-    if (o.sim_override && (st = mieb_sim_parse(o.sim_override, &meta.sim)) != MIEB_OK) {
-        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ", "--similarity: %s", mieb_last_error());
-        mieb_model_meta_free(&meta);
-        mieb_registry_free(&reg);
-        return MIEB_EXIT_USAGE;
-    }
-    bo.mem_limit = o.mem_limit;
-    bo.n_threads = o.threads;
-    bo.precision = !strcmp(o.precision, "tf32") ? MIEB_PREC_TF32 : !strcmp(o.precision, "bf16") ? MIEB_PREC_BF16 : MIEB_PREC_FP32;
-    if ((st = mieb_backend_init(o.device, &bo, &be)) != MIEB_OK) {
-        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
-        mieb_model_meta_free(&meta);
-        mieb_registry_free(&reg);
-        return st == MIEB_ERR_NO_DEVICE ? MIEB_EXIT_NO_DEVICE : MIEB_EXIT_USAGE;
-    }
-    if (bo.precision != MIEB_PREC_FP32 && !strcmp(be->iface.name, "cpu")) {
-        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval run: ",
-                     "--precision %s needs the CUDA backend; the CPU backend computes in fp32", o.precision);
-        mieb_backend_free(be);
-        mieb_model_meta_free(&meta);
-        mieb_registry_free(&reg);
-        return MIEB_EXIT_USAGE;
-    }
-    if ((st = mieb_results_dir(o.out, meta.name, meta.revision, results_dir, sizeof results_dir)) != MIEB_OK ||
-        (st = mieb_results_write_model_meta(results_dir, meta.text, meta.text_len)) != MIEB_OK) {
-        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
-        mieb_model_meta_free(&meta);
-        mieb_backend_free(be);
-        mieb_registry_free(&reg);
-        return MIEB_EXIT_FATAL;
-    }
-    mieb_model_meta_free(&meta); /* copied: only the parsed fields are used from here */
-    /* temporaries of an earlier run on this host that was killed (tmpfiles.h) */
-    mieb_clean_stale_tmp(results_dir, 0);
-    if (o.per_query)
-        mieb_clean_stale_tmp(o.per_query, 3); /* <dir>/<task>/<split>/<subset>/ */
-    if (o.partials_dir)
-        mieb_clean_stale_tmp(o.partials_dir, 3);
-    /* the watchdog of a stuck run removes this run's temporaries there (core/stop.h) */
-    mieb_stop_watch_tmp(results_dir, 0);
-    if (o.per_query)
-        mieb_stop_watch_tmp(o.per_query, 3);
-    if (o.partials_dir)
-        mieb_stop_watch_tmp(o.partials_dir, 3);
-    if (mieb_stop_install(&interrupted) != MIEB_OK) /* SIGUSR1: pre-emption notice (MIEB_EXIT_PREEMPTED) */
-        MIEB_LOGW("%s; a run stuck after SIGINT/SIGTERM will not be ended", mieb_last_error());
-    struct mieb_run_ctx rc = {.emb_dir = o.emb, .be = be, .sim = meta.sim, .mem_limit = o.mem_limit,
-                              .kmeans_full = o.kmeans_full, .probe_cpu = o.probe_cpu, .n_threads = o.threads, .interrupted = &interrupted};
-    rc.per_query_dir = o.per_query;
-    MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", n_todo, meta.name, be->iface.name,
-              mieb_sim_name(meta.sim));
-    long total_units = 0;
-    for (int i = 0; i < n_todo; i++)
-        total_units += task_units(todo[i]); /* --per-query: every family writes its files */
-    mieb_progress_start(o.progress, n_todo, total_units, 0.0);
-    struct mieb_outcomes outcomes = {0};
-    struct mieb_manifest man;
-    if (mieb_manifest_begin(&man, argc, argv, be->iface.name, o.precision, meta.name, meta.revision) != MIEB_OK)
-        MIEB_LOGW("no run manifest: %s", mieb_last_error());
-    /* corpus parts (issue 6): retrieval tasks write this part's partials, host/cluster/corpus_parts.h */
-    struct mieb_part_opts part = {.dir = o.partials_dir, .part = o.corpus_part, .n_parts = o.corpus_parts,
-                                  .task_data = o.task_data, .skip_existing = strcmp(o.overwrite, "always") != 0,
-                                  .meta = &meta, .precision = o.precision};
-    for (int i = 0; i < n_todo && !interrupted; i++) {
-        char p[PATH_MAX + 256];
-        bool as_part = o.corpus_parts && todo[i]->family == MIEB_FAMILY_RETRIEVAL;
-        mieb_progress_task_begin(i, todo[i]->name);
-        snprintf(p, sizeof p, "%s/%s.json", results_dir, todo[i]->name);
-        if (o.corpus_parts && !as_part && o.corpus_part != 0) {
-            MIEB_LOGI("%s: not a retrieval task, scored by corpus part 0 only: skipped", todo[i]->name);
-            mieb_outcome_add(&outcomes, todo[i]->name, MIEB_OUTCOME_SKIPPED, 0.0, "scored by corpus part 0", 0);
-            mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
-            continue;
-        }
-        mieb_clear_error();
-        st = !as_part && strcmp(o.overwrite, "always") ? result_present(todo[i], p) : MIEB_ERR_NOT_FOUND;
-        if (st == MIEB_OK) {
-            MIEB_LOGI("%s: result exists, skipped (--overwrite-strategy %s)", todo[i]->name, o.overwrite);
-            mieb_outcome_add(&outcomes, todo[i]->name, MIEB_OUTCOME_SKIPPED, 0.0,
-                             o.overwrite_given ? "result exists" : "result exists (--overwrite-strategy always rescores)",
-                             0);
-            mieb_outcome_score_from(&outcomes, p);
-            mieb_progress_task_end(todo[i]->name, "skipped", task_units(todo[i]));
-            continue;
-        }
-        double t0 = mieb_now();
-        if (st == MIEB_ERR_NOT_FOUND) {
-            manifest_inputs(&man, &o, todo[i]); /* fingerprinted before the task reads them */
-            mieb_clear_error();
-            st = as_part ? mieb_corpus_part_task(&rc, todo[i], &part)
-                 : mieb_aggregate_subtask(todo[i]->name) ? score_aggregate(&rc, &reg, &o, todo[i], results_dir)
-                                                         : score_task(&o, &rc, todo[i], results_dir);
-        }
-        if (st == MIEB_ERR_INTERRUPTED || (st != MIEB_OK && interrupted))
-            break; /* a read cut short by the signal (EINTR) is the stop, not a bad input */
-        if (st != MIEB_OK) {
-            mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not scored (%s): %s", todo[i]->name,
-                         mieb_status_str(st), mieb_last_error());
-            mieb_outcome_add(&outcomes, todo[i]->name, MIEB_OUTCOME_FAILED, mieb_now() - t0, mieb_last_error(),
-                             st == MIEB_ERR_NOT_FOUND);
-            failed++;
-            if (st == MIEB_ERR_CUDA || st == MIEB_ERR_CUBLAS)
-                rc_exit = MIEB_EXIT_FATAL;
-            mieb_progress_task_end(todo[i]->name, "failed", task_units(todo[i]));
-            continue;
-        }
-        mieb_cli_log_context(todo[i]->name, NULL, NULL); /* task-level line */
-        MIEB_LOGD("%s: scored in %.2f s -> %s", todo[i]->name, mieb_now() - t0, as_part ? o.partials_dir : p);
-        mieb_outcome_add(&outcomes, todo[i]->name, MIEB_OUTCOME_SCORED, mieb_now() - t0, as_part ? "corpus part" : NULL,
-                         0);
-        if (!as_part)
-            mieb_outcome_score_from(&outcomes, p);
-        mieb_progress_task_end(todo[i]->name, "scored", task_units(todo[i]));
-    }
-    mieb_progress_stop();
-    closing_summary(&o, &outcomes, &man, results_dir);
-    if (interrupted == SIGUSR1) {
-        mieb_cli_say(MIEB_LOG_WARN, "mieb-eval: ",
-                     "pre-empted (SIGUSR1); finished results are kept, rerun the same command with "
-                     "--overwrite-strategy only-missing to resume");
-        rc_exit = MIEB_EXIT_PREEMPTED;
-    } else if (interrupted) {
-        mieb_cli_say(MIEB_LOG_WARN, "mieb-eval: ",
-                     "interrupted; finished results are kept, rerun with --overwrite-strategy only-missing to resume");
-        rc_exit = MIEB_EXIT_INTERRUPTED;
-    } else if (failed && rc_exit == MIEB_EXIT_OK) {
-        rc_exit = MIEB_EXIT_TASK_FAILED;
-    }
-    printf("%s\n", results_dir);
-    mieb_outcomes_free(&outcomes);
-    mieb_manifest_free(&man);
+    int rc = select_tasks(&o, &reg, &todo);
+    if (rc == MIEB_EXIT_OK)
+        rc = open_model(&o, &meta, &be, results_dir, sizeof results_dir);
+    if (rc == MIEB_EXIT_OK)
+        rc = score_all(&o, &reg, &todo, &meta, be, results_dir, argc, argv);
     mieb_backend_free(be);
     mieb_registry_free(&reg);
-    return rc_exit;
+    return rc;
 }

@@ -383,3 +383,24 @@ void mieb_progress_stop(void)
     fflush(stderr);
     pthread_mutex_unlock(&S.mu);
 }
+
+/* The scoring and merge loops' side on this terminal (plan/run_loop.h). */
+static void say_task_failed(const char *task, const char *verb, mieb_status st)
+{
+    mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not %s (%s): %s", task, verb, mieb_status_str(st),
+                 mieb_last_error());
+}
+
+static void task_context(const char *task)
+{
+    mieb_cli_log_context(task, NULL, NULL);
+}
+
+const struct mieb_loop_hooks mieb_cli_loop_hooks = {
+    .task_begin = mieb_progress_task_begin,
+    .subset_begin = mieb_progress_subset,
+    .unit_done = mieb_progress_unit_done,
+    .task_end = mieb_progress_task_end,
+    .task_failed = say_task_failed,
+    .task_context = task_context,
+};

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/status.h"
+#include "plan/run_loop.h"
 
 enum mieb_log_format { MIEB_LOGFMT_TEXT = 0, MIEB_LOGFMT_JSON = 1 };
 
@@ -61,5 +62,8 @@ void mieb_progress_unit_done(void);
 void mieb_progress_task_end(const char *task, const char *outcome, long units);
 /** Stop the thread, erase the live line and restore plain logging. Idempotent. */
 void mieb_progress_stop(void);
+
+/** The loops of run and merge report here: this progress, the failures said, the task of the log lines. */
+extern const struct mieb_loop_hooks mieb_cli_loop_hooks;
 
 #endif

@@ -364,7 +364,7 @@ mieb_status mieb_merge_task(const struct mieb_task *task, const struct mieb_merg
             st = merge_subset(task, td, split, subset, o, plan, sub);
             if (st != MIEB_OK)
                 break;
-            /* what run's score_task adds to each subset, in the same order */
+            /* what run's scoring loop (plan/run_loop.c) adds to each subset, in the same order */
             if ((st = mieb_results_finish_subset(sub, task, subset, plan->ref.precision)) != MIEB_OK)
                 break;
             mieb_results_add_phase(phases, "Evaluation (merge of corpus parts)", ts, mieb_now() - t0, split, subset);

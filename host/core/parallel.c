@@ -23,7 +23,7 @@ static void *par_entry(void *a)
 
 void mieb_par_run(int nt, void (*fn)(void *arg, int t, int nt), void *arg)
 {
-    enum { MAXT = 256 };
+    enum { MAXT = MIEB_PAR_MAX_PARTS };
     if (nt > MAXT)
         nt = MAXT;
     if (nt <= 1) {

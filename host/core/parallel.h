@@ -12,6 +12,9 @@
 extern "C" {
 #endif
 
+/** The most parts mieb_par_run splits work into; a larger nt is cut to it. */
+#define MIEB_PAR_MAX_PARTS 256
+
 /**
  * Run fn(arg, t, nt) for t = 0..nt-1, t = 0 on the calling thread, the others on new
  * threads; a part whose thread cannot start runs on the caller, so the result is the same.

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/parallel.h"
 #include "../io/embeddings.h"
 #include "../metrics/multilabel_knn.h"
 #include "../emulation/np_pcg64.h"
@@ -233,15 +234,17 @@ static mieb_status run_one(const struct ml_job *j, int64_t e)
     return st;
 }
 
-static void *worker(void *arg)
+/* One part of mieb_par_run: experiments taken in turn until none is left. */
+static void worker(void *arg, int t, int nt)
 {
     struct ml_job *j = arg;
+    (void)t, (void)nt;
     for (;;) {
         pthread_mutex_lock(&j->lock);
         int64_t e = j->next++;
         pthread_mutex_unlock(&j->lock);
         if (e >= j->n_exp)
-            return NULL;
+            return;
         if ((j->st[e] = run_one(j, e)) != MIEB_OK)
             snprintf(j->err[e], sizeof j->err[e], "%s", mieb_last_error());
     }
@@ -249,16 +252,8 @@ static void *worker(void *arg)
 
 static mieb_status run_all(struct ml_job *j)
 {
-    pthread_t th[16];
-    int nt = j->n_exp < 16 ? (int)j->n_exp : 16, started = 0;
     pthread_mutex_init(&j->lock, NULL);
-    for (; started < nt; started++)
-        if (pthread_create(&th[started], NULL, worker, j) != 0)
-            break;
-    if (started == 0)
-        worker(j);
-    for (int t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
+    mieb_par_run(j->n_exp < 16 ? (int)j->n_exp : 16, worker, j);
     pthread_mutex_destroy(&j->lock);
     for (int64_t e = 0; e < j->n_exp; e++)
         if (j->st[e] != MIEB_OK)
@@ -296,6 +291,69 @@ static int64_t param_int(const struct mieb_task *task, const char *key, int64_t 
 {
     const cJSON *v = task->params ? cJSON_GetObjectItemCaseSensitive(task->params, key) : NULL;
     return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
+}
+
+/* *pos[r]: the item of the train role holding train row r, or -1 (with a /row_index, a subset of
+   the rows; without, row r is item r). A /row_index entry out of range or repeated is bad data. */
+static mieb_status row_map(struct mieb_emb_role *tr, const int64_t *rowidx, int64_t n_items, int64_t n_rows,
+                           int64_t **pos)
+{
+    int64_t *p = malloc((size_t)n_rows * sizeof *p);
+    if (!(*pos = p))
+        return mieb_fail(MIEB_ERR_OOM, "train row map");
+    for (int64_t r = 0; r < n_rows; r++)
+        p[r] = rowidx ? -1 : r;
+    for (int64_t i = 0; rowidx && i < n_items; i++) {
+        if (rowidx[i] < 0 || rowidx[i] >= n_rows || p[rowidx[i]] >= 0)
+            return mieb_fail(MIEB_ERR_BAD_DATA, "%s: /row_index[%lld] = %lld is %s", mieb_emb_role_path(tr),
+                             (long long)i, (long long)rowidx[i],
+                             rowidx[i] < 0 || rowidx[i] >= n_rows ? "not a row of the train split" : "repeated");
+        p[rowidx[i]] = i;
+    }
+    return MIEB_OK;
+}
+
+/* Every train row an experiment draws is in the train role (its /row_index) and finite. */
+static mieb_status check_drawn(const float *train, const int64_t *pos, const int64_t *sel, const int64_t *len,
+                               int64_t n_exp, int64_t stride, int64_t D, struct mieb_emb_role *tr)
+{
+    for (int64_t e = 0; e < n_exp; e++)
+        for (int64_t i = 0; i < len[e]; i++) {
+            int64_t r = sel[e * stride + i];
+            if (pos[r] < 0)
+                return mieb_fail(MIEB_ERR_BAD_DATA, "%s: train row %lld is drawn by experiment %lld but not in /row_index",
+                                 mieb_emb_role_path(tr), (long long)r, (long long)e);
+            MIEB_TRY(check_finite(train + pos[r] * D, 1, D, tr));
+        }
+    return MIEB_OK;
+}
+
+/* scores_per_experiment (Python floats), then np.mean over the experiments of each key */
+static mieb_status write_scores(const struct mieb_ml_scores *per, int64_t n_exp, cJSON *scores)
+{
+    mieb_status st = MIEB_OK;
+    cJSON *list = cJSON_AddArrayToObject(scores, "scores_per_experiment");
+    double *v = malloc((size_t)n_exp * sizeof *v);
+    if (!list || !v) {
+        free(v);
+        return mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
+    }
+    for (int64_t e = 0; e < n_exp && st == MIEB_OK; e++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(list, o))
+            st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
+        for (int k = 0; k < 4 && st == MIEB_OK; k++)
+            if (!cJSON_AddNumberToObject(o, mieb_ml_keys[k], mieb_ml_scores_value(&per[e], k)))
+                st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
+    }
+    for (int k = 0; k < 4 && st == MIEB_OK; k++) {
+        for (int64_t e = 0; e < n_exp; e++)
+            v[e] = mieb_ml_scores_value(&per[e], k);
+        if (!cJSON_AddNumberToObject(scores, mieb_ml_keys[k], mieb_np_mean(v, n_exp)))
+            st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
+    }
+    free(v);
+    return st;
 }
 
 mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
@@ -358,20 +416,10 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
     if (st == MIEB_OK && !rowidx && ti->n_items != ytr.n)
         st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %lld train embeddings but %s /%s/%s/train_labels_indptr has %lld rows (and no /row_index)",
                        mieb_emb_role_path(tr), (long long)ti->n_items, path, split, subset, (long long)ytr.n);
-    if (st == MIEB_OK && !(pos = malloc((size_t)ytr.n * sizeof *pos)))
-        st = mieb_fail(MIEB_ERR_OOM, "train row map");
+    if (st == MIEB_OK)
+        st = row_map(tr, rowidx, ti->n_items, ytr.n, &pos);
     if (st != MIEB_OK)
         goto done;
-    for (int64_t r = 0; r < ytr.n; r++)
-        pos[r] = rowidx ? -1 : r;
-    for (int64_t i = 0; rowidx && i < ti->n_items; i++) {
-        if (rowidx[i] < 0 || rowidx[i] >= ytr.n || pos[rowidx[i]] >= 0) {
-            st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /row_index[%lld] = %lld is %s", mieb_emb_role_path(tr), (long long)i,
-                           (long long)rowidx[i], rowidx[i] < 0 || rowidx[i] >= ytr.n ? "not a row of the train split" : "repeated");
-            goto done;
-        }
-        pos[rowidx[i]] = i;
-    }
     double t0 = mieb_now();
     train = malloc((size_t)(ti->n_items > 0 ? ti->n_items : 1) * (size_t)D * sizeof *train);
     eval = malloc((size_t)yev.n * (size_t)D * sizeof *eval);
@@ -385,18 +433,8 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
         goto done;
     if (rc->times)
         rc->times->read_wait += mieb_now() - t0;
-    for (int64_t e = 0; e < n_exp; e++)
-        for (int64_t i = 0; i < len[e]; i++) {
-            int64_t r = sel[e * ytr.n + i];
-            if (pos[r] < 0) {
-                st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: train row %lld is drawn by experiment %lld but not in /row_index",
-                               mieb_emb_role_path(tr), (long long)r, (long long)e);
-                goto done;
-            }
-            if ((st = check_finite(train + pos[r] * D, 1, D, tr)) != MIEB_OK)
-                goto done;
-        }
-    if ((st = check_finite(eval, yev.n, D, er)) != MIEB_OK || (st = binarize(&ytr, classes, L, &ytrain)) != MIEB_OK ||
+    if ((st = check_drawn(train, pos, sel, len, n_exp, ytr.n, D, tr)) != MIEB_OK ||
+        (st = check_finite(eval, yev.n, D, er)) != MIEB_OK || (st = binarize(&ytr, classes, L, &ytrain)) != MIEB_OK ||
         (st = binarize(&yev, classes, L, &yeval)) != MIEB_OK)
         goto done;
     mieb_knn_sqnorms(eval, yev.n, D, evn);
@@ -422,29 +460,7 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
         st = mieb_ps_write_multilabel(rc, task->name, split, subset, classes, L, yeval, preds, yev.n, n_exp);
     if (st != MIEB_OK)
         goto done;
-    /* scores_per_experiment (Python floats), then np.mean over the experiments of each key */
-    cJSON *list = cJSON_AddArrayToObject(scores, "scores_per_experiment");
-    double *v = malloc((size_t)n_exp * sizeof *v);
-    if (!list || !v) {
-        free(v);
-        st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
-        goto done;
-    }
-    for (int64_t e = 0; e < n_exp && st == MIEB_OK; e++) {
-        cJSON *o = cJSON_CreateObject();
-        if (!o || !cJSON_AddItemToArray(list, o))
-            st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
-        for (int k = 0; k < 4 && st == MIEB_OK; k++)
-            if (!cJSON_AddNumberToObject(o, mieb_ml_keys[k], mieb_ml_scores_value(&per[e], k)))
-                st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
-    }
-    for (int k = 0; k < 4 && st == MIEB_OK; k++) {
-        for (int64_t e = 0; e < n_exp; e++)
-            v[e] = mieb_ml_scores_value(&per[e], k);
-        if (!cJSON_AddNumberToObject(scores, mieb_ml_keys[k], mieb_np_mean(v, n_exp)))
-            st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
-    }
-    free(v);
+    st = write_scores(per, n_exp, scores);
 done:
     if (tr)
         mieb_emb_role_close(tr);

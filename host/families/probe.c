@@ -187,16 +187,18 @@ static mieb_status run_batched(struct probe_job *j, struct mieb_backend *be, int
     return st;
 }
 
-static void *worker(void *arg)
+/* One part of mieb_par_run: experiments taken in turn until none is left. */
+static void worker(void *arg, int t, int nt)
 {
     struct probe_job *j = arg;
+    (void)t, (void)nt;
     for (;;) {
         pthread_mutex_lock(&j->lock);
         int64_t e = j->next++;
         pthread_mutex_unlock(&j->lock);
         if (e >= j->n_exp) {
             atomic_fetch_sub(&j->active, 1); /* the others take over this worker's threads */
-            return NULL;
+            return;
         }
         j->st[e] = run_experiment(j, e, &j->scores[e]);
         if (j->st[e] != MIEB_OK)
@@ -210,22 +212,12 @@ static mieb_status run_all(struct probe_job *j, int n_threads)
     j->n_threads = (int)nt;
     if (nt > j->n_exp)
         nt = j->n_exp;
-    pthread_t *th = calloc((size_t)nt, sizeof *th);
-    if (!th)
-        return mieb_fail(MIEB_ERR_OOM, "probe threads");
+    if (nt > MIEB_PAR_MAX_PARTS)
+        nt = MIEB_PAR_MAX_PARTS;
     pthread_mutex_init(&j->lock, NULL);
     atomic_init(&j->active, (int)nt);
-    int64_t started = 0;
-    for (; started < nt; started++)
-        if (pthread_create(&th[started], NULL, worker, j) != 0)
-            break;
-    atomic_fetch_sub(&j->active, (int)(nt - started)); /* workers that did not start */
-    if (started == 0)
-        worker(j); /* no thread could start: run them all here */
-    for (int64_t t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
+    mieb_par_run((int)nt, worker, j); /* a part whose thread cannot start finds nothing left to do */
     pthread_mutex_destroy(&j->lock);
-    free(th);
     for (int64_t e = 0; e < j->n_exp; e++)
         if (j->st[e] != MIEB_OK)
             return mieb_fail(j->st[e], "%s", j->err[e]);
@@ -381,6 +373,39 @@ done:
     return st;
 }
 
+/* scores_per_experiment, then float(np.mean) of each key (NaN where every value is None) */
+static mieb_status write_scores(const struct mieb_clf_scores *per, int64_t n_exp, cJSON *scores)
+{
+    mieb_status st = MIEB_OK;
+    cJSON *list = cJSON_AddArrayToObject(scores, "scores_per_experiment");
+    for (int64_t e = 0; st == MIEB_OK && e < n_exp; e++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !list || !cJSON_AddItemToArray(list, o)) {
+            cJSON_Delete(o);
+            return mieb_fail(MIEB_ERR_OOM, "probe scores JSON");
+        }
+        st = mieb_clf_scores_to_json(&per[e], o);
+    }
+    if (st != MIEB_OK)
+        return st;
+    double vals[9][64], *v = NULL;
+    if (n_exp > 64 && !(v = malloc((size_t)n_exp * sizeof *v)))
+        return mieb_fail(MIEB_ERR_OOM, "probe means");
+    struct mieb_clf_scores avg = {.has_ap = true};
+    double *avgp[9] = {&avg.accuracy, &avg.f1, &avg.f1_weighted, &avg.precision, &avg.precision_weighted,
+                       &avg.recall, &avg.recall_weighted, &avg.ap, &avg.ap_weighted};
+    for (int k = 0; k < 9; k++) {
+        double *buf = v ? v : vals[k];
+        int64_t m = 0;
+        for (int64_t e = 0; e < n_exp; e++)
+            if (k < 7 || per[e].has_ap)
+                buf[m++] = mieb_clf_scores_value(&per[e], k);
+        *avgp[k] = m ? mieb_np_mean(buf, m) : NAN;
+    }
+    free(v);
+    return mieb_clf_scores_to_json(&avg, scores);
+}
+
 mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
                                     struct mieb_taskdata *td, const char *split, const char *subset, cJSON *scores)
 {
@@ -480,37 +505,7 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
         st = mieb_ps_write_probe(rc, task->name, split, subset, eval_labels, preds, n_eval, n_exp);
     if (st != MIEB_OK)
         goto done;
-    /* scores_per_experiment, then float(np.mean) of each key (NaN where every value is None) */
-    cJSON *list = cJSON_AddArrayToObject(scores, "scores_per_experiment");
-    for (int64_t e = 0; st == MIEB_OK && e < n_exp; e++) {
-        cJSON *o = cJSON_CreateObject();
-        if (!o || !list || !cJSON_AddItemToArray(list, o)) {
-            cJSON_Delete(o);
-            st = mieb_fail(MIEB_ERR_OOM, "probe scores JSON");
-            break;
-        }
-        st = mieb_clf_scores_to_json(&per[e], o);
-    }
-    if (st != MIEB_OK)
-        goto done;
-    double vals[9][64], *v = NULL;
-    if (n_exp > 64 && !(v = malloc((size_t)n_exp * sizeof *v))) {
-        st = mieb_fail(MIEB_ERR_OOM, "probe means");
-        goto done;
-    }
-    struct mieb_clf_scores avg = {.has_ap = true};
-    double *avgp[9] = {&avg.accuracy, &avg.f1, &avg.f1_weighted, &avg.precision, &avg.precision_weighted,
-                       &avg.recall, &avg.recall_weighted, &avg.ap, &avg.ap_weighted};
-    for (int k = 0; k < 9; k++) {
-        double *buf = v ? v : vals[k];
-        int64_t m = 0;
-        for (int64_t e = 0; e < n_exp; e++)
-            if (k < 7 || per[e].has_ap)
-                buf[m++] = mieb_clf_scores_value(&per[e], k);
-        *avgp[k] = m ? mieb_np_mean(buf, m) : NAN;
-    }
-    free(v);
-    st = mieb_clf_scores_to_json(&avg, scores);
+    st = write_scores(per, n_exp, scores);
 done:
     if (tr)
         mieb_emb_role_close(tr);

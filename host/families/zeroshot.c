@@ -120,6 +120,39 @@ static void softmax_rows(float *S, int64_t n, int64_t k)
     }
 }
 
+/* The eval and candidate_labels roles agree with each other, with the labels and with the
+   similarity: MIEB_OK, or MIEB_ERR_BAD_DATA naming the file at fault. */
+static mieb_status check_inputs(struct mieb_emb_role *ir, struct mieb_emb_role *cr, struct mieb_taskdata *td,
+                                const char *split, const char *subset, const int64_t *labels, int64_t n_lab,
+                                enum mieb_sim sim, bool softmax)
+{
+    const struct mieb_emb_info *ii = mieb_emb_role_info(ir), *ci = mieb_emb_role_info(cr);
+    int64_t n = ii->n_items, k = ci->n_items;
+    if (n != n_lab)
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %lld eval embeddings but %s /%s/%s/eval_labels has %lld labels",
+                         mieb_emb_role_path(ir), (long long)n, mieb_taskdata_path(td), split, subset, (long long)n_lab);
+    if (n == 0 || k == 0)
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: no %s rows to score", mieb_emb_role_path(n == 0 ? ir : cr),
+                         n == 0 ? "eval" : "candidate_labels");
+    if (ii->dim != ci->dim)
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: dimension %lld differs from %s: dimension %lld",
+                         mieb_emb_role_path(ir), (long long)ii->dim, mieb_emb_role_path(cr), (long long)ci->dim);
+    bool want_multi = sim == MIEB_SIM_MAXSIM;
+    if (ii->multivector != want_multi || ci->multivector != want_multi)
+        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s scoring needs %s embeddings (/offsets %s)",
+                         mieb_emb_role_path(ii->multivector != want_multi ? ir : cr),
+                         softmax ? "softmax(100*cosine)" : mieb_sim_name(sim),
+                         want_multi ? "multi-vector" : "single-vector", want_multi ? "required" : "not allowed");
+    /* eval_labels index the candidate rows; sklearn would accept others, but then no
+     * prediction could ever match, which means the data is wrong */
+    for (int64_t i = 0; i < n; i++)
+        if (labels[i] < 0 || labels[i] >= k)
+            return mieb_fail(MIEB_ERR_BAD_DATA,
+                             "%s: /%s/%s/eval_labels[%lld] = %lld is not a row of the %lld candidate labels",
+                             mieb_taskdata_path(td), split, subset, (long long)i, (long long)labels[i], (long long)k);
+    return MIEB_OK;
+}
+
 mieb_status mieb_zeroshot_score_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task,
                                        struct mieb_taskdata *td, const char *split, const char *subset,
                                        cJSON *scores)
@@ -149,37 +182,9 @@ mieb_status mieb_zeroshot_score_subset(const struct mieb_run_ctx *rc, const stru
         goto done;
     const struct mieb_emb_info *ii = mieb_emb_role_info(ir), *ci = mieb_emb_role_info(cr);
     int64_t n = ii->n_items, k = ci->n_items;
-    if (n != n_lab) {
-        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %lld eval embeddings but %s /%s/%s/eval_labels has %lld labels",
-                       mieb_emb_role_path(ir), (long long)n, mieb_taskdata_path(td), split, subset, (long long)n_lab);
+    st = check_inputs(ir, cr, td, split, subset, labels, n_lab, sim, softmax);
+    if (st != MIEB_OK)
         goto done;
-    }
-    if (n == 0 || k == 0) {
-        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: no %s rows to score", mieb_emb_role_path(n == 0 ? ir : cr),
-                       n == 0 ? "eval" : "candidate_labels");
-        goto done;
-    }
-    if (ii->dim != ci->dim) {
-        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: dimension %lld differs from %s: dimension %lld", mieb_emb_role_path(ir),
-                       (long long)ii->dim, mieb_emb_role_path(cr), (long long)ci->dim);
-        goto done;
-    }
-    bool want_multi = sim == MIEB_SIM_MAXSIM;
-    if (ii->multivector != want_multi || ci->multivector != want_multi) {
-        st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s scoring needs %s embeddings (/offsets %s)",
-                       mieb_emb_role_path(ii->multivector != want_multi ? ir : cr),
-                       softmax ? "softmax(100*cosine)" : mieb_sim_name(sim),
-                       want_multi ? "multi-vector" : "single-vector", want_multi ? "required" : "not allowed");
-        goto done;
-    }
-    /* eval_labels index the candidate rows; sklearn would accept others, but then no
-     * prediction could ever match, which means the data is wrong */
-    for (int64_t i = 0; i < n; i++)
-        if (labels[i] < 0 || labels[i] >= k) {
-            st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /%s/%s/eval_labels[%lld] = %lld is not a row of the %lld candidate labels",
-                           mieb_taskdata_path(td), split, subset, (long long)i, (long long)labels[i], (long long)k);
-            goto done;
-        }
     st = read_role(ir, &idata, &ioff, &iv);
     if (st == MIEB_OK)
         st = read_role(cr, &cdata, &coff, &cv);

@@ -120,6 +120,32 @@ static bool add_rel(struct gen *g, int64_t *mark, int64_t q, int64_t d, int32_t 
     return csr_push(&g->qrels, d, score);
 }
 
+/* A multiple-choice query i (u: its draw in [0, 100)): 2 to 4 candidates, one of them the answer
+   the query is moved next to; 2% of queries (u < 2) have no candidates at all. False when out of
+   memory. */
+static bool choice_query(struct gen *g, int64_t *mark, int64_t i, uint64_t u, int dim, struct mieb_rng *rng)
+{
+    const int64_t nd = g->nd;
+    bool ok = true;
+    int64_t nc = 2 + (int64_t)mieb_rng_below(rng, 3), start = g->qrels.n;
+    nc = nc > nd ? nd : nc;
+    if (u < 2)
+        return true;
+    for (int64_t tries = 0; g->qrels.n - start < nc && tries < 64 * nc; tries++)
+        ok = ok && add_rel(g, mark, i, (int64_t)mieb_rng_below(rng, (uint64_t)nd), 0);
+    int64_t got = g->qrels.n - start;
+    if (ok && got > 0) { /* got >= 2 unless out of memory: nd >= 6 */
+        int64_t ans = (int64_t)mieb_rng_below(rng, (uint64_t)got);
+        if (u >= 4) /* 2% of queries have no correct choice: all judged 0, still kept */
+            g->qrels.score[start + ans] = 1;
+        for (int c = 0; c < dim; c++)
+            g->qv[i * dim + c] = g->dv[g->qrels.doc[start + ans] * dim + c] + mieb_rng_noise(rng, 160);
+        for (int64_t k = start; k < g->qrels.n && ok; k++)
+            ok = csr_push(&g->cand, g->qrels.doc[k], 0);
+    }
+    return ok;
+}
+
 static mieb_status generate(const struct mieb_synth_opts *o, const struct mieb_task *t, const char *split,
                             const char *subset, struct gen *g)
 {
@@ -203,22 +229,7 @@ static mieb_status generate(const struct mieb_synth_opts *o, const struct mieb_t
         uint64_t u = mieb_rng_below(&rng, 100);
         bool ok = true;
         if (mc) {
-            int64_t nc = 2 + (int64_t)mieb_rng_below(&rng, 3), start = g->qrels.n;
-            nc = nc > nd ? nd : nc;
-            if (u >= 2) {
-                for (int64_t tries = 0; g->qrels.n - start < nc && tries < 64 * nc; tries++)
-                    ok = ok && add_rel(g, mark, i, (int64_t)mieb_rng_below(&rng, (uint64_t)nd), 0);
-                int64_t got = g->qrels.n - start;
-                if (ok && got > 0) { /* got >= 2 unless out of memory: nd >= 6 */
-                    int64_t ans = (int64_t)mieb_rng_below(&rng, (uint64_t)got);
-                    if (u >= 4) /* 2% of queries have no correct choice: all judged 0, still kept */
-                        g->qrels.score[start + ans] = 1;
-                    for (int c = 0; c < dim; c++)
-                        g->qv[i * dim + c] = g->dv[g->qrels.doc[start + ans] * dim + c] + mieb_rng_noise(&rng, 160);
-                    for (int64_t k = start; k < g->qrels.n && ok; k++)
-                        ok = csr_push(&g->cand, g->qrels.doc[k], 0);
-                }
-            }
+            ok = choice_query(g, mark, i, u, dim, &rng);
         } else if (u >= 5 && u < 8) { /* judged, but only as non-relevant */
             int64_t nz = 1 + (int64_t)mieb_rng_below(&rng, 2);
             for (int64_t k = 0; k < nz && ok; k++)
