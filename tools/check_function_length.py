@@ -8,14 +8,9 @@ holds the marker `long-function:` followed by the reason, e.g.
     /* long-function: one table of every option, in the order of the help text */
     static int parse_args(int argc, char **argv, struct opts *o)
 
-KNOWN lists the long functions that exist today and are still to be split; one not in it
-fails the check, and so does an entry of KNOWN that is no longer over the limit (so the list
-only shrinks).
-
     tools/check_function_length.py [--root DIR] [--limit N]
-Exit status: 0 every function is within the limit, marked or known, 1 a long function without
-the marker (each named with its file, line and length) or a known one now short, 2 usage or
-unreadable tree.
+Exit status: 0 every function is within the limit or marked, 1 a long function without the
+marker (each named with its file, line and length), 2 usage or unreadable tree.
 """
 import argparse
 import re
@@ -24,10 +19,6 @@ from pathlib import Path
 
 LIMIT = 120
 
-# long functions that exist today, each still to be split: (file, function)
-KNOWN = {
-    ("host/backend/cpu_backend.c", "cpu_topk"),
-}
 MARKER = re.compile(r"long-function:\s*\w")  # the marker and a reason (a word)
 
 
@@ -132,7 +123,7 @@ def main():
     if not host.is_dir():
         print(f"check_function_length: {host} is not a folder", file=sys.stderr)
         return 2
-    bad, count, known_seen = [], 0, set()
+    bad, count = [], 0
     for path in sorted(host.rglob("*.c")):
         try:
             text = path.read_text(errors="replace")
@@ -143,21 +134,14 @@ def main():
         for name, sig, first, last in functions(text):
             count += 1
             length = last - first + 1
-            rel = path.relative_to(args.root).as_posix()
-            if length > args.limit and (rel, name) in KNOWN:
-                known_seen.add((rel, name))
-            elif length > args.limit and not marked(lines, sig):
+            if length > args.limit and not marked(lines, sig):
                 bad.append(f"{path.relative_to(args.root)}:{sig}: {name} is {length} lines "
                            f"(limit {args.limit}; split it, or say why above it with 'long-function: <reason>')")
-    for rel, name in sorted(KNOWN - known_seen):
-        bad.append(f"{rel}: {name} is no longer over {args.limit} lines: remove it from KNOWN in "
-                   f"tools/check_function_length.py")
     for b in bad:
         print(b, file=sys.stderr)
     if bad:
         return 1
-    print(f"check_function_length: {count} functions in host/, none over {args.limit} lines unmarked "
-          f"({len(KNOWN)} known still to split)")
+    print(f"check_function_length: {count} functions in host/, none over {args.limit} lines unmarked")
     return 0
 
 
