@@ -3,8 +3,9 @@
 
 Each folder belongs to a layer; a file may include headers of its own folder and of folders in
 lower layers only, and (with --objects) an object file may call functions defined only in its
-own folder or lower ones. LAYERS below is the map the README draws; any upward or sideways
-edge fails the check, naming the files that make it.
+own folder or lower ones. LAYERS below is the map the README draws, and the one
+CMakeLists.txt builds (one library per layer, each linking only layers below it); any upward or
+sideways edge, in an include, a call or a library link, fails the check, naming what makes it.
 
     tools/check_layers.py [--root DIR] [--objects BUILD_DIR]
 Exit status: 0 the map holds, 1 an upward include or call, 2 usage or unreadable tree.
@@ -111,6 +112,24 @@ def upward(edges):
     return bad
 
 
+def cmake_edges(root):
+    """(from folder, to folder) for every layer library that CMakeLists.txt links to another
+    (mieb_layer(<folder> LAYERS <lower> ...)), so that the build's map is the same one."""
+    cm = Path(root, "CMakeLists.txt")
+    if not cm.is_file():
+        return {}
+    text = re.sub(r"#[^\n]*", "", cm.read_text())
+    edges = {}
+    for m in re.finditer(r"\bmieb_layer\(\s*(\w+)([^)]*)\)", text):
+        words = m.group(2).split()
+        lower = words[words.index("LAYERS") + 1:] if "LAYERS" in words else []
+        lower = lower[:next((i for i, w in enumerate(lower) if w in ("OUTSIDE", "SOURCES")), len(lower))]
+        for b in lower:
+            edges.setdefault((f"host/{m.group(1)}", f"host/{b}"), []).append(
+                f"CMakeLists.txt: mieb_{m.group(1)} links mieb_{b}")
+    return edges
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=Path(__file__).resolve().parents[1], type=Path)
@@ -120,6 +139,8 @@ def main():
         print(f"check_layers: {args.root}: no host/ folder", file=sys.stderr)
         return 2
     edges = include_edges(args.root)
+    for k, v in cmake_edges(args.root).items():
+        edges.setdefault(k, []).extend(v)
     if args.objects:
         for k, v in object_edges(args.objects, args.root).items():
             edges.setdefault(k, []).extend(v)

@@ -239,7 +239,8 @@ void mieb_cli_log_init(enum mieb_log_format fmt, enum mieb_log_level min_level)
     mieb_log_set(sink, NULL, min_level);
 }
 
-void mieb_cli_log_context(const char *task, const char *split, const char *subset)
+/* The task/split/subset the json log lines carry (NULL: unknown / not applicable). */
+static void mieb_cli_log_context(const char *task, const char *split, const char *subset)
 {
     pthread_mutex_lock(&S.mu);
     set_str(S.task, sizeof S.task, task);
@@ -309,7 +310,8 @@ void mieb_progress_start(enum mieb_progress_mode mode, int n_tasks, long total_u
         S.thread_running = 1;
 }
 
-void mieb_progress_task_begin(int index, const char *task)
+/* A task begins (index from 0). */
+static void mieb_progress_task_begin(int index, const char *task)
 {
     pthread_mutex_lock(&S.mu);
     S.cur_index = index;
@@ -321,7 +323,8 @@ void mieb_progress_task_begin(int index, const char *task)
     pthread_mutex_unlock(&S.mu);
 }
 
-void mieb_progress_subset(const char *split, const char *subset)
+/* A (split, subset) of the current task begins. */
+static void mieb_progress_subset(const char *split, const char *subset)
 {
     pthread_mutex_lock(&S.mu);
     set_str(S.split, sizeof S.split, split);
@@ -331,7 +334,8 @@ void mieb_progress_subset(const char *split, const char *subset)
     pthread_mutex_unlock(&S.mu);
 }
 
-void mieb_progress_unit_done(void)
+/* A unit of work is done. */
+static void mieb_progress_unit_done(void)
 {
     pthread_mutex_lock(&S.mu);
     S.units_done++;
@@ -341,7 +345,8 @@ void mieb_progress_unit_done(void)
     pthread_mutex_unlock(&S.mu);
 }
 
-void mieb_progress_task_end(const char *task, const char *outcome, long units)
+/* The current task ended (ok, failed or skipped); `units` is its unit count (done ones are not double counted). */
+static void mieb_progress_task_end(const char *task, const char *outcome, long units)
 {
     pthread_mutex_lock(&S.mu);
     S.tasks_done++;

@@ -42,9 +42,6 @@ void mieb_cli_say(enum mieb_log_level lvl, const char *text_prefix, const char *
  */
 int mieb_cli_record(const char *msg, const char *key, cJSON *obj);
 
-/** The task/split/subset the json log lines carry (NULL: unknown / not applicable). */
-void mieb_cli_log_context(const char *task, const char *split, const char *subset);
-
 /**
  * Start progress reporting over n_tasks tasks holding total_units units of work (a unit is
  * one (split, subset) of a task). `interval` is the seconds between plain lines (<= 0: 5 s;
@@ -52,14 +49,6 @@ void mieb_cli_log_context(const char *task, const char *split, const char *subse
  * the log level above info, reports nothing.
  */
 void mieb_progress_start(enum mieb_progress_mode mode, int n_tasks, long total_units, double interval);
-/** A task begins (index from 0). */
-void mieb_progress_task_begin(int index, const char *task);
-/** A (split, subset) of the current task begins. */
-void mieb_progress_subset(const char *split, const char *subset);
-/** A unit of work is done. */
-void mieb_progress_unit_done(void);
-/** The current task ended (ok, failed or skipped); `units` is its unit count (done ones are not double counted). */
-void mieb_progress_task_end(const char *task, const char *outcome, long units);
 /** Stop the thread, erase the live line and restore plain logging. Idempotent. */
 void mieb_progress_stop(void);
 

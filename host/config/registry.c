@@ -181,6 +181,12 @@ bool mieb_task_param_bool(const struct mieb_task *t, const char *key)
     return cJSON_IsTrue(v);
 }
 
+int64_t mieb_task_param_int(const struct mieb_task *t, const char *key, int64_t dflt)
+{
+    const cJSON *v = t->params ? cJSON_GetObjectItemCaseSensitive(t->params, key) : NULL;
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
+}
+
 cJSON *mieb_task_languages(const struct mieb_task *t, const char *subset)
 {
     const cJSON *src = t->eval_langs;

@@ -7,6 +7,7 @@
 #define MIEB_CONFIG_REGISTRY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -88,6 +89,9 @@ void mieb_registry_free_benchmarks(struct mieb_registry *r);
 
 /** Boolean task parameter (false when absent). */
 bool mieb_task_param_bool(const struct mieb_task *t, const char *key);
+
+/** Integer task parameter (a JSON number, truncated), or dflt when absent or not a number. */
+int64_t mieb_task_param_int(const struct mieb_task *t, const char *key, int64_t dflt);
 /**
  * The languages mteb writes for a subset: the subset's list when eval_langs is an object,
  * else the whole list. Returns a new cJSON array (caller deletes).

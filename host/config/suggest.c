@@ -8,7 +8,8 @@
 
 #define MAX_NAME 128 /* longer names are not typos worth a suggestion */
 
-int mieb_edit_distance(const char *a, const char *b)
+/* Optimal string alignment distance between a and b, case-insensitive (for tests). */
+static int mieb_edit_distance(const char *a, const char *b)
 {
     size_t n = strlen(a), m = strlen(b);
     if (n > MAX_NAME || m > MAX_NAME)
@@ -34,7 +35,11 @@ int mieb_edit_distance(const char *a, const char *b)
     return d[n][m];
 }
 
-const char *mieb_suggest(const char *name, const char *const *candidates, int n)
+/*
+ * The closest of the n candidates to name, or NULL when none is within a third of the longer
+ * name's length (at least 2 edits). Ties go to the earlier candidate.
+ */
+static const char *mieb_suggest(const char *name, const char *const *candidates, int n)
 {
     const char *best = NULL;
     int best_d = 1 << 30;
@@ -53,7 +58,8 @@ const char *mieb_suggest(const char *name, const char *const *candidates, int n)
     return best;
 }
 
-const char *mieb_suggest_task(const struct mieb_registry *r, const char *name)
+/* The closest task name of the registry (mieb_suggest), or NULL. */
+static const char *mieb_suggest_task(const struct mieb_registry *r, const char *name)
 {
     const char **names = malloc(((size_t)r->n_tasks + 1) * sizeof *names);
     if (!names)

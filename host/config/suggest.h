@@ -8,18 +8,9 @@
 
 #include "registry.h"
 
-/**
- * The closest of the n candidates to name, or NULL when none is within a third of the longer
- * name's length (at least 2 edits). Ties go to the earlier candidate.
- */
-const char *mieb_suggest(const char *name, const char *const *candidates, int n);
-/** The closest task name of the registry (mieb_suggest), or NULL. */
-const char *mieb_suggest_task(const struct mieb_registry *r, const char *name);
 /** The closest benchmark name or short key (returned as the benchmark's name), or NULL. */
 const char *mieb_suggest_benchmark(const struct mieb_registry *r, const char *name);
 /** "unknown task 'NAME' (not in the task registry[; did you mean 'X'?])" into buf. */
 void mieb_unknown_task_msg(const struct mieb_registry *r, const char *name, char *buf, size_t n);
-/** Optimal string alignment distance between a and b, case-insensitive (for tests). */
-int mieb_edit_distance(const char *a, const char *b);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "np_randomstate.h"
+#include "../core/qsort_cmp.h"
 
 void mieb_fewshot_shuffle_perm(uint32_t seed, int64_t n, int64_t *out)
 {
@@ -19,12 +20,6 @@ void mieb_fewshot_shuffle_perm(uint32_t seed, int64_t n, int64_t *out)
         out[i] = out[j];
         out[j] = t;
     }
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* position of v in the sorted array u[m] (v is known to be present) */
@@ -48,7 +43,7 @@ mieb_status mieb_fewshot_encode(const int64_t *a, int64_t n, int64_t **uniq, int
         return mieb_fail(MIEB_ERR_OOM, "label encoding of %lld labels", (long long)n);
     if (n > 0)
         memcpy(u, a, (size_t)n * sizeof *u);
-    qsort(u, (size_t)n, sizeof *u, cmp_i64);
+    qsort(u, (size_t)n, sizeof *u, mieb_cmp_i64);
     int64_t m = 0;
     for (int64_t i = 0; i < n; i++)
         if (m == 0 || u[i] != u[m - 1])

@@ -19,7 +19,8 @@ static void twist(struct mieb_rs *rs)
     rs->pos = 0;
 }
 
-uint32_t mieb_rs_next_u32(struct mieb_rs *rs)
+/* One tempered 32-bit output. */
+static uint32_t mieb_rs_next_u32(struct mieb_rs *rs)
 {
     if (rs->pos >= 624)
         twist(rs);
@@ -80,7 +81,8 @@ void mieb_rs_permutation(struct mieb_rs *rs, int64_t n, int64_t *out)
     }
 }
 
-int64_t mieb_searchsorted(const double *a, int64_t m, double v, int side_right)
+/* searchsorted(a, v, side) on an ascending double array (side_right != 0: 'right'). */
+static int64_t mieb_searchsorted(const double *a, int64_t m, double v, int side_right)
 {
     int64_t lo = 0, hi = m;
     while (lo < hi) {

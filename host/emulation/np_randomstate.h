@@ -16,8 +16,6 @@ struct mieb_rs {
 
 /** np.random.RandomState(seed) for a 32-bit seed (init_genrand). */
 void mieb_rs_seed(struct mieb_rs *rs, uint32_t seed);
-/** One tempered 32-bit output. */
-uint32_t mieb_rs_next_u32(struct mieb_rs *rs);
 /** random_sample(): (a>>5 * 2^26 + b>>6) / 2^53 from two 32-bit draws. */
 double mieb_rs_random_sample(struct mieb_rs *rs);
 /** Uniform integer in [0, max] by masked rejection (numpy's random_interval / legacy randint). */
@@ -31,7 +29,5 @@ void mieb_rs_permutation(struct mieb_rs *rs, int64_t n, int64_t *out);
  * (p.cumsum() / cdf[-1], in double): out[i] = searchsorted(cdf, random_sample(), 'right').
  */
 void mieb_rs_choice_cdf(struct mieb_rs *rs, const double *cdf, int64_t m, int64_t n, int64_t *out);
-/** searchsorted(a, v, side) on an ascending double array (side_right != 0: 'right'). */
-int64_t mieb_searchsorted(const double *a, int64_t m, double v, int side_right);
 
 #endif

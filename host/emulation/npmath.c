@@ -9,6 +9,7 @@
 #endif
 
 #include "npmath.h"
+#include "../core/qsort_cmp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -161,19 +162,13 @@ double mieb_np_round(double x, int decimals)
     return rint(x / f) * f;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 mieb_status mieb_np_unique_inverse(const int64_t *v, int64_t n, int64_t *codes, int64_t *k)
 {
     int64_t *s = malloc((size_t)(n > 0 ? n : 1) * sizeof *s);
     if (!s)
         return mieb_fail(MIEB_ERR_OOM, "np.unique: out of memory for %lld labels", (long long)n);
     memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_i64);
+    qsort(s, (size_t)n, sizeof *s, mieb_cmp_i64);
     int64_t u = 0;
     for (int64_t i = 0; i < n; i++)
         if (i == 0 || s[i] != s[u - 1])

@@ -83,11 +83,6 @@ static int pushpop_changed(struct mieb_pyheap *h, float s, int64_t doc)
     return 1;
 }
 
-void mieb_pyheap_pushpop(struct mieb_pyheap *h, float s, int64_t doc)
-{
-    (void)pushpop_changed(h, s, doc);
-}
-
 int mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc)
 {
     if (h->n < limit) {

@@ -24,9 +24,8 @@ struct mieb_pyheap {
 void mieb_pyheap_init(struct mieb_pyheap *h, float *score, int64_t *doc, int64_t cap, const char *const *ids);
 /** heapq.heappush (the caller guarantees n < cap). */
 void mieb_pyheap_push(struct mieb_pyheap *h, float s, int64_t doc);
-/** heapq.heappushpop: push, then pop the smallest (which may be the new item itself). */
-void mieb_pyheap_pushpop(struct mieb_pyheap *h, float s, int64_t doc);
-/** mteb's loop body: heappush while n < limit, else heappushpop. Returns 1 when the heap
+/** mteb's loop body: heappush while n < limit, else heappushpop (push, then pop the smallest,
+    which may be the new item itself). Returns 1 when the heap
     changed (the item entered it), 0 when the item was handed straight back. */
 int mieb_pyheap_offer(struct mieb_pyheap *h, int64_t limit, float s, int64_t doc);
 

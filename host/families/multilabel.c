@@ -31,6 +31,7 @@
 #include "../emulation/np_pcg64.h"
 #include "../emulation/npmath.h"
 #include "per_sample.h"
+#include "../core/qsort_cmp.h"
 
 #define ML_SEED 42
 #define ML_K 5 /* KNeighborsClassifier(n_neighbors=5) */
@@ -67,12 +68,6 @@ static mieb_status read_csr(struct mieb_taskdata *td, const char *split, const c
     return MIEB_OK;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sorted distinct values of a[0..n) into *out (malloc'd), count in *k. */
 static mieb_status unique_sorted(const int64_t *a, int64_t n, int64_t **out, int64_t *k)
 {
@@ -80,7 +75,7 @@ static mieb_status unique_sorted(const int64_t *a, int64_t n, int64_t **out, int
     if (!u)
         return mieb_fail(MIEB_ERR_OOM, "label ids");
     memcpy(u, a, (size_t)n * sizeof *u);
-    qsort(u, (size_t)n, sizeof *u, cmp_i64);
+    qsort(u, (size_t)n, sizeof *u, mieb_cmp_i64);
     for (int64_t i = 0; i < n; i++)
         if (m == 0 || u[m - 1] != u[i])
             u[m++] = u[i];
@@ -91,7 +86,7 @@ static mieb_status unique_sorted(const int64_t *a, int64_t n, int64_t **out, int
 
 static int64_t find(const int64_t *u, int64_t k, int64_t v)
 {
-    const int64_t *p = bsearch(&v, u, (size_t)k, sizeof *u, cmp_i64);
+    const int64_t *p = bsearch(&v, u, (size_t)k, sizeof *u, mieb_cmp_i64);
     return p ? p - u : -1;
 }
 
@@ -287,12 +282,6 @@ static mieb_status check_finite(const float *x, int64_t n, int64_t D, const stru
     return MIEB_OK;
 }
 
-static int64_t param_int(const struct mieb_task *task, const char *key, int64_t dflt)
-{
-    const cJSON *v = task->params ? cJSON_GetObjectItemCaseSensitive(task->params, key) : NULL;
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
-}
-
 /* *pos[r]: the item of the train role holding train row r, or -1 (with a /row_index, a subset of
    the rows; without, row r is item r). A /row_index entry out of range or repeated is bad data. */
 static mieb_status row_map(struct mieb_emb_role *tr, const int64_t *rowidx, int64_t n_items, int64_t n_rows,
@@ -369,7 +358,7 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
     struct mieb_ml_scores *per = NULL;
     mieb_status *sts = NULL;
     char(*errs)[512] = NULL;
-    int64_t spl = param_int(task, "samples_per_label", 8), n_exp = param_int(task, "n_experiments", 5);
+    int64_t spl = mieb_task_param_int(task, "samples_per_label", 8), n_exp = mieb_task_param_int(task, "n_experiments", 5);
     const char *path = mieb_taskdata_path(td);
     struct mieb_pcg64 g;
     mieb_status st = MIEB_OK;

@@ -337,12 +337,6 @@ done:
     return st;
 }
 
-static int64_t param_int(const struct mieb_task *task, const char *key, int64_t dflt)
-{
-    const cJSON *v = task->params ? cJSON_GetObjectItemCaseSensitive(task->params, key) : NULL;
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
-}
-
 /* train_idx, when the task data has it, must be mteb's draw row by row (padded with -1). */
 static mieb_status check_train_idx(struct mieb_taskdata *td, const char *split, const char *subset, const int64_t *sel,
                                    int64_t n_exp, int64_t L, int64_t spl)
@@ -416,7 +410,7 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
     int64_t *preds = NULL;
     mieb_status *sts = NULL;
     char(*errs)[512] = NULL;
-    int64_t spl = param_int(task, "samples_per_label", 8), n_exp = param_int(task, "n_experiments", 10);
+    int64_t spl = mieb_task_param_int(task, "samples_per_label", 8), n_exp = mieb_task_param_int(task, "n_experiments", 10);
     mieb_status st;
 
     if (mieb_taskdata_has_dataset(td, split, subset, "train_labels_indptr"))

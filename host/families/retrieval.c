@@ -26,6 +26,7 @@
 #include "mteb_heap.h"
 #include "retrieval_post.h"
 #include "retrieval_search.h"
+#include "../core/qsort_cmp.h"
 
 /* A (doc row, qrels value) pair, sorted by row for lookups. */
 struct qrel { int64_t doc; int32_t score; };
@@ -34,11 +35,6 @@ static int cmp_qrel(const void *a, const void *b)
 {
     const struct qrel *x = a, *y = b;
     return (x->doc > y->doc) - (x->doc < y->doc);
-}
-
-static int cmp_str_ptr(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* mteb keys queries and documents by id: duplicated ids would silently merge there. */
@@ -50,7 +46,7 @@ static mieb_status check_unique(const char *path, const char *grp, const char *w
     if (!s)
         return mieb_fail(MIEB_ERR_OOM, "id check");
     memcpy(s, ids, sizeof(char *) * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, cmp_str_ptr);
+    qsort(s, (size_t)n, sizeof *s, mieb_cmp_str_ptr);
     for (int64_t i = 1; i < n; i++)
         if (!strcmp(s[i - 1], s[i])) {
             mieb_status st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s/%s: duplicate id '%s'", path, grp, what, s[i]);

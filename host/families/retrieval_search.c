@@ -62,7 +62,8 @@ mieb_status mieb_search_out_alloc(struct mieb_search_out *o, int64_t nq, bool re
     return MIEB_OK;
 }
 
-mieb_status mieb_offer_log_push(struct mieb_offer_log *l, float s, int64_t d)
+/* Append one accepted offer to a log. */
+static mieb_status mieb_offer_log_push(struct mieb_offer_log *l, float s, int64_t d)
 {
     if (l->n == l->cap) {
         int64_t cap = l->cap ? l->cap * 2 : 2048;

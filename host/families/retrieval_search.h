@@ -65,8 +65,6 @@ mieb_status mieb_search_tile(const struct mieb_run_ctx *rc, struct mieb_qset *qs
 /** Allocate empty results for nq queries (log arrays too when `record`). */
 mieb_status mieb_search_out_alloc(struct mieb_search_out *o, int64_t nq, bool record);
 void mieb_search_out_free(struct mieb_search_out *o);
-/** Append one accepted offer to a log. */
-mieb_status mieb_offer_log_push(struct mieb_offer_log *l, float s, int64_t d);
 
 /** Bytes of per-query state mieb_search_tile keeps (for tiling under --mem-limit). */
 int64_t mieb_search_bytes_per_query(void);

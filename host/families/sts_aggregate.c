@@ -31,6 +31,7 @@
 #include "../emulation/npmath.h"
 #include "family.h"
 #include "per_sample.h"
+#include "../core/qsort_cmp.h"
 
 /* The aggregates of mteb 2.26 and the task each one filters (tasks/aggregated_tasks/). */
 static const struct {
@@ -55,8 +56,6 @@ double mieb_aggregate_round(const char *key, double x, int ndigits)
     (void)key;
     return mieb_np_round(x, ndigits);
 }
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 /* Collect the strings of a JSON list into v (at most cap). */
 static int collect(const cJSON *list, const char **v, int n, int cap)
@@ -84,7 +83,7 @@ static cJSON *all_languages(const struct mieb_task *t)
             n = collect(sub, v, n, 512);
         }
     }
-    qsort(v, (size_t)n, sizeof v[0], cmp_str);
+    qsort(v, (size_t)n, sizeof v[0], mieb_cmp_str_ptr);
     cJSON *out = cJSON_CreateArray();
     for (int i = 0; out && i < n; i++)
         if (i == 0 || strcmp(v[i], v[i - 1]))

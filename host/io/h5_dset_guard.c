@@ -6,7 +6,11 @@
  */
 #include "h5_guard.h"
 
-uint64_t mieb_h5_disk_elem_size(hid_t dset, hid_t ty)
+/*
+ * Bytes of one element of type ty of dset on disk (a heap ID for variable-length data:
+ * 4 + sizeof_addr + 4); 0 when unknown.
+ */
+static uint64_t mieb_h5_disk_elem_size(hid_t dset, hid_t ty)
 {
     if (H5Tget_class(ty) != H5T_VLEN && H5Tis_variable_str(ty) <= 0)
         return H5Tget_size(ty);

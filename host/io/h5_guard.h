@@ -105,11 +105,6 @@ mieb_status mieb_h5_check_root_header(const char *path, int64_t file_size);
 
 /* ---- dataset storage, when a dataset is opened (mieb_h5_check_plausible; HDF5 lock held) ---- */
 
-/**
- * Bytes of one element of type ty of dset on disk (a heap ID for variable-length data:
- * 4 + sizeof_addr + 4); 0 when unknown.
- */
-uint64_t mieb_h5_disk_elem_size(hid_t dset, hid_t ty);
 /** A compact dataset's stored buffer must be exactly what its shape needs (1.10 memcpy's the shape's size). */
 mieb_status mieb_h5_check_compact(hid_t dset, hid_t ty, int rank, const hsize_t *dims, const char *fname,
                                   const char *dpath);

@@ -97,7 +97,8 @@ static herr_t walk_cb(unsigned n, const H5E_error2_t *err, void *data)
     return 0;
 }
 
-void mieb_h5_last_error(char *buf, size_t n)
+/* Copy the innermost message of HDF5's current error stack into buf ("" when empty). */
+static void mieb_h5_last_error(char *buf, size_t n)
 {
     struct walk_ctx w = {buf, n, false, false};
     if (!n)
@@ -282,13 +283,6 @@ mieb_status mieb_h5_attr_find(hid_t obj, const char *name, const char *fname, co
         return mieb_h5_fail(MIEB_ERR_HDF5, "%s: %s: cannot look up attribute '%s'", fname, objpath, name);
     *found = r > 0;
     return MIEB_OK;
-}
-
-bool mieb_h5_attr_exists(hid_t obj, const char *name)
-{
-    bool found = false;
-    /* in doubt (a refused header, I/O, out of memory): "yes", and reading it reports why */
-    return mieb_h5_attr_find(obj, name, "", "", &found) != MIEB_OK || found;
 }
 
 void mieb_h5_type_name(hid_t type, char *buf, size_t n)

@@ -30,8 +30,6 @@ void mieb_h5_init(void);
 void mieb_h5_lock(void);
 void mieb_h5_unlock(void);
 
-/** Copy the innermost message of HDF5's current error stack into buf ("" when empty). */
-void mieb_h5_last_error(char *buf, size_t n);
 /**
  * mieb_fail() for a failed HDF5 call: the formatted message, then "(HDF5: <innermost
  * message>)" when HDF5 left one; the HDF5 error stack is cleared. Returns st.
@@ -61,8 +59,6 @@ bool mieb_h5_is_dataset(hid_t loc, const char *path);
 /* ---- attributes; fname/objpath only name the location in messages ---- */
 /** Does obj have attribute name? Checks obj's attribute messages first (h5_ohdr_check.c). */
 mieb_status mieb_h5_attr_find(hid_t obj, const char *name, const char *fname, const char *objpath, bool *found);
-/** mieb_h5_attr_find as a bool that answers true when in doubt (reading it then reports why). */
-bool mieb_h5_attr_exists(hid_t obj, const char *name);
 /** Scalar (or 1-element) string attribute, variable or fixed length. *out is malloc'd. */
 mieb_status mieb_h5_attr_str(hid_t obj, const char *name, const char *fname, const char *objpath, char **out);
 /** Scalar (or 1-element) integer attribute of any integer type up to 64 bits; a value outside int64 is refused. */

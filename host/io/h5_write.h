@@ -60,10 +60,6 @@ struct mieb_h5w_emb_opts {
     bool shuffle;       /* byte shuffle before deflate */
 };
 
-/** Write a [rows, dim] float32 array as /embeddings-like dataset `name`, encoded per opts. */
-mieb_status mieb_h5w_embeddings(hid_t loc, const char *name, const float *data, int64_t rows, int64_t dim,
-                                const struct mieb_h5w_emb_opts *opts);
-
 /** Where a role goes and how it is split. */
 struct mieb_emb_role_spec {
     const char *emb_dir, *task, *split, *subset, *role;

@@ -20,7 +20,8 @@ static hid_t half_type(void)
     return t;
 }
 
-mieb_status mieb_h5w_embeddings(hid_t loc, const char *name, const float *data, int64_t rows, int64_t dim,
+/* Write a [rows, dim] float32 array as /embeddings-like dataset `name`, encoded per opts. */
+static mieb_status mieb_h5w_embeddings(hid_t loc, const char *name, const float *data, int64_t rows, int64_t dim,
                                 const struct mieb_h5w_emb_opts *o)
 {
     size_t n = (size_t)rows * (size_t)dim;

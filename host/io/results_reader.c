@@ -13,6 +13,7 @@
 #include "../core/fileutil.h"
 #include "../json/json_alloc.h"
 #include "../json/json_py.h"
+#include "../core/qsort_cmp.h"
 
 #define RESULT_MAX_BYTES (256u << 20)
 #define SCAN_DEPTH 4
@@ -168,11 +169,6 @@ static char *name_from_folder(const char *revdir)
     return strdup(base);
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static mieb_status read_revision(struct scan_state *s, const char *dir, char **files, int nf)
 {
     if (s->n == s->cap) {
@@ -196,7 +192,7 @@ static mieb_status read_revision(struct scan_state *s, const char *dir, char **f
     m->tasks = calloc((size_t)nf, sizeof *m->tasks);
     if (!m->dir || !m->name || !m->revision || !m->tasks)
         return mieb_fail(MIEB_ERR_OOM, "result folders");
-    qsort(files, (size_t)nf, sizeof *files, cmp_names);
+    qsort(files, (size_t)nf, sizeof *files, mieb_cmp_str_ptr);
     for (int i = 0; i < nf; i++) {
         char path[PATH_MAX];
         mieb_status st = mieb_path_join(path, sizeof path, dir, files[i]);
@@ -260,7 +256,7 @@ static mieb_status scan_dir(struct scan_state *s, const char *dir, int depth)
         st = read_revision(s, dir, files, nf);
     } else if (st == MIEB_OK && depth < SCAN_DEPTH) {
         if (ns > 1) /* qsort with a NULL array is undefined even for 0 items */
-            qsort(subs, (size_t)ns, sizeof *subs, cmp_names);
+            qsort(subs, (size_t)ns, sizeof *subs, mieb_cmp_str_ptr);
         for (int i = 0; i < ns && st == MIEB_OK; i++) {
             char path[PATH_MAX];
             if (mieb_path_join(path, sizeof path, dir, subs[i]) == MIEB_OK)

@@ -247,7 +247,9 @@ static bool value(struct scan *sc, int depth)
     return literal(sc);
 }
 
-bool mieb_json_text_ok(const char *text, size_t len, char *why, size_t whyn)
+/* The text check alone: true when Python and cJSON read text the same way, else false
+    with the reason (and its line and column) in why. Duplicate keys are not seen here. */
+static bool mieb_json_text_ok(const char *text, size_t len, char *why, size_t whyn)
 {
     struct scan sc = {(const unsigned char *)text, len, 0, why, whyn};
     if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
@@ -324,7 +326,8 @@ static bool keys_unique(const cJSON *it, const char *path, char *why, size_t why
     return true;
 }
 
-bool mieb_json_keys_unique(const cJSON *root, char *why, size_t whyn) { return keys_unique(root, "/", why, whyn); }
+/* The duplicate-key check on a parsed tree: true, or false with the key and its object in why. */
+static bool mieb_json_keys_unique(const cJSON *root, char *why, size_t whyn) { return keys_unique(root, "/", why, whyn); }
 
 /* ---- files ---- */
 

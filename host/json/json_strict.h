@@ -51,11 +51,4 @@ mieb_status mieb_json_read_strict(const char *path, size_t max_bytes, mieb_statu
 
 void mieb_json_file_free(struct mieb_json_file *f);
 
-/** The text check alone: true when Python and cJSON read text the same way, else false
-    with the reason (and its line and column) in why. Duplicate keys are not seen here. */
-bool mieb_json_text_ok(const char *text, size_t len, char *why, size_t whyn);
-
-/** The duplicate-key check on a parsed tree: true, or false with the key and its object in why. */
-bool mieb_json_keys_unique(const cJSON *root, char *why, size_t whyn);
-
 #endif

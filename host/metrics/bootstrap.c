@@ -7,6 +7,7 @@
 
 #include "correlation.h"
 #include "../emulation/npmath.h"
+#include "../core/qsort_cmp.h"
 
 void mieb_bs_result_free(struct mieb_bs_result *r)
 {
@@ -14,12 +15,6 @@ void mieb_bs_result_free(struct mieb_bs_result *r)
         free(r->reps);
         r->reps = NULL;
     }
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 static int cmp_f64(const void *a, const void *b)
@@ -43,7 +38,8 @@ static double entropy(const int64_t *c, int64_t k, double n, double *terms)
     return -mieb_np_sum(terms, m);
 }
 
-mieb_status mieb_bs_nmi(const int64_t *labels, const int64_t *clusters, int64_t n, double *out)
+/* sklearn's normalized_mutual_info_score (average_method="arithmetic") of two labelings. */
+static mieb_status mieb_bs_nmi(const int64_t *labels, const int64_t *clusters, int64_t n, double *out)
 {
     if (n == 0) { /* no samples: both labellings have zero entropy, sklearn returns 1.0 */
         *out = 1.0;
@@ -72,7 +68,7 @@ mieb_status mieb_bs_nmi(const int64_t *labels, const int64_t *clusters, int64_t 
     double mi = 0.0, dn = (double)n;
     if (kc > 1 && kk > 1) {
         /* mutual_info_score on the sparse contingency, in its (class, cluster) order */
-        qsort(key, (size_t)n, sizeof *key, cmp_i64);
+        qsort(key, (size_t)n, sizeof *key, mieb_cmp_i64);
         double ln = log(dn);
         int64_t m = 0;
         for (int64_t i = 0; i < n;) {
@@ -101,7 +97,8 @@ done:
     return st;
 }
 
-mieb_status mieb_bs_unit_stat(const struct mieb_bs_unit *u, const struct mieb_bs_side *s, const int64_t *idx,
+/* The statistic of one model on samples idx[0..m) of unit u (idx NULL: all n samples, in order). */
+static mieb_status mieb_bs_unit_stat(const struct mieb_bs_unit *u, const struct mieb_bs_side *s, const int64_t *idx,
                               int64_t m, double *out)
 {
     mieb_status st = MIEB_OK;
@@ -141,7 +138,8 @@ mieb_status mieb_bs_unit_stat(const struct mieb_bs_unit *u, const struct mieb_bs
     return st;
 }
 
-double mieb_bs_percentile(const double *sorted, int64_t n, double q)
+/* np.percentile(sorted[0..n), 100 * q) with numpy's default linear method; n >= 1, sorted ascending. */
+static double mieb_bs_percentile(const double *sorted, int64_t n, double q)
 {
     /* numpy's 'linear' method: virtual index (n - 1) * q, then its _lerp */
     double v = (double)n * q + (1.0 - q) - 1.0;

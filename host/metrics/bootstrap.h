@@ -79,14 +79,4 @@ mieb_status mieb_bs_mean_of(const struct mieb_bs_result *const *parts, int n_par
 
 void mieb_bs_result_free(struct mieb_bs_result *r);
 
-/** The statistic of one model on samples idx[0..m) of unit u (idx NULL: all n samples, in order). */
-mieb_status mieb_bs_unit_stat(const struct mieb_bs_unit *u, const struct mieb_bs_side *s, const int64_t *idx,
-                              int64_t m, double *out);
-
-/** sklearn's normalized_mutual_info_score (average_method="arithmetic") of two labelings. */
-mieb_status mieb_bs_nmi(const int64_t *labels, const int64_t *clusters, int64_t n, double *out);
-
-/** np.percentile(sorted[0..n), 100 * q) with numpy's default linear method; n >= 1, sorted ascending. */
-double mieb_bs_percentile(const double *sorted, int64_t n, double q);
-
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../emulation/npmath.h"
+#include "../core/qsort_cmp.h"
 
 const char *const mieb_clf_keys[9] = {"accuracy", "f1", "f1_weighted", "precision", "precision_weighted",
                                       "recall", "recall_weighted", "ap", "ap_weighted"};
@@ -29,12 +30,6 @@ double mieb_clf_scores_value(const struct mieb_clf_scores *s, int i)
     }
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sorted distinct values of a (n) and b (m) into a new array; *k receives the count. */
 static mieb_status sorted_union(const int64_t *a, int64_t n, const int64_t *b, int64_t m,
                                 int64_t **out, int64_t *k)
@@ -45,7 +40,7 @@ static mieb_status sorted_union(const int64_t *a, int64_t n, const int64_t *b, i
     memcpy(u, a, (size_t)n * sizeof *u);
     if (m)
         memcpy(u + n, b, (size_t)m * sizeof *u);
-    qsort(u, (size_t)(n + m), sizeof *u, cmp_i64);
+    qsort(u, (size_t)(n + m), sizeof *u, mieb_cmp_i64);
     int64_t w = 0;
     for (int64_t i = 0; i < n + m; i++)
         if (w == 0 || u[w - 1] != u[i])
@@ -57,7 +52,7 @@ static mieb_status sorted_union(const int64_t *a, int64_t n, const int64_t *b, i
 
 static int64_t label_pos(const int64_t *labels, int64_t k, int64_t v)
 {
-    const int64_t *p = bsearch(&v, labels, (size_t)k, sizeof *labels, cmp_i64);
+    const int64_t *p = bsearch(&v, labels, (size_t)k, sizeof *labels, mieb_cmp_i64);
     return p - labels;
 }
 

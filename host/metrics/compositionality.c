@@ -3,7 +3,8 @@
 
 #include <math.h>
 
-int64_t mieb_torch_argmax(const float *v, int64_t n, int64_t stride)
+/* torch.argmax of n values at stride `stride`: first maximum, NaN beats everything. */
+static int64_t mieb_torch_argmax(const float *v, int64_t n, int64_t stride)
 {
     int64_t best = 0;
     float m = v[0];

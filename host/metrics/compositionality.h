@@ -32,9 +32,6 @@ struct mieb_compo_counts {
     int64_t all_ok;   /* both */
 };
 
-/** torch.argmax of n values at stride `stride`: first maximum, NaN beats everything. */
-int64_t mieb_torch_argmax(const float *v, int64_t n, int64_t stride);
-
 /** Judge one sample's S [n_img, n_txt] (row-major) and count it. */
 void mieb_compo_add_sample(struct mieb_compo_counts *c, const float *s, int64_t n_img, int64_t n_txt);
 

@@ -16,7 +16,11 @@ static bool task_has_subset(const struct mieb_task *t, const char *subset)
     return false;
 }
 
-double mieb_lb_task_score(const struct mieb_task *task, const struct mieb_task_result *tr, double *borda_score)
+/*
+ * The task score of one TaskResult under get_score() semantics (see above) and, in
+ * *borda_score, the long-frame mean used for Borda (may be NULL).
+ */
+static double mieb_lb_task_score(const struct mieb_task *task, const struct mieb_task_result *tr, double *borda_score)
 {
     /* values: kept entries' main_score plus a NaN per missing (split, subset), as
      * validate_and_filter_scores builds them; at most entries + splits x subsets. */

@@ -64,12 +64,6 @@ mieb_status mieb_leaderboard_compute(const struct mieb_task *const *tasks, int n
 void mieb_leaderboard_free(struct mieb_leaderboard *lb);
 
 /**
- * The task score of one TaskResult under get_score() semantics (see above) and, in
- * *borda_score, the long-frame mean used for Borda (may be NULL).
- */
-double mieb_lb_task_score(const struct mieb_task *task, const struct mieb_task_result *tr, double *borda_score);
-
-/**
  * The task set of a leaderboard (summary, report): the benchmark's list in mteb's order when
  * b is given, else every registry task that some model has a result for, in registry order.
  * *out is malloc'd (the caller frees it); *n receives its length.

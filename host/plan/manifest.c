@@ -195,7 +195,11 @@ static int is_run_file(const struct dirent *e)
     return !strncmp(e->d_name, "run-", 4) && n > 9 && !strcmp(e->d_name + n - 5, ".json");
 }
 
-mieb_status mieb_manifest_latest(const char *revision_dir, char **tool, char **precision)
+/*
+ * The newest manifest of a revision folder: "tool" and "precision" (malloc'd, free them), or
+ * MIEB_ERR_NOT_FOUND when the folder has none (results mteb wrote itself).
+ */
+static mieb_status mieb_manifest_latest(const char *revision_dir, char **tool, char **precision)
 {
     char dir[PATH_MAX], p[PATH_MAX];
     struct dirent **names = NULL;
@@ -227,7 +231,8 @@ mieb_status mieb_manifest_latest(const char *revision_dir, char **tool, char **p
     return st;
 }
 
-void mieb_manifest_produced_by(const char *revision_dir, char *buf, size_t n)
+/* "<tool>, <precision>" of the newest manifest of a revision folder, or "" when it has none. */
+static void mieb_manifest_produced_by(const char *revision_dir, char *buf, size_t n)
 {
     char *tool = NULL, *precision = NULL;
     buf[0] = '\0';

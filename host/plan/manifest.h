@@ -37,14 +37,6 @@ mieb_status mieb_manifest_finish(struct mieb_manifest *m, cJSON *summary, const 
 void mieb_manifest_free(struct mieb_manifest *m);
 
 /**
- * The newest manifest of a revision folder: "tool" and "precision" (malloc'd, free them), or
- * MIEB_ERR_NOT_FOUND when the folder has none (results mteb wrote itself).
- */
-mieb_status mieb_manifest_latest(const char *revision_dir, char **tool, char **precision);
-
-/** "<tool>, <precision>" of the newest manifest of a revision folder, or "" when it has none. */
-void mieb_manifest_produced_by(const char *revision_dir, char *buf, size_t n);
-/**
  * mieb_manifest_produced_by of every leaderboard row's folder, by row index, read once for all
  * the tables a command writes. *out has lb->n_models malloc'd strings; free with
  * mieb_manifest_produced_by_free.

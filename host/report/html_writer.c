@@ -14,7 +14,8 @@ static void put(struct mieb_html *h, const char *s, size_t n)
         h->st = mieb_buf_append(&h->buf, s, n);
 }
 
-void mieb_html_text(struct mieb_html *h, const char *s)
+/* Append a string HTML-escaped (the %s conversion). */
+static void mieb_html_text(struct mieb_html *h, const char *s)
 {
     if (!s)
         return;

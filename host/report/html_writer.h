@@ -26,9 +26,6 @@ struct mieb_html {
  */
 void mieb_html_fmt(struct mieb_html *h, const char *fmt, ...);
 
-/** Append a string HTML-escaped (the %s conversion). */
-void mieb_html_text(struct mieb_html *h, const char *s);
-
 /** Free the buffer. */
 void mieb_html_free(struct mieb_html *h);
 

@@ -54,13 +54,6 @@ int64_t mieb_synth_count(double n, double scale, int parts, int64_t min);
 /** Integer components -> float32 (exact: value = k * 2^-9). */
 static inline float mieb_synth_value(int32_t k) { return (float)k * 0x1p-9f; }
 
-/**
- * Create <out>/task-data/<Task>.h5 (as a .tmp until committed) with the root attributes
- * of FORMAT.md §1 plus the optional synthetic = 1 and synth_seed.
- */
-mieb_status mieb_synth_task_file(const struct mieb_synth_opts *o, const struct mieb_task *t,
-                                 struct mieb_h5w_file *f);
-
 /** One group of a task-data file: /<split>/<subset> and its roles; *n_out counts what it made. */
 typedef mieb_status (*mieb_synth_group_fn)(const struct mieb_synth_opts *o, const struct mieb_task *t,
                                            hid_t file, const char *split, const char *subset, void *arg,

@@ -81,7 +81,11 @@ int64_t mieb_synth_count(double n, double scale, int parts, int64_t min)
     return k < min ? min : k;
 }
 
-mieb_status mieb_synth_task_file(const struct mieb_synth_opts *o, const struct mieb_task *t,
+/*
+ * Create <out>/task-data/<Task>.h5 (as a .tmp until committed) with the root attributes
+ * of FORMAT.md §1 plus the optional synthetic = 1 and synth_seed.
+ */
+static mieb_status mieb_synth_task_file(const struct mieb_synth_opts *o, const struct mieb_task *t,
                                  struct mieb_h5w_file *f)
 {
     char path[4096];

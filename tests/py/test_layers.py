@@ -1,6 +1,7 @@
 """tools/check_layers.py keeps the layer map true: the tree as it is passes (includes, and calls
 between the CPU build's object files), and an upward include, an include into a folder of no
-layer, or an upward call added to a copy of the tree fails it, naming the edge."""
+layer, an upward call or an upward library link (CMakeLists.txt) added to a copy of the tree
+fails it, naming the edge."""
 import os
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ def copy_tree(tmp):
     root = tmp / "tree"
     for d in ("host", "cuda", "kernels", "tools"):
         shutil.copytree(SRC / d, root / d)
+    shutil.copy(SRC / "CMakeLists.txt", root / "CMakeLists.txt")
     return root
 
 
@@ -51,6 +53,18 @@ def test_sideways_and_unmapped_fail(tmp_path):
     assert r.returncode == 1
     assert "host/analysis uses host/families" in r.stderr
     assert "host/extra is in no layer" in r.stderr
+
+
+def test_upward_library_link_fails(tmp_path):
+    # the build's map is the same: a layer library linking one above it fails
+    root = copy_tree(tmp_path)
+    cm = root / "CMakeLists.txt"
+    text = cm.read_text()
+    assert "mieb_layer(config    LAYERS core json)" in text
+    cm.write_text(text.replace("mieb_layer(config    LAYERS core json)", "mieb_layer(config    LAYERS core json metrics)"))
+    r = check("--root", root)
+    assert r.returncode == 1
+    assert "host/config uses host/metrics" in r.stderr and "mieb_config links mieb_metrics" in r.stderr, r.stderr
 
 
 def test_upward_call_fails(tmp_path):
