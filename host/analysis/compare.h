@@ -6,7 +6,7 @@
  * For every task present in both folders, its main score is recomputed from the per-query /
  * per-sample files of all its (split, subset) units (per_sample_reader.h) and a paired
  * bootstrap gives delta = A - B, its percentile interval and a two-sided p-value
- * (metrics/bootstrap.h). One RandomState(seed) serves the tasks in the order given, so the
+ * (analysis/bootstrap.h). One RandomState(seed) serves the tasks in the order given, so the
  * numbers are reproducible with numpy (README "Comparing two models").
  */
 #ifndef MIEB_ANALYSIS_COMPARE_H
@@ -17,7 +17,7 @@
 
 #include "../config/registry.h"
 #include "../core/status.h"
-#include "../metrics/bootstrap.h"
+#include "bootstrap.h"
 
 struct mieb_cmp_row {
     const struct mieb_task *task; /* NULL for the aggregate rows */

@@ -1,7 +1,7 @@
 /**
  * per_sample_reader.h - reads the per-query / per-sample files of `run --per-query`
  * (README, host/families/per_sample.h) back into what the paired bootstrap consumes
- * (metrics/bootstrap.h), for `mieb-eval compare`.
+ * (analysis/bootstrap.h), for `mieb-eval compare`.
  *
  * How a task's main score is recomputed from one unit's file:
  *   retrieval        per_query.tsv, the per-query values of the main score's measure (ndcg_at_K
@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "../core/status.h"
-#include "../metrics/bootstrap.h"
+#include "bootstrap.h"
 
 /** One model's samples of one (task, split, subset). */
 struct mieb_psr_unit {

@@ -6,7 +6,7 @@
  * task present in both, its main score is recomputed from the per-query / per-sample files of
  * all its (split, subset) units (analysis/per_sample_reader.h) and a paired bootstrap gives the
  * delta A - B, its percentile confidence interval and a two-sided p-value
- * (metrics/bootstrap.h); then the same per task type, Mean(Task) and Mean(TaskType) over the
+ * (analysis/bootstrap.h); then the same per task type, Mean(Task) and Mean(TaskType) over the
  * compared tasks. One RandomState(seed) serves all tasks in table order, so the numbers are
  * reproducible (README "Comparing two models" says how to recompute them with numpy).
  */
@@ -30,7 +30,7 @@
 #include "json/json_py.h"
 #include "analysis/per_sample_reader.h"
 #include "analysis/compare.h"
-#include "metrics/bootstrap.h"
+#include "analysis/bootstrap.h"
 
 static void compare_usage(FILE *f)
 {

@@ -14,7 +14,7 @@
 #include "config/registry.h"
 #include "core/fileutil.h"
 #include "io/results_reader.h"
-#include "metrics/leaderboard.h"
+#include "analysis/leaderboard.h"
 #include "plan/manifest.h"
 #include "report/report_data.h"
 #include "report/report_page.h"

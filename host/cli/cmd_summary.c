@@ -1,7 +1,7 @@
 /*
  * cmd_summary.c - `mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--csv FILE] [--json FILE]`:
  * reads mteb result folders and prints the MIEB leaderboard numbers of every model
- * (Mean(TaskType), Mean(Task), per-type means, Borda rank; host/metrics/leaderboard.h),
+ * (Mean(TaskType), Mean(Task), per-type means, Borda rank; host/analysis/leaderboard.h),
  * sorted as the leaderboard sorts them; writes CSV and JSON on request.
  */
 #include <math.h>
@@ -18,7 +18,7 @@
 #include "io/csv.h"
 #include "json/json_py.h"
 #include "io/results_reader.h"
-#include "metrics/leaderboard.h"
+#include "analysis/leaderboard.h"
 #include "plan/manifest.h"
 
 static void summary_usage(FILE *f)

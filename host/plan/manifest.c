@@ -16,7 +16,7 @@
 #include "../cpu/canon_dot.h"
 #include "../cpu/screen.h"
 #include "../core/fileutil.h"
-#include "../metrics/leaderboard.h"
+#include "../analysis/leaderboard.h"
 
 #ifndef MIEB_GIT_COMMIT
 #define MIEB_GIT_COMMIT "unknown"

@@ -18,7 +18,7 @@
 
 #include "../core/status.h"
 
-struct mieb_leaderboard; /* metrics/leaderboard.h */
+struct mieb_leaderboard; /* analysis/leaderboard.h */
 
 struct mieb_manifest {
     cJSON *root;

@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../metrics/leaderboard.h"
+#include "../analysis/leaderboard.h"
 
 /**
  * Parse, for every leaderboard row r (input order) and task t, the result file the

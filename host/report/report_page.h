@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "../analysis/compare.h"
-#include "../metrics/leaderboard.h"
+#include "../analysis/leaderboard.h"
 #include "html_writer.h"
 #include "svg_chart.h"
 

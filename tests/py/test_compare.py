@@ -1,5 +1,5 @@
 """Per-sample files of `run --per-query` (host/families/per_sample.c) and `mieb-eval compare`
-(host/cli/cmd_compare.c, host/metrics/bootstrap.c, host/analysis/per_sample_reader.c).
+(host/cli/cmd_compare.c, host/analysis/bootstrap.c, host/analysis/per_sample_reader.c).
 
 Two synthetic models (a `mieb-eval synth` suite and the same embeddings with noise added) are
 scored with --per-query. The per-sample files are reduced with numpy / scikit-learn / scipy

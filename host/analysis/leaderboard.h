@@ -21,8 +21,8 @@
  * - Leaderboard order: Mean(TaskType) descending, missing last, ties in input order; the
  *   "Rank" column is the 1-based position.
  */
-#ifndef MIEB_METRICS_LEADERBOARD_H
-#define MIEB_METRICS_LEADERBOARD_H
+#ifndef MIEB_ANALYSIS_LEADERBOARD_H
+#define MIEB_ANALYSIS_LEADERBOARD_H
 
 #include "../config/registry.h"
 #include "../core/status.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "correlation.h"
+#include "../metrics/correlation.h"
 #include "../emulation/npmath.h"
 #include "../core/qsort_cmp.h"
 

@@ -29,8 +29,8 @@
  * points and of their replicate deltas, replicate by replicate (each part resampled
  * within itself), summarised the same way.
  */
-#ifndef MIEB_METRICS_BOOTSTRAP_H
-#define MIEB_METRICS_BOOTSTRAP_H
+#ifndef MIEB_ANALYSIS_BOOTSTRAP_H
+#define MIEB_ANALYSIS_BOOTSTRAP_H
 
 #include <stdint.h>
 
