@@ -50,49 +50,13 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from bench_vs_mteb import load_registry, loadavg, machine  # the same machine line and registry (stdlib only)
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLVER_TYPES = {"ImageClassification", "ImageMultilabelClassification", "ImageClustering"}
 PHASES = ("reading", "similarity/top-k", "solvers", "merge and heap", "metrics", "aggregates", "rest in tasks",
           "outside tasks")
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
-
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
-
-
-def machine() -> dict:
-    info: dict = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            k, _, v = line.partition(":")
-            k = k.strip()
-            if k in ("model name", "cpu family", "model", "flags") and k not in info:
-                info[k] = v.strip()
-    except OSError:
-        pass
-    flags = set(info.get("flags", "").split())
-    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
-    if "avx512_bf16" in flags:
-        isa += " + AVX512_BF16"
-    if "amx_bf16" in flags:
-        isa += " + AMX-BF16"
-    cpu = f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}, {isa})"
-    mem = "?"
-    try:
-        mem = f"{int(Path('/proc/meminfo').read_text().split()[1]) / 1048576:.0f} GiB"
-    except (OSError, ValueError, IndexError):
-        pass
-    return {"cpu": cpu, "cpus": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)), "memory": mem}
-
-
-def registry() -> tuple[dict, dict]:
-    tasks = {t["name"]: t for t in json.loads((ROOT / "configs" / "tasks.json").read_text())}
-    benches = json.loads((ROOT / "configs" / "benchmarks.json").read_text())["benchmarks"]
-    return tasks, benches
 
 
 def supported_tasks(binary: str, bench: str) -> list[str]:
@@ -276,7 +240,7 @@ def main() -> int:
     helper = str(helper) if os.access(helper, os.X_OK) else None
     if not helper:
         print("bench_whole: tests/peak_rss not built: peak RSS from wait4 includes this interpreter", file=sys.stderr)
-    reg, _ = registry()
+    reg, _ = load_registry()
     names = supported_tasks(a.binary, a.benchmark)
     work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="mieb-whole-"))
     work.mkdir(parents=True, exist_ok=True)
