@@ -1,5 +1,5 @@
 /*
- * cmd_list.c - `mieb-eval list-tasks [-b BENCHMARK] [--task-types T,...] [--json]`: one line
+ * cmd_list.c - `mieb-eval list-tasks [-b BENCHMARK] [--task-types T...] [--json]`: one line
  * per registry task (or per task of a benchmark, in mteb's order): name, type, whether this
  * build has a driver for its family, eval splits, number of subsets, main score.
  */
@@ -15,7 +15,7 @@
 
 static void list_usage(FILE *f)
 {
-    fputs("usage: mieb-eval list-tasks [-b BENCHMARK] [--task-types T,...] [--json] [--registry FILE]\n"
+    fputs("usage: mieb-eval list-tasks [-b BENCHMARK] [--task-types T...] [--json] [--registry FILE]\n"
           "\n"
           "One line per task: name, type, 'supported' when this build can score the task's family\n"
           "(else 'unsupported'), eval splits, number of hf_subsets, main score; '(aggregate)' marks\n"
@@ -23,7 +23,7 @@ static void list_usage(FILE *f)
           "\n"
           "  -b, --benchmark B     only the tasks of a benchmark, in mteb's order (MIEB(eng),\n"
           "                        MIEB(Multilingual), MIEB(lite), MIEB(Img), or eng, multilingual, lite, img)\n"
-          "  --task-types T,...    only tasks of these mteb types (e.g. Any2AnyRetrieval,ImageClustering)\n"
+          "  --task-types T...     only tasks of these mteb types (e.g. Any2AnyRetrieval ImageClustering)\n"
           "\n"
           "Exit status: 0 ok; 2 bad command line (unknown option, benchmark or task type, an empty\n"
           "value); 4 registry unreadable.\n",

@@ -19,7 +19,7 @@
 
 static void synth_usage(FILE *f)
 {
-    fputs("usage: mieb-eval synth --out DIR [--seed N] [--tasks T1,T2,...] [--scale F] [--dim D]\n"
+    fputs("usage: mieb-eval synth --out DIR [--seed N] [--tasks T...] [--scale F] [--dim D]\n"
           "                       [--dtype f32|f16|bf16] [--shards K] [--model-sim cosine|dot|MaxSim]\n"
           "                       [--compress] [--registry FILE]\n"
           "\n"
@@ -29,7 +29,7 @@ static void synth_usage(FILE *f)
           "\n"
           "  --out DIR        output directory (required)\n"
           "  --seed N         suite seed (default 42)\n"
-          "  --tasks LIST     comma-separated task names (default: every task of a supported family)\n"
+          "  --tasks T...     task names (default: every task of a supported family)\n"
           "  --scale F        fraction of each task's real query/corpus counts (default 0.01)\n"
           "  --dim D          embedding dimension (default 32)\n"
           "  --dtype T        f32, f16 (IEEE half) or bf16 (uint16 + dtype attribute) (default f32)\n"

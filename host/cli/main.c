@@ -23,7 +23,9 @@ static void usage(FILE *f)
           "  parity      compare two result folders key by key with per-family tolerances\n"
           "\n"
           "'mieb-eval <command> --help' describes each command. Options may be written --opt value or\n"
-          "--opt=value, and mteb's spellings with underscores (--output_folder) are accepted.\n"
+          "--opt=value, and mteb's spellings with underscores (--output_folder) are accepted. A list\n"
+          "option (-t, --task-types, --eval-splits, -l) takes its values as words or comma-separated,\n"
+          "in every command: -t A B and -t A,B are the same.\n"
           "\n"
           "Exit status: each command's help lists its own; 2 for an unknown command.\n",
           f);
