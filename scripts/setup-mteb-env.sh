@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Creates .venv-mteb (git-ignored): mteb 2.26.24 with its whole model stack (torch, datasets,
-# sentence-transformers, ...) from PyPI, for mieb-export, the replay model and the end-to-end
+# Creates .venv-mteb (git-ignored): mteb 2.26.24 with its whole model stack (torch, torchvision,
+# datasets, sentence-transformers, ...) from PyPI, for mieb-export, the replay model and the end-to-end
 # parity test (tests/py/test_mteb_parity.py). .venv (scripts/setup-pyenv.sh) keeps mteb without
 # its dependencies; this one runs mteb.evaluate itself.
 #
@@ -27,8 +27,13 @@ rm -f "$stamp"
 "$venv/bin/python" -m pip install -q --no-deps -r "$lock"
 # The lock must be complete: import what the exporter and the test use, and do one torch op.
 "$venv/bin/python" - <<'PY'
-import h5py, numpy, PIL, datasets, sentence_transformers, torch, mteb
+import h5py, numpy, PIL, datasets, sentence_transformers, torch, torchvision, mteb
 assert float(torch.ones(3) @ torch.ones(3)) == 3.0
+# torchvision's compiled operators load against this torch (an ABI mismatch fails here)
+boxes = torch.tensor([[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0]])
+assert torchvision.ops.nms(boxes, torch.tensor([0.9, 0.8]), 0.5).tolist() == [0]
+# mteb asks every model with an image modality for its "image" extra: a CLIP model must load
+mteb.get_model_meta("openai/clip-vit-base-patch32")._check_requirements()
 print(f"setup-mteb-env: mteb {mteb.__version__}, torch {torch.__version__}, numpy {numpy.__version__}")
 PY
 echo "$want" > "$stamp"

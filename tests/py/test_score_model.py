@@ -182,6 +182,33 @@ def test_missing_binary_is_refused_before_encoding(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_readme_model_has_its_dependencies(tmp_path):
+    """mteb asks every model with an image modality for its "image" extra (torchvision): the
+    model the README's quick start names must pass that check in .venv-mteb, and get as far as
+    its download (refused here: no network, so HF_HUB_OFFLINE), never a missing package."""
+    readme = (SRC / "README.md").read_text()
+    names = re.findall(r"^tools/mieb-eval-model -m (\S+)", readme, re.M)
+    assert names, "the README shows no mieb-eval-model command"
+    for name in names:
+        chk = subprocess.run([str(MTEB_PY), "-c", f"import mteb; mteb.get_model_meta({name!r})._check_requirements()"],
+                             capture_output=True, text=True, env=_env(), timeout=300)
+        assert chk.returncode == 0, (name, chk.stderr[-3000:])
+        res = _run([str(TOOL), "-m", name, "-t", "mteb.mocks:MockImageClusteringTask", "--output-folder",
+                    str(tmp_path / "out"), "--device", "cpu", "--bin", str(build_dir() / "mieb-eval")])
+        assert "missing required dependencies" not in res.stderr, res.stderr[-3000:]
+        if res.returncode == 2:  # offline: the download is what fails, and says so
+            assert f"cannot load model {name}:" in res.stderr, res.stderr[-3000:]
+
+
+def test_missing_package_names_the_environment(tmp_path):
+    res = _run([str(TOOL), "-m", "no_such_module_for_mieb:Encoder", "-t", "mteb.mocks:MockImageClusteringTask",
+                "--output-folder", str(tmp_path / "out"), "--bin", str(build_dir() / "mieb-eval")])
+    assert res.returncode == 2, (res.returncode, res.stderr[-3000:])
+    venv = str(MTEB_PY.parent.parent)
+    assert "cannot load model no_such_module_for_mieb:Encoder" in res.stderr, res.stderr[-3000:]
+    assert f"This environment is {venv}: install there with" in res.stderr, res.stderr[-3000:]
+
+
 def _progress_module():
     import importlib.util
 

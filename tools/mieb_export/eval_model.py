@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Encode MIEB tasks with a model (as mteb does), score them with mieb-eval, and write "
         "the leaderboard summary and an HTML report. Rerun the same command to resume.",
         epilog="exit status: 0 done; 1 some task could not be exported or scored (named on stderr); "
-        "2 bad command line, no mieb-eval binary, or OUT/export holds another model's export; "
+        "2 bad command line, no mieb-eval binary, a model that cannot be loaded (named, with why), "
+        "or OUT/export holds another model's export; "
         "3 --device cuda[:N] asked for and torch cannot use it (nothing encoded); "
         "4 mieb-eval could not run; 130 interrupted (rerun to resume).",
     )
@@ -169,7 +170,12 @@ def _main(args: argparse.Namespace) -> int:
         return USAGE
     try:
         model = load_model(args.model, args.model_revision, args.device)
-    except (OSError, ValueError, ImportError, AttributeError, KeyError) as e:
+    except ImportError as e:
+        # mteb's advice names plain pip; the packages must go into the environment running this
+        _say(f"cannot load model {args.model}: {e}\nThis environment is {sys.prefix}: install there with "
+             f"{sys.executable} -m pip install PACKAGE")
+        return USAGE
+    except (OSError, ValueError, AttributeError, KeyError) as e:
         _say(f"cannot load model {args.model}: {e}")
         return USAGE
     where = describe_model(model)
