@@ -1,5 +1,4 @@
-/* cli_style.c - the conventions every command shares: GNU and mteb spellings of options, and
-   the short usage a usage error prints (commands.h). */
+/* cli_style.c - the spellings of options every command takes: GNU's and mteb's (commands.h). */
 #include "commands.h"
 
 #include <stdbool.h>
@@ -96,21 +95,4 @@ char **mieb_cli_normalize(int argc, char **argv, int cmd_index, int *out_argc)
     out[n] = NULL;
     *out_argc = n;
     return out;
-}
-
-void mieb_cli_brief_usage(const char *cmd, void (*usage)(FILE *))
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (mem) {
-        usage(mem);
-        fclose(mem);
-    }
-    /* one line: the synopsis's first line, not the whole help */
-    const char *end = text ? strchr(text, '\n') : NULL;
-    if (text && end)
-        fprintf(stderr, "%.*s%s\n", (int)(end - text), text, end[1] && end[1] != '\n' ? " ..." : "");
-    fprintf(stderr, "Try 'mieb-eval %s --help' for the options and exit statuses.\n", cmd);
-    free(text);
 }

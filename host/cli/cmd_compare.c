@@ -21,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "config/suggest.h"
@@ -304,16 +305,13 @@ struct compare_args {
     double R, seed, alpha;
 };
 
-/* -1 to go on; else the exit status (--help printed, or a bad command line said). */
-static int parse_args(int argc, char **argv, struct compare_args *ca)
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct compare_args *ca)
 {
     int n_dirs = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            compare_usage(stdout);
-            return MIEB_EXIT_OK;
-        }
+        if (mieb_cli_is_help(a))
+            return MIEB_CLI_HELP;
         if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
             while (i + 1 < argc && argv[i + 1][0] != '-') /* names, or one comma-separated list */
                 ca->tnames[ca->n_t++] = argv[++i];
@@ -330,50 +328,49 @@ static int parse_args(int argc, char **argv, struct compare_args *ca)
                                                 : NULL;
         if ((dst || num) && !val) {
             fprintf(stderr, "mieb-eval compare: %s needs a value\n", a);
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD_SAID;
         }
         if (dst) {
             if (dst != &ca->bench_name && !mieb_cli_path("compare", a, val))
-                return MIEB_EXIT_USAGE;
+                return MIEB_CLI_BAD_SAID;
             *dst = argv[++i];
         } else if (num) {
             if (!mieb_cli_bootstrap_number("compare", a, val, num))
-                return MIEB_EXIT_USAGE;
+                return MIEB_CLI_BAD_SAID;
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "mieb-eval compare: unknown option '%s'\n", a);
-            mieb_cli_brief_usage("compare", compare_usage);
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD;
         } else if (n_dirs < 2) {
             ca->dirs[n_dirs++] = a;
         } else {
             fprintf(stderr, "mieb-eval compare: name exactly two folders (A and B); '%s' is a third\n", a);
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD_SAID;
         }
     }
     if (n_dirs != 2 || (ca->n_t && ca->bench_name)) {
         fprintf(stderr, "mieb-eval compare: %s\n", n_dirs != 2 ? "name two --per-query folders, A and B"
                                                                 : "-t and -b cannot be combined");
-        mieb_cli_brief_usage("compare", compare_usage);
-        return MIEB_EXIT_USAGE;
+        return MIEB_CLI_BAD;
     }
     for (int s = 0; s < 2; s++)
         if (!mieb_cli_dir("compare", s ? "folder B" : "folder A", ca->dirs[s]))
-            return MIEB_EXIT_USAGE;
-    return -1;
+            return MIEB_CLI_BAD_SAID;
+    return MIEB_CLI_GO;
 }
+
+static const struct mieb_cli_command compare_command = {"compare", compare_usage};
 
 int mieb_cmd_compare(int argc, char **argv)
 {
     struct compare_args ca = {.R = 1000, .seed = 42, .alpha = 0.05};
-    int rc = MIEB_EXIT_OK;
+    int rc;
     if (!(ca.tnames = calloc((size_t)argc + 1, sizeof *ca.tnames)))
         return MIEB_EXIT_FATAL;
-    if ((rc = parse_args(argc, argv, &ca)) >= 0) {
+    if (!mieb_cli_start(&compare_command, parse_args(argc, argv, &ca), NULL, &rc)) {
         free(ca.tnames);
         return rc;
     }
-    rc = MIEB_EXIT_OK;
     const char *const *dirs = ca.dirs, *bench_name = ca.bench_name, *csv = ca.csv, *json = ca.json;
     const char *registry = ca.registry, **tnames = ca.tnames;
     int n_t = ca.n_t;

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
@@ -299,15 +300,13 @@ static void print_task(const cJSON *tj)
     }
 }
 
-static int parse_args(int argc, char **argv, struct inspect_opts *o)
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct inspect_opts *o)
 {
     memset(o, 0, sizeof *o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            inspect_usage(stdout);
-            return -1;
-        }
+        if (mieb_cli_is_help(a))
+            return MIEB_CLI_HELP;
         if (!strcmp(a, "--json")) {
             o->json = true;
             continue;
@@ -324,30 +323,30 @@ static int parse_args(int argc, char **argv, struct inspect_opts *o)
                                                                               : NULL;
         if (!dst || !val) {
             fprintf(stderr, dst ? "mieb-eval inspect: %s needs a value\n" : "mieb-eval inspect: unknown argument '%s'\n", a);
-            mieb_cli_brief_usage("inspect", inspect_usage);
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD;
         }
         if ((dst == &o->task_data || dst == &o->emb) && !mieb_cli_dir("inspect", a, val))
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD_SAID;
         if (dst == &o->registry && !mieb_cli_path("inspect", a, val))
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD_SAID;
         *dst = val;
         i++;
     }
     if (!o->task_data || !o->emb || (!o->n_tasks && !o->bench)) {
         fprintf(stderr, "mieb-eval inspect: --task-data, --embeddings and -t or -b are required\n");
-        mieb_cli_brief_usage("inspect", inspect_usage);
-        return MIEB_EXIT_USAGE;
+        return MIEB_CLI_BAD;
     }
-    return MIEB_EXIT_OK;
+    return MIEB_CLI_GO;
 }
+
+static const struct mieb_cli_command inspect_command = {"inspect", inspect_usage};
 
 int mieb_cmd_inspect(int argc, char **argv)
 {
     struct inspect_opts o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc)
-        return rc < 0 ? MIEB_EXIT_OK : rc;
+    int rc;
+    if (!mieb_cli_start(&inspect_command, parse_args(argc, argv, &o), NULL, &rc))
+        return rc;
     struct mieb_registry reg;
     if ((o.registry ? mieb_registry_load(o.registry, &reg) : mieb_registry_load_default(&reg)) != MIEB_OK) {
         fprintf(stderr, "mieb-eval inspect: %s\n", mieb_last_error());

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "families/family.h"
@@ -97,46 +98,60 @@ static void print_task(const struct mieb_task *t, cJSON *json_list)
            splits, t->n_subsets, t->main_score, t->is_aggregate ? " (aggregate)" : "");
 }
 
-int mieb_cmd_list_tasks(int argc, char **argv)
+/* The command line of list-tasks. */
+struct list_args {
+    const char *bench_name, *types, *registry;
+    bool json;
+};
+
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct list_args *la)
 {
-    const char *bench_name = NULL, *types = NULL, *registry = NULL;
-    bool json = false;
+    memset(la, 0, sizeof *la);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            list_usage(stdout);
-            return MIEB_EXIT_OK;
-        }
+        if (mieb_cli_is_help(a))
+            return MIEB_CLI_HELP;
         if (!strcmp(a, "--json")) {
-            json = true;
+            la->json = true;
             continue;
         }
-        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &bench_name
-                           : !strcmp(a, "--task-types")                     ? &types
-                           : !strcmp(a, "--registry")                       ? &registry
+        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &la->bench_name
+                           : !strcmp(a, "--task-types")                     ? &la->types
+                           : !strcmp(a, "--registry")                       ? &la->registry
                                                                             : NULL;
         if (!dst || !val) {
             fprintf(stderr, dst ? "mieb-eval list-tasks: %s needs a value\n" : "mieb-eval list-tasks: unknown argument '%s'\n",
                     a);
-            mieb_cli_brief_usage("list-tasks", list_usage);
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD;
         }
-        if (dst == &registry && !mieb_cli_path("list-tasks", a, val))
-            return MIEB_EXIT_USAGE;
-        if (dst == &types && !val[0]) { /* would list every task as if no type had been named */
+        if (dst == &la->registry && !mieb_cli_path("list-tasks", a, val))
+            return MIEB_CLI_BAD_SAID;
+        if (dst == &la->types && !val[0]) { /* would list every task as if no type had been named */
             mieb_cli_bad_value("list-tasks", a, val, "a comma-separated list of task types");
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD_SAID;
         }
         *dst = val;
         i++;
     }
+    return MIEB_CLI_GO;
+}
+
+static const struct mieb_cli_command list_command = {"list-tasks", list_usage};
+
+int mieb_cmd_list_tasks(int argc, char **argv)
+{
+    struct list_args la;
+    int rc;
+    if (!mieb_cli_start(&list_command, parse_args(argc, argv, &la), NULL, &rc))
+        return rc;
+    const char *bench_name = la.bench_name, *types = la.types, *registry = la.registry;
+    bool json = la.json;
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {
         fprintf(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
-    int rc = MIEB_EXIT_OK;
     const struct mieb_benchmark *b = NULL;
     if (bench_name && !(b = mieb_registry_benchmark(&reg, bench_name))) {
         fprintf(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());

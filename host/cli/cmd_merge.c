@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "config/model_meta.h"
@@ -28,8 +29,8 @@ struct merge_args {
     int n_tasks;
     const char *benchmarks[16];
     int n_benchmarks;
-    int verbose, quiet, threads;
-    enum mieb_log_format log_format;
+    int threads;
+    struct mieb_cli_log log; /* -v, -q, --log-format */
 };
 
 static void merge_usage(FILE *f)
@@ -64,41 +65,40 @@ static void merge_usage(FILE *f)
           f);
 }
 
-static int parse_args(int argc, char **argv, struct merge_args *a)
+/* The command line into a; -v with -q is refused by mieb_cli_start. */
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct merge_args *a)
 {
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         const char **dst = NULL;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            merge_usage(stdout);
-            return 1;
-        } else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) {
-            a->verbose = 1;
-            continue;
-        } else if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) {
-            a->quiet = 1;
+        int r;
+        if (mieb_cli_is_help(o)) {
+            return MIEB_CLI_HELP;
+        } else if ((r = mieb_cli_log_option("merge", &a->log, argc, argv, &i)) != 0) {
+            if (r < 0)
+                return MIEB_CLI_BAD;
             continue;
         } else if (!strcmp(o, "-t") || !strcmp(o, "--tasks")) {
             int got = 0;
             while (i + 1 < argc && argv[i + 1][0] != '-') {
                 if (a->n_tasks >= MAX_TASKS) {
                     fprintf(stderr, "mieb-eval merge: too many tasks\n");
-                    return -1;
+                    return MIEB_CLI_BAD;
                 }
                 a->tasks[a->n_tasks++] = argv[++i];
                 got++;
             }
             if (!got) {
                 fprintf(stderr, "mieb-eval merge: %s needs at least one task name\n", o);
-                return -1;
+                return MIEB_CLI_BAD;
             }
             continue;
         }
         if (!val) {
             fprintf(stderr, "mieb-eval merge: %s needs a value\n", o);
-            return -1;
+            return MIEB_CLI_BAD;
         }
         /* dst names an input folder (else one that may be absent: an output folder, or the
            partials folder, whose absence merge reports as missing parts, exit 1) */
@@ -116,7 +116,7 @@ static int parse_args(int argc, char **argv, struct merge_args *a)
         else if (!strcmp(o, "-b") || !strcmp(o, "--benchmark") || !strcmp(o, "--benchmarks")) {
             if (a->n_benchmarks >= 16) {
                 fprintf(stderr, "mieb-eval merge: too many benchmarks\n");
-                return -1;
+                return MIEB_CLI_BAD;
             }
             a->benchmarks[a->n_benchmarks++] = val;
             i++;
@@ -124,40 +124,28 @@ static int parse_args(int argc, char **argv, struct merge_args *a)
         } else if (!strcmp(o, "--threads")) {
             long long n;
             if (!mieb_cli_int("merge", o, val, 0, 4096, &n))
-                return -1;
+                return MIEB_CLI_BAD;
             a->threads = (int)n;
-            i++;
-            continue;
-        } else if (!strcmp(o, "--log-format")) {
-            static const char *const fmts[] = {"text", "json", NULL}; /* enum mieb_log_format order */
-            int k;
-            if (!mieb_cli_choice("merge", o, val, fmts, &k))
-                return -1;
-            a->log_format = (enum mieb_log_format)k;
             i++;
             continue;
         } else {
             fprintf(stderr, "mieb-eval merge: unknown option '%s'\n", o);
-            return -1;
+            return MIEB_CLI_BAD;
         }
         if (!(in_dir ? mieb_cli_dir : mieb_cli_out_dir)("merge", o, val))
-            return -1;
+            return MIEB_CLI_BAD;
         *dst = val;
         i++;
     }
     if (!a->partials || !a->task_data || !a->emb || !a->out) {
         fprintf(stderr, "mieb-eval merge: --partials-dir, --task-data, --embeddings and --output-folder are required\n");
-        return -1;
+        return MIEB_CLI_BAD;
     }
     if (!a->n_tasks && !a->n_benchmarks) {
         fprintf(stderr, "mieb-eval merge: name tasks with -t or a benchmark with -b\n");
-        return -1;
+        return MIEB_CLI_BAD;
     }
-    if (a->verbose && a->quiet) {
-        fprintf(stderr, "mieb-eval merge: -v and -q exclude each other\n");
-        return -1;
-    }
-    return 0;
+    return MIEB_CLI_GO;
 }
 
 /* The results folder of the embeddings' model, with model_meta.json copied there: an exit
@@ -173,6 +161,8 @@ static int open_results(const struct merge_args *a, struct mieb_model_meta *meta
     return ok ? MIEB_EXIT_OK : MIEB_EXIT_FATAL;
 }
 
+static const struct mieb_cli_command merge_command = {"merge", merge_usage};
+
 int mieb_cmd_merge(int argc, char **argv)
 {
     struct merge_args a;
@@ -180,15 +170,10 @@ int mieb_cmd_merge(int argc, char **argv)
     struct mieb_model_meta meta;
     struct mieb_task_list todo;
     char results_dir[PATH_MAX];
-    int failed = 0, merged = 0;
+    int failed = 0, merged = 0, rc;
 
-    int pa = parse_args(argc, argv, &a);
-    if (pa != 0) {
-        if (pa < 0)
-            mieb_cli_brief_usage("merge", merge_usage);
-        return pa > 0 ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
-    }
-    mieb_cli_log_init(a.log_format, a.verbose ? MIEB_LOG_DEBUG : a.quiet ? MIEB_LOG_WARN : MIEB_LOG_INFO);
+    if (!mieb_cli_start(&merge_command, parse_args(argc, argv, &a), &a.log, &rc))
+        return rc;
     if (mieb_registry_load_default(&reg) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         return MIEB_EXIT_FATAL;

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/pyfloat.h"
@@ -95,14 +96,13 @@ static int parse_tolerance(const char *s, struct opts *o)
     return 0;
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct opts *o)
 {
+    memset(o, 0, sizeof *o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            parity_usage(stdout);
-            return 1;
-        }
+        if (mieb_cli_is_help(a))
+            return MIEB_CLI_HELP;
         if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = true;
             continue;
@@ -112,13 +112,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             while (i + 1 < argc && argv[i + 1][0] != '-') {
                 if (o->n_tasks == MAX_TASK_FILTER) {
                     fprintf(stderr, "mieb-eval parity: more than %d tasks after -t\n", MAX_TASK_FILTER);
-                    return -1;
+                    return MIEB_CLI_BAD;
                 }
                 o->tasks[o->n_tasks++] = argv[++i];
             }
             if (o->n_tasks == n0) {
                 fprintf(stderr, "mieb-eval parity: %s needs at least one task name\n", a);
-                return -1;
+                return MIEB_CLI_BAD;
             }
             continue;
         }
@@ -129,29 +129,29 @@ static int parse_args(int argc, char **argv, struct opts *o)
         if (dst || !strcmp(a, "--tolerance")) {
             if (!val) {
                 fprintf(stderr, "mieb-eval parity: %s needs a value\n", a);
-                return -1;
+                return MIEB_CLI_BAD;
             }
             i++;
             if (dst) {
                 if (!mieb_cli_path("parity", a, val))
-                    return -1;
+                    return MIEB_CLI_BAD;
                 *dst = val;
             } else if (parse_tolerance(val, o) != 0) {
                 fprintf(stderr, "mieb-eval parity: bad --tolerance '%s' (FAMILY=X with FAMILY one of retrieval, "
                                 "zero-shot, compositionality, sts, probe, clustering, unknown; X >= 0 or exact)\n",
                         val);
-                return -1;
+                return MIEB_CLI_BAD;
             }
             continue;
         }
         fprintf(stderr, "mieb-eval parity: unknown argument '%s'\n", a);
-        return -1;
+        return MIEB_CLI_BAD;
     }
     if (!o->ref || !o->cand) {
         fprintf(stderr, "mieb-eval parity: --reference and --candidate are required\n");
-        return -1;
+        return MIEB_CLI_BAD;
     }
-    return 0;
+    return MIEB_CLI_GO;
 }
 
 static struct mieb_tolerance tolerance_for(const struct opts *o, enum mieb_family fam)
@@ -300,17 +300,14 @@ static void print_families(const struct tally *t, const struct opts *o)
     }
 }
 
+static const struct mieb_cli_command parity_command = {"parity", parity_usage};
+
 int mieb_cmd_parity(int argc, char **argv)
 {
     struct opts o;
-    memset(&o, 0, sizeof o);
-    int pa = parse_args(argc, argv, &o);
-    if (pa > 0)
-        return MIEB_EXIT_OK;
-    if (pa < 0) {
-        mieb_cli_brief_usage("parity", parity_usage);
-        return MIEB_EXIT_USAGE;
-    }
+    int rc;
+    if (!mieb_cli_start(&parity_command, parse_args(argc, argv, &o), NULL, &rc))
+        return rc;
 
     /* The registry only names each task's family; without one, the keys tell. */
     struct mieb_registry reg;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/compare.h"
+#include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
@@ -166,8 +167,7 @@ struct report_args {
     struct ci_opts ci;
 };
 
-/* -1 to go on; else the exit status (--help printed, or a bad command line said). */
-static int parse_args(int argc, char **argv, struct report_args *ra)
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct report_args *ra)
 {
     const char **dirs = ra->dirs;
     int n_dirs = 0;
@@ -176,13 +176,11 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     ra->bench_name = ra->html = ra->registry = ra->baseline = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            report_usage(stdout);
-            return MIEB_EXIT_OK;
-        }
+        if (mieb_cli_is_help(a))
+            return MIEB_CLI_HELP;
         int took = ci_option(ci, a, val);
         if (took < 0)
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD_SAID;
         if (took) {
             i++;
             continue;
@@ -195,40 +193,40 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         if (dst) {
             if (!val) {
                 fprintf(stderr, "mieb-eval report: %s needs a value\n", a);
-                return MIEB_EXIT_USAGE;
+                return MIEB_CLI_BAD_SAID;
             }
             if ((dst == &ra->html || dst == &ra->registry) && !mieb_cli_path("report", a, val))
-                return MIEB_EXIT_USAGE;
+                return MIEB_CLI_BAD_SAID;
             *dst = val;
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "mieb-eval report: unknown option '%s'\n", a);
-            mieb_cli_brief_usage("report", report_usage);
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD;
         } else if (!mieb_cli_path("report", "result folder", a)) {
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD_SAID;
         } else if (n_dirs < (int)(sizeof ra->dirs / sizeof *ra->dirs)) {
             dirs[n_dirs++] = a;
         } else {
             fprintf(stderr, "mieb-eval report: at most %d result folders\n", (int)(sizeof ra->dirs / sizeof *ra->dirs));
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD_SAID;
         }
     }
     ra->n_dirs = n_dirs;
     if (!n_dirs || !ra->html) {
         fprintf(stderr, "mieb-eval report: %s\n", !n_dirs ? "name at least one result folder" : "--html FILE is needed");
-        mieb_cli_brief_usage("report", report_usage);
-        return MIEB_EXIT_USAGE;
+        return MIEB_CLI_BAD;
     }
-    return -1;
+    return MIEB_CLI_GO;
 }
+
+static const struct mieb_cli_command report_command = {"report", report_usage};
 
 int mieb_cmd_report(int argc, char **argv)
 {
     struct report_args ra;
-    int parsed = parse_args(argc, argv, &ra);
-    if (parsed >= 0)
-        return parsed;
+    int rc;
+    if (!mieb_cli_start(&report_command, parse_args(argc, argv, &ra), NULL, &rc))
+        return rc;
     const char **dirs = ra.dirs, *bench_name = ra.bench_name, *html = ra.html, *registry = ra.registry;
     const char *baseline = ra.baseline;
     int n_dirs = ra.n_dirs;
@@ -246,7 +244,7 @@ int mieb_cmd_report(int argc, char **argv)
         return MIEB_EXIT_USAGE;
     }
     struct mieb_model_results *models = NULL;
-    int n_models = 0, n_bad = 0, rc = MIEB_EXIT_OK, base = 0;
+    int n_models = 0, n_bad = 0, base = 0;
     const struct mieb_task **tasks = NULL;
     int n_tasks = 0;
     struct mieb_leaderboard lb = {0};

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "dispatch/dispatch.h"
+#include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "config/model_meta.h"
@@ -42,8 +43,8 @@ struct run_opts {
     const char *benchmarks[16];
     int n_benchmarks;
     size_t mem_limit;
-    int threads, verbose, quiet;
-    enum mieb_log_format log_format; /* --log-format */
+    int threads;
+    struct mieb_cli_log log;          /* -v, -q, --log-format */
     enum mieb_progress_mode progress; /* --progress */
     const char *per_query;           /* --per-query DIR */
     int kmeans_full; /* --kmeans full */
@@ -293,13 +294,11 @@ static int parse_choice(struct run_opts *o, const char *a, const char *val, int 
     static const char *const precs[] = {"fp32", "tf32", "bf16", NULL};
     static const char *const kmeans[] = {"minibatch", "full", NULL};
     static const char *const devs[] = {"auto", "cpu", NULL};
-    static const char *const fmts[] = {"text", "json", NULL}; /* enum mieb_log_format order */
     static const char *const modes[] = {"auto", "tty", "plain", "off", NULL}; /* enum mieb_progress_mode order */
     const char *const *choices = !strcmp(a, "--overwrite-strategy") ? ways
                                  : !strcmp(a, "--precision")        ? precs
                                  : !strcmp(a, "--kmeans")           ? kmeans
                                  : !strcmp(a, "--probe-device")     ? devs
-                                 : !strcmp(a, "--log-format")       ? fmts
                                  : !strcmp(a, "--progress")         ? modes
                                                                     : NULL;
     if (!choices)
@@ -317,8 +316,6 @@ static int parse_choice(struct run_opts *o, const char *a, const char *val, int 
         o->kmeans_full = k == 1;
     } else if (choices == devs) {
         o->probe_cpu = k == 1;
-    } else if (choices == fmts) {
-        o->log_format = (enum mieb_log_format)k;
     } else {
         o->progress = (enum mieb_progress_mode)k;
     }
@@ -441,15 +438,11 @@ static int check_combination(const struct run_opts *o)
                 o->corpus_part, o->corpus_parts);
         return -1;
     }
-    if (o->verbose && o->quiet) {
-        fprintf(stderr, "mieb-eval run: -v and -q exclude each other\n");
-        return -1;
-    }
     return 0;
 }
 
-/* 0: run; 1: --help printed (exit 0); -1: a bad command line, said on stderr. */
-static int parse_args(int argc, char **argv, struct run_opts *o)
+/* The command line into o; -v with -q is refused by mieb_cli_start. */
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct run_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->device = "auto";
@@ -458,25 +451,19 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int r;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            run_usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            o->verbose = 1;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o->quiet = 1;
-        } else if ((r = parse_place(o, a, val, &i)) || (r = parse_choice(o, a, val, &i)) ||
-                   (r = parse_setting(o, a, val, &i)) || (r = parse_list(o, argc, argv, &i))) {
+        if (mieb_cli_is_help(a)) {
+            return MIEB_CLI_HELP;
+        } else if ((r = mieb_cli_log_option("run", &o->log, argc, argv, &i)) || (r = parse_place(o, a, val, &i)) ||
+                   (r = parse_choice(o, a, val, &i)) || (r = parse_setting(o, a, val, &i)) ||
+                   (r = parse_list(o, argc, argv, &i))) {
             if (r < 0)
-                return -1;
+                return MIEB_CLI_BAD;
         } else {
             fprintf(stderr, "mieb-eval run: unknown option '%s'\n", a);
-            return -1;
+            return MIEB_CLI_BAD;
         }
     }
-    if (resolve_export(o) != 0)
-        return -1;
-    return check_combination(o);
+    return resolve_export(o) == 0 && check_combination(o) == 0 ? MIEB_CLI_GO : MIEB_CLI_BAD;
 }
 
 /* The run's closing summary: counts, each task's main score, each failure's first error, a hint
@@ -487,7 +474,7 @@ static void closing_summary(const struct run_opts *o, struct mieb_outcomes *oc, 
     static const char *const kind[] = {"scored", "skipped", "FAILED"};
     int missing = 0;
     /* -q: nothing on success, only the failures otherwise; json logs: one record, text: a table */
-    if ((!o->quiet || oc->counts[MIEB_OUTCOME_FAILED]) &&
+    if ((!o->log.quiet || oc->counts[MIEB_OUTCOME_FAILED]) &&
         !mieb_cli_record("summary", "summary", mieb_outcomes_json(oc, results_dir))) {
         mieb_cli_say(MIEB_LOG_INFO, "mieb-eval: ", "summary: %d scored, %d skipped, %d failed; results in %s",
                      oc->counts[MIEB_OUTCOME_SCORED], oc->counts[MIEB_OUTCOME_SKIPPED],
@@ -497,7 +484,7 @@ static void closing_summary(const struct run_opts *o, struct mieb_outcomes *oc, 
             char score[32] = "-";
             if (!isnan(e->main_score))
                 snprintf(score, sizeof score, "%.4f", e->main_score);
-            if (e->kind == MIEB_OUTCOME_FAILED || !o->quiet)
+            if (e->kind == MIEB_OUTCOME_FAILED || !o->log.quiet)
                 mieb_cli_say(MIEB_LOG_INFO, "", "  %-44s %-8s %8s %8.1f s%s%s", e->task, kind[e->kind], score,
                              e->seconds, e->note ? "  " : "", e->note ? e->note : "");
         }
@@ -650,6 +637,8 @@ static int score_all(const struct run_opts *o, const struct mieb_registry *reg, 
     return rc_exit;
 }
 
+static const struct mieb_cli_command run_command = {"run", run_usage};
+
 int mieb_cmd_run(int argc, char **argv)
 {
     struct run_opts o;
@@ -658,21 +647,17 @@ int mieb_cmd_run(int argc, char **argv)
     struct mieb_backend *be = NULL;
     char results_dir[PATH_MAX];
     struct mieb_task_list todo;
+    int rc;
 
-    int pa = parse_args(argc, argv, &o);
-    if (pa != 0) {
-        if (pa < 0)
-            mieb_cli_brief_usage("run", run_usage);
-        return pa > 0 ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
-    }
-    mieb_cli_log_init(o.log_format, o.verbose ? MIEB_LOG_DEBUG : o.quiet ? MIEB_LOG_WARN : MIEB_LOG_INFO);
+    if (!mieb_cli_start(&run_command, parse_args(argc, argv, &o), &o.log, &rc))
+        return rc;
     if (!o.mem_limit)
         o.mem_limit = default_mem_limit();
     if (mieb_registry_load_default(&reg) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
-    int rc = select_tasks(&o, &reg, &todo);
+    rc = select_tasks(&o, &reg, &todo);
     if (rc == MIEB_EXIT_OK)
         rc = open_model(&o, &meta, &be, results_dir, sizeof results_dir);
     if (rc == MIEB_EXIT_OK)

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/fileutil.h"
@@ -205,46 +206,61 @@ static mieb_status write_json(const struct mieb_leaderboard *lb, char *const *by
     return st;
 }
 
-/* The task set: a benchmark's list, or every registry task that some folder has a file for. */
-int mieb_cmd_summary(int argc, char **argv)
+/* The command line of summary. */
+struct summary_args {
+    const char *dirs[256], *bench_name, *csv, *json, *registry;
+    int n_dirs;
+};
+
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct summary_args *sa)
 {
-    const char *dirs[256], *bench_name = NULL, *csv = NULL, *json = NULL, *registry = NULL;
-    int n_dirs = 0;
+    memset(sa, 0, sizeof *sa);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            summary_usage(stdout);
-            return MIEB_EXIT_OK;
-        }
-        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &bench_name
-                           : !strcmp(a, "--csv")                            ? &csv
-                           : !strcmp(a, "--json")                           ? &json
-                           : !strcmp(a, "--registry")                       ? &registry
+        if (mieb_cli_is_help(a))
+            return MIEB_CLI_HELP;
+        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &sa->bench_name
+                           : !strcmp(a, "--csv")                            ? &sa->csv
+                           : !strcmp(a, "--json")                           ? &sa->json
+                           : !strcmp(a, "--registry")                       ? &sa->registry
                                                                             : NULL;
         if (dst) {
             if (!val) {
                 fprintf(stderr, "mieb-eval summary: %s needs a value\n", a);
-                return MIEB_EXIT_USAGE;
+                return MIEB_CLI_BAD_SAID;
             }
-            if (dst != &bench_name && !mieb_cli_path("summary", a, val))
-                return MIEB_EXIT_USAGE;
+            if (dst != &sa->bench_name && !mieb_cli_path("summary", a, val))
+                return MIEB_CLI_BAD_SAID;
             *dst = val;
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "mieb-eval summary: unknown option '%s'\n", a);
-            mieb_cli_brief_usage("summary", summary_usage);
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD;
         } else if (!mieb_cli_path("summary", "result folder", a)) {
-            return MIEB_EXIT_USAGE;
-        } else if (n_dirs < (int)(sizeof dirs / sizeof *dirs)) {
-            dirs[n_dirs++] = a;
+            return MIEB_CLI_BAD_SAID;
+        } else if (sa->n_dirs < (int)(sizeof sa->dirs / sizeof *sa->dirs)) {
+            sa->dirs[sa->n_dirs++] = a;
         }
     }
-    if (!n_dirs) {
+    if (!sa->n_dirs) {
         fprintf(stderr, "mieb-eval summary: name at least one result folder\n");
-        mieb_cli_brief_usage("summary", summary_usage);
-        return MIEB_EXIT_USAGE;
+        return MIEB_CLI_BAD;
     }
+    return MIEB_CLI_GO;
+}
+
+static const struct mieb_cli_command summary_command = {"summary", summary_usage};
+
+/* The task set: a benchmark's list, or every registry task that some folder has a file for. */
+int mieb_cmd_summary(int argc, char **argv)
+{
+    struct summary_args sa;
+    int rc;
+    if (!mieb_cli_start(&summary_command, parse_args(argc, argv, &sa), NULL, &rc))
+        return rc;
+    const char **dirs = sa.dirs, *bench_name = sa.bench_name, *csv = sa.csv, *json = sa.json;
+    const char *registry = sa.registry;
+    int n_dirs = sa.n_dirs;
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {
@@ -258,7 +274,7 @@ int mieb_cmd_summary(int argc, char **argv)
         return MIEB_EXIT_USAGE;
     }
     struct mieb_model_results *models = NULL;
-    int n_models = 0, n_bad = 0, rc = MIEB_EXIT_OK;
+    int n_models = 0, n_bad = 0;
     const struct mieb_task **tasks = NULL;
     int n_tasks = 0;
     struct mieb_leaderboard lb = {0};

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "config/suggest.h"
@@ -72,93 +73,105 @@ static mieb_status (*generator_of(enum mieb_family fam))(const struct mieb_synth
     }
 }
 
-/* One option with its value into o (and the strings the command keeps); false after the
-   one-line message when the option is unknown or its value bad. */
-static bool synth_option(const char *a, const char *val, struct mieb_synth_opts *o, const char **tasks_arg,
-                         const char **registry, const char **sim)
+/* The command line of synth: the generators' options and the strings the command keeps. */
+struct synth_args {
+    struct mieb_synth_opts o;
+    const char *tasks_arg, *registry, *sim;
+};
+
+/* One option with its value into sa: GO, or BAD_SAID after the one-line message on a bad
+   value, BAD after it on an unknown option. */
+static enum mieb_cli_parsed synth_option(const char *a, const char *val, struct synth_args *sa)
 {
     static const char *const dtypes[] = {"f32", "f16", "bf16", NULL};
     static const enum mieb_emb_dtype dtype_of[] = {MIEB_EMB_F32, MIEB_EMB_F16, MIEB_EMB_BF16};
     static const char *const sims[] = {"cosine", "dot", "MaxSim", NULL};
     static const enum mieb_synth_sim sim_of[] = {MIEB_SYNTH_COSINE, MIEB_SYNTH_DOT, MIEB_SYNTH_MAXSIM};
+    struct mieb_synth_opts *o = &sa->o;
     long long v;
     int k;
+    bool ok = true;
     if (!strcmp(a, "--out")) {
         o->out_dir = val;
-        return mieb_cli_out_dir("synth", a, val);
+        ok = mieb_cli_out_dir("synth", a, val);
     } else if (!strcmp(a, "--seed")) {
-        if (!mieb_cli_int("synth", a, val, 0, INT64_MAX, &v))
-            return false;
-        o->seed = (uint64_t)v;
+        if ((ok = mieb_cli_int("synth", a, val, 0, INT64_MAX, &v)))
+            o->seed = (uint64_t)v;
     } else if (!strcmp(a, "--tasks") || !strcmp(a, "-t")) {
         if (!val[0]) { /* would select nothing and write only model_meta.json */
             mieb_cli_bad_value("synth", a, val, "a comma-separated list of task names");
-            return false;
+            ok = false;
+        } else {
+            sa->tasks_arg = val;
         }
-        *tasks_arg = val;
     } else if (!strcmp(a, "--scale")) {
-        if (!mieb_cli_real("synth", a, val, 0.0, 100.0, &o->scale))
-            return false;
-        if (o->scale == 0.0) {
+        ok = mieb_cli_real("synth", a, val, 0.0, 100.0, &o->scale);
+        if (ok && o->scale == 0.0) {
             mieb_cli_bad_value("synth", a, val, "a number above 0, at most 100");
-            return false;
+            ok = false;
         }
     } else if (!strcmp(a, "--dim")) {
-        if (!mieb_cli_int("synth", a, val, 1, 65536, &v))
-            return false;
-        o->dim = (int)v;
+        if ((ok = mieb_cli_int("synth", a, val, 1, 65536, &v)))
+            o->dim = (int)v;
     } else if (!strcmp(a, "--dtype")) {
-        if (!mieb_cli_choice("synth", a, val, dtypes, &k))
-            return false;
-        o->dtype = dtype_of[k];
+        if ((ok = mieb_cli_choice("synth", a, val, dtypes, &k)))
+            o->dtype = dtype_of[k];
     } else if (!strcmp(a, "--shards")) {
-        if (!mieb_cli_int("synth", a, val, 1, 99999, &v))
-            return false;
-        o->shards = (int)v;
+        if ((ok = mieb_cli_int("synth", a, val, 1, 99999, &v)))
+            o->shards = (int)v;
     } else if (!strcmp(a, "--model-sim")) {
-        if (!mieb_cli_choice("synth", a, val, sims, &k))
-            return false;
-        *sim = sims[k];
-        o->sim = sim_of[k];
+        if ((ok = mieb_cli_choice("synth", a, val, sims, &k))) {
+            sa->sim = sims[k];
+            o->sim = sim_of[k];
+        }
     } else if (!strcmp(a, "--registry")) {
-        *registry = val;
-        return mieb_cli_path("synth", a, val);
+        sa->registry = val;
+        ok = mieb_cli_path("synth", a, val);
     } else {
         fprintf(stderr, "mieb-eval synth: unknown option '%s'\n", a);
-        mieb_cli_brief_usage("synth", synth_usage);
-        return false;
+        return MIEB_CLI_BAD;
     }
-    return true;
+    return ok ? MIEB_CLI_GO : MIEB_CLI_BAD_SAID;
 }
 
-int mieb_cmd_synth(int argc, char **argv)
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct synth_args *sa)
 {
-    struct mieb_synth_opts o = {.seed = 42, .scale = 0.01, .dim = 32, .dtype = MIEB_EMB_F32, .shards = 1};
-    const char *tasks_arg = NULL, *registry = NULL, *sim = "cosine";
+    *sa = (struct synth_args){.o = {.seed = 42, .scale = 0.01, .dim = 32, .dtype = MIEB_EMB_F32, .shards = 1},
+                              .sim = "cosine"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            synth_usage(stdout);
-            return MIEB_EXIT_OK;
-        }
+        if (mieb_cli_is_help(a))
+            return MIEB_CLI_HELP;
         if (!strcmp(a, "--compress")) {
-            o.compress = true;
+            sa->o.compress = true;
             continue;
         }
         if (!val) {
             fprintf(stderr, "mieb-eval synth: %s needs a value\n", a);
-            mieb_cli_brief_usage("synth", synth_usage);
-            return MIEB_EXIT_USAGE;
+            return MIEB_CLI_BAD;
         }
         i++;
-        if (!synth_option(a, val, &o, &tasks_arg, &registry, &sim))
-            return MIEB_EXIT_USAGE;
+        enum mieb_cli_parsed r = synth_option(a, val, sa);
+        if (r != MIEB_CLI_GO)
+            return r;
     }
-    if (!o.out_dir) {
+    if (!sa->o.out_dir) {
         fprintf(stderr, "mieb-eval synth: --out DIR is required\n");
-        mieb_cli_brief_usage("synth", synth_usage);
-        return MIEB_EXIT_USAGE;
+        return MIEB_CLI_BAD;
     }
+    return MIEB_CLI_GO;
+}
+
+static const struct mieb_cli_command synth_command = {"synth", synth_usage};
+
+int mieb_cmd_synth(int argc, char **argv)
+{
+    struct synth_args sa;
+    int rc;
+    if (!mieb_cli_start(&synth_command, parse_args(argc, argv, &sa), NULL, &rc))
+        return rc;
+    const struct mieb_synth_opts o = sa.o;
+    const char *tasks_arg = sa.tasks_arg, *registry = sa.registry, *sim = sa.sim;
 
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
@@ -169,7 +182,7 @@ int mieb_cmd_synth(int argc, char **argv)
     /* The selection: named tasks (all must exist), else the whole registry. */
     const struct mieb_task **sel = calloc((size_t)reg.n_tasks + 1, sizeof *sel);
     char *names = tasks_arg ? strdup(tasks_arg) : NULL;
-    int n_sel = 0, rc = MIEB_EXIT_OK;
+    int n_sel = 0;
     if (!sel || (tasks_arg && !names)) {
         fprintf(stderr, "mieb-eval synth: out of memory\n");
         rc = MIEB_EXIT_FATAL;

@@ -1,7 +1,8 @@
 /**
  * commands.h - the subcommands of the mieb-eval program and its exit statuses.
  *
- * Each command parses its own arguments and returns an exit status; only main() exits.
+ * Each command parses its own arguments, opens with mieb_cli_start (cli_start.h: --help, usage
+ * errors, logging) and returns an exit status; only main() exits.
  */
 #ifndef MIEB_CLI_COMMANDS_H
 #define MIEB_CLI_COMMANDS_H
@@ -63,8 +64,6 @@ bool mieb_cli_out_dir(const char *cmd, const char *opt, const char *val);
  * malloc'd block: free it), or NULL when out of memory.
  */
 char **mieb_cli_normalize(int argc, char **argv, int cmd_index, int *out_argc);
-/** On a usage error: the first line of the command's synopsis and where the whole help is, on stderr. */
-void mieb_cli_brief_usage(const char *cmd, void (*usage)(FILE *));
 
 int mieb_cmd_run(int argc, char **argv);   /* mieb-eval run ...   (cmd_run.c) */
 int mieb_cmd_synth(int argc, char **argv); /* mieb-eval synth ... (cmd_synth.c) */

@@ -16,7 +16,7 @@
  *   when a dataset is opened       mieb_h5_check_compact, mieb_h5_check_chunk_dims,
  *                                  mieb_h5_check_chunks
  *
- * Why in-process parsing and not a forked probe (mieb_h5_probe_file, below, which lets
+ * Why in-process parsing and not a forked probe (tests/tools/h5_probe.c, which lets
  * libhdf5 walk the whole file in a child under a time and a memory limit): measured on the
  * 404 distinct HDF5 files of the fuzz regressions, seeds and a fresh fuzz corpus
  * (bench/h5_guard_vs_probe.py; docs/BAD_INPUT.md, "The in-process guard and the forked
@@ -28,11 +28,11 @@
  * about 110 ms more per GiB the parent holds (fork copies its page tables); the guard costs
  * 0.45 ms per file (median; the probe, data included, 7.6 ms). What the probe would add,
  * attributes in dense storage and shared messages, has no known failing input. The probe
- * stays as the measuring instrument (tests/tools/h5_guard_measure.c; a build with
- * -DMIEB_H5_PROBE_IN_OPEN=1 or 2 runs it in every mieb_h5_open_ro, for timing).
+ * stays as the measuring instrument, outside the program (tests/tools/h5_guard_measure.c; a
+ * build configured with -DMIEB_H5_PROBE_IN_OPEN=1 or 2 runs it in every mieb_h5_open_ro, for timing).
  *
  * Implementations: h5_ohdr_check.c (object headers), h5_attr_guard.c (raw string attributes,
- * file layout), h5_vlen.c (global heaps), h5_dset_guard.c (dataset storage), h5_probe.c.
+ * file layout), h5_vlen.c (global heaps), h5_dset_guard.c (dataset storage).
  */
 #ifndef MIEB_IO_H5_GUARD_H
 #define MIEB_IO_H5_GUARD_H
@@ -118,29 +118,5 @@ mieb_status mieb_h5_check_chunk_dims(int rank, const hsize_t *cdims, const hsize
  */
 mieb_status mieb_h5_check_chunks(hid_t dset, const char *fname, const char *dpath, int rank, const hsize_t *dims,
                                  const hsize_t *cdims, hid_t ty, uint64_t fsz);
-
-/* ---- the forked probe (h5_probe.c): measured against the checks above, not used by the readers ---- */
-
-struct mieb_h5_probe_opts {
-    unsigned timeout_s; /* CPU seconds for the child (wall clock: twice that) */
-    uint64_t mem_bytes; /* address space the child may add (RLIMIT_AS; 0: no limit; none under ASan) */
-    bool read_data;     /* read every element of every dataset too, not only the metadata */
-};
-enum mieb_h5_probe_verdict {
-    MIEB_H5_PROBE_CLEAN,    /* every object, attribute (and value) read without an error */
-    MIEB_H5_PROBE_H5_ERROR, /* libhdf5 reported an error and went on: the readers meet it too */
-    MIEB_H5_PROBE_CRASH,    /* the child died of a signal or exited abnormally (a sanitizer report) */
-    MIEB_H5_PROBE_TIMEOUT,  /* out of CPU or wall-clock time */
-    MIEB_H5_PROBE_MEMORY,   /* an allocation beyond mem_bytes failed */
-};
-/**
- * Open path with libhdf5 in a forked child and read every object's header, every attribute
- * (dense storage included) and, with read_data, every dataset's data. MIEB_OK for CLEAN and
- * H5_ERROR; MIEB_ERR_BAD_DATA naming the file and what happened for the others.
- */
-mieb_status mieb_h5_probe_file(const char *path, const struct mieb_h5_probe_opts *o,
-                               enum mieb_h5_probe_verdict *v);
-/** The probe's walk in this process, without fork or limits (to measure it under ASan). */
-enum mieb_h5_probe_verdict mieb_h5_probe_walk_here(const char *path, bool read_data);
 
 #endif

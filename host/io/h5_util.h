@@ -5,7 +5,8 @@
  * made by host/io goes through one process-wide recursive lock (mieb_h5_lock). All the
  * functions here take it themselves. Only host/io calls HDF5: the other folders go through
  * its helpers (h5_write.h, h5_append.h), which take it too; a direct call elsewhere would
- * race with the embedding streamer's background thread.
+ * race with the embedding streamer's background thread. (The forked probe of tests/tools,
+ * a measuring instrument outside the program, takes the lock to fork.)
  *
  * HDF5's own error-stack printing is switched off (mieb_h5_init); failures are reported
  * through mieb_fail() with "<file>: <dataset path>: <what is wrong>", plus the innermost

@@ -103,3 +103,49 @@ def test_lists_take_words_commas_or_both(suite):
     r = mieb("run", "--task-data", s / "task-data", "--embeddings", s / "embeddings", "-t", "DTD",
              "--output-folder", suite / "e", "--eval-splits", "")
     assert r.returncode == 2
+
+
+# An option of each command that takes a value, given without one.
+NEEDS_VALUE = {"run": "--task-data", "synth": "--out", "list-tasks": "-b", "inspect": "--task-data",
+               "summary": "--csv", "merge": "--partials-dir", "report": "--html", "compare": "--seed",
+               "parity": "--reference"}
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_short_help_missing_value_and_nothing_given(cmd):
+    short, long = mieb(cmd, "-h"), mieb(cmd, "--help")
+    assert short.returncode == long.returncode == 0 and not short.stderr and not long.stderr
+    assert short.stdout == long.stdout and long.stdout.startswith(f"usage: mieb-eval {cmd} ")
+    assert mieb(cmd, "--no-such-option", "--help").returncode == 2  # read in order: the error first
+    opt = NEEDS_VALUE[cmd]
+    r = mieb(cmd, opt)
+    assert r.returncode == 2 and not r.stdout, (cmd, r.stderr)
+    assert r.stderr.splitlines()[0] == f"mieb-eval {cmd}: {opt} needs a value", r.stderr
+    if cmd != "list-tasks":  # which lists every task
+        r = mieb(cmd)
+        assert r.returncode == 2 and not r.stdout, (cmd, r.stderr)
+        lines = r.stderr.splitlines()
+        assert len(lines) == 3 and lines[0].startswith(f"mieb-eval {cmd}: ") and \
+            lines[1].startswith(f"usage: mieb-eval {cmd} ") and \
+            lines[2] == f"Try 'mieb-eval {cmd} --help' for the options and exit statuses.", r.stderr
+
+
+@pytest.mark.parametrize("cmd", ["run", "merge"])
+def test_log_options(cmd, suite):
+    """-v and -q exclude each other (said once the rest of the line is read), --log-format takes text
+    or json, and the commands without logs refuse -v as any unknown option."""
+    s = suite / "s"
+    line = [cmd, "--task-data", s / "task-data", "--embeddings", s / "embeddings", "-t", "DTD",
+            "--output-folder", suite / f"log-{cmd}"] + (["--partials-dir", suite / "no-parts"] if cmd == "merge" else [])
+    for flags in (["-v", "-q"], ["--quiet", "--verbose"]):
+        r = mieb(cmd, *flags, *line[1:])
+        assert r.returncode == 2 and not r.stdout
+        assert r.stderr.splitlines()[0] == f"mieb-eval {cmd}: -v and -q exclude each other", r.stderr
+        assert r.stderr.splitlines()[-1] == f"Try 'mieb-eval {cmd} --help' for the options and exit statuses."
+    r = mieb(*line, "--log-format", "xml")
+    assert r.returncode == 2 and r.stderr.startswith(f"mieb-eval {cmd}: bad --log-format 'xml' (one of text, json)\n")
+    r = mieb(*line, "--log-format")
+    assert r.returncode == 2 and r.stderr.startswith(f"mieb-eval {cmd}: --log-format needs a value\n")
+    for other in ("summary", "report", "compare", "inspect", "synth", "list-tasks"):
+        r = mieb(other, "-v")
+        assert r.returncode == 2 and "-v" in r.stderr.splitlines()[0], (other, r.stderr)

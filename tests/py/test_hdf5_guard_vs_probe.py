@@ -1,9 +1,11 @@
 """The in-process HDF5 guard (host/io/h5_guard.h) against the forked probe it was measured
-with (mieb_h5_probe_file), on the fuzz regression inputs (tests/fuzz/regressions/): the guard
+with (tests/tools/h5_probe.c), on the fuzz regression inputs (tests/fuzz/regressions/): the guard
 refuses every one of them before libhdf5 touches the bad bytes; the probe lets through a file
 on which libhdf5 reads past a chunk buffer without crashing (the reason the guard is kept,
 docs/BAD_INPUT.md). Both go through tests/tools/h5_guard_measure. And the guard stays behind
-its one header: only the readers' doors (h5_util.c, h5_read.c) and its own files include it."""
+its one header: only the readers' doors (h5_util.c, h5_read.c) and its own files include it;
+the probe stays out of the program: no source of host/ holds it and mieb-eval has none of its
+functions (but in a measuring build, -DMIEB_H5_PROBE_IN_OPEN)."""
 from __future__ import annotations
 
 import os
@@ -86,7 +88,7 @@ def test_probe_verdicts(tmp_path):
 
 def test_guard_behind_one_header():
     io = os.path.join(SRC, "host", "io")
-    guard_files = {"h5_guard.h", "h5_ohdr_check.c", "h5_attr_guard.c", "h5_vlen.c", "h5_dset_guard.c", "h5_probe.c"}
+    guard_files = {"h5_guard.h", "h5_ohdr_check.c", "h5_attr_guard.c", "h5_vlen.c", "h5_dset_guard.c"}
     doors = {"h5_util.c", "h5_read.c"}  # where the readers call the guard
     includers = set()
     for dp, _, names in os.walk(os.path.join(SRC, "host")):
@@ -99,3 +101,24 @@ def test_guard_behind_one_header():
     for fn in ("mieb_h5_check_object", "mieb_h5_check_attr_msgs", "mieb_h5_check_root_header",
                "mieb_h5_check_global_heaps", "mieb_h5_vlen_strings_raw", "mieb_h5_layout_of"):
         assert not re.search(rf"\b{fn}\(", util_h), fn  # declared in h5_guard.h alone
+
+
+def test_probe_outside_the_program():
+    names = ("mieb_h5_probe_file", "mieb_h5_probe_walk_here", "mieb_h5_probe_opts", "mieb_h5_probe_in_open")
+    for dp, _, files in os.walk(os.path.join(SRC, "host")):
+        for n in files:
+            text = open(os.path.join(dp, n), errors="replace").read()
+            if n == "h5_util.c":  # the measuring build's one hook, behind its flag
+                text = re.sub(r"#ifdef MIEB_H5_PROBE_IN_OPEN\n.*?#endif", "", text, flags=re.S)
+            assert not any(x in text for x in names), os.path.join(dp, n)
+    build = os.environ["MIEB_BUILD_DIR"]
+    cache = open(os.path.join(build, "CMakeCache.txt")).read()
+    if re.search(r"^MIEB_H5_PROBE_IN_OPEN:STRING=[12]$", cache, re.M):
+        pytest.skip("a measuring build: its program runs the probe")
+    syms = subprocess.run(["nm", os.path.join(build, "mieb-eval")], capture_output=True, text=True,
+                          check=True).stdout
+    assert "mieb_h5_open_ro" in syms  # the program has symbols to look at
+    assert not re.search(r"\bmieb_h5_probe_", syms), [ln for ln in syms.splitlines() if "probe_" in ln][:3]
+    syms = subprocess.run(["nm", os.path.join(build, "tests", "h5_guard_measure")], capture_output=True,
+                          text=True, check=True).stdout
+    assert re.search(r" T mieb_h5_probe_file$", syms, re.M)

@@ -1,6 +1,6 @@
 /*
- * h5_guard_measure.c - measures the in-process HDF5 guard (h5_guard.h) against the forked
- * probe (mieb_h5_probe_file) on the same files, for docs/BAD_INPUT.md and
+ * h5_guard_measure.c - measures the in-process HDF5 guard (host/io/h5_guard.h) against the
+ * forked probe (h5_probe.h) on the same files, for docs/BAD_INPUT.md and
  * tests/py/test_hdf5_guards.py.
  *
  *   h5_guard_measure guard FILE...        the guarded readers walk every object: open (heap
@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "h5_probe.h"
 #include "io/h5_guard.h"
 
 static double now_s(void)

@@ -10,7 +10,8 @@
  * Release builds have no ASan, so such a file passes the probe and the parent then makes
  * the same out-of-bounds access: of the 21 fuzz inputs on which libhdf5 reads out of bounds
  * or loops, the probe caught 6, the in-process guard all 21, so the readers use the guard and
- * this probe only measures (h5_guard.h; docs/BAD_INPUT.md gives the figures).
+ * this probe only measures, outside the program (h5_probe.h; host/io/h5_guard.h;
+ * docs/BAD_INPUT.md gives the figures).
  *
  * fork() in a process with threads: the child may only use what no other thread held at
  * the fork. The parent forks holding the HDF5 lock (no other thread is inside HDF5), and
@@ -26,7 +27,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "h5_guard.h"
+#include "h5_probe.h"
+#include "io/h5_util.h"
 
 enum { PROBE_OK = 0, PROBE_H5_ERROR = 10, PROBE_NO_MEMORY = 11 };
 
@@ -280,3 +282,12 @@ enum mieb_h5_probe_verdict mieb_h5_probe_walk_here(const char *path, bool read_d
     mieb_h5_unlock();
     return r == PROBE_OK ? MIEB_H5_PROBE_CLEAN : r == PROBE_H5_ERROR ? MIEB_H5_PROBE_H5_ERROR : MIEB_H5_PROBE_MEMORY;
 }
+
+#ifdef MIEB_H5_PROBE_IN_OPEN /* 1: the metadata, 2: the data too (CMakeLists.txt) */
+mieb_status mieb_h5_probe_in_open(const char *path)
+{
+    struct mieb_h5_probe_opts po = {10, 1ull << 30, MIEB_H5_PROBE_IN_OPEN == 2};
+    enum mieb_h5_probe_verdict pv;
+    return mieb_h5_probe_file(path, &po, &pv);
+}
+#endif

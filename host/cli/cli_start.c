@@ -1,0 +1,76 @@
+/* cli_start.c - the opening every command shares: help, usage errors, logging (cli_start.h). */
+#include "cli/cli_start.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+/* On a usage error: the first line of the command's synopsis and where the whole help is, on stderr. */
+static void brief_usage(const char *cmd, void (*usage)(FILE *))
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+        usage(mem);
+        fclose(mem);
+    }
+    /* one line: the synopsis's first line, not the whole help */
+    const char *end = text ? strchr(text, '\n') : NULL;
+    if (text && end)
+        fprintf(stderr, "%.*s%s\n", (int)(end - text), text, end[1] && end[1] != '\n' ? " ..." : "");
+    fprintf(stderr, "Try 'mieb-eval %s --help' for the options and exit statuses.\n", cmd);
+    free(text);
+}
+
+bool mieb_cli_is_help(const char *arg)
+{
+    return !strcmp(arg, "-h") || !strcmp(arg, "--help");
+}
+
+int mieb_cli_log_option(const char *cmd, struct mieb_cli_log *log, int argc, char **argv, int *i)
+{
+    static const char *const fmts[] = {"text", "json", NULL}; /* enum mieb_log_format order */
+    const char *a = argv[*i];
+    int k;
+    if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+        log->verbose = true;
+        return 1;
+    }
+    if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        log->quiet = true;
+        return 1;
+    }
+    if (strcmp(a, "--log-format"))
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "mieb-eval %s: %s needs a value\n", cmd, a);
+        return -1;
+    }
+    if (!mieb_cli_choice(cmd, a, argv[++*i], fmts, &k))
+        return -1;
+    log->format = (enum mieb_log_format)k;
+    return 1;
+}
+
+bool mieb_cli_start(const struct mieb_cli_command *cmd, enum mieb_cli_parsed parsed, const struct mieb_cli_log *log,
+                    int *exit_status)
+{
+    if (parsed == MIEB_CLI_GO && log && log->verbose && log->quiet) {
+        fprintf(stderr, "mieb-eval %s: -v and -q exclude each other\n", cmd->name);
+        parsed = MIEB_CLI_BAD;
+    }
+    if (parsed == MIEB_CLI_HELP)
+        cmd->usage(stdout);
+    else if (parsed == MIEB_CLI_BAD)
+        brief_usage(cmd->name, cmd->usage);
+    if (parsed != MIEB_CLI_GO) {
+        *exit_status = parsed == MIEB_CLI_HELP ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
+        return false;
+    }
+    if (log)
+        mieb_cli_log_init(log->format, log->verbose ? MIEB_LOG_DEBUG : log->quiet ? MIEB_LOG_WARN : MIEB_LOG_INFO);
+    *exit_status = MIEB_EXIT_OK;
+    return true;
+}
