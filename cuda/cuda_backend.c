@@ -345,10 +345,11 @@ static int64_t cuda_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs
 }
 
 /*
- * Whether an operation the CPU may take over runs here at these sizes: the k-means argmin
- * kernel's int indices need k < INT32_MAX, and one row, pair or sample must fit the budget
- * left (what the operations' plans need at the least; a plan that still finds it too
- * small, as after an allocation failure, returns MIEB_ERR_TOO_LARGE itself).
+ * Whether an operation runs here at these sizes: the k-means argmin kernel's int indices
+ * need k < INT32_MAX, the GEMMs' int sizes must hold the logistic-regression shapes, and one
+ * row, pair, sample or problem must fit the budget left (what the operations' plans need at
+ * the least; a plan that still finds it too small, as after an allocation failure, returns
+ * MIEB_ERR_TOO_LARGE itself, or MIEB_ERR_OOM from lr_open, whose caller takes fewer problems).
  */
 static mieb_status cuda_supports(struct mieb_backend *be, const struct mieb_op_desc *op)
 {
@@ -357,6 +358,10 @@ static mieb_status cuda_supports(struct mieb_backend *be, const struct mieb_op_d
         return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda kmeans_assign: k=%lld", (long long)op->k);
     if (op->op == MIEB_OP_KMEANS_ASSIGN)
         return mieb_cuda_kmeans_fits(ctx, op->n, op->k, op->dim);
+    if (op->op == MIEB_OP_LR_BATCH)
+        return mieb_cuda_lr_fits(ctx, op);
+    if (op->op == MIEB_OP_LR_PREDICT)
+        return mieb_cuda_lr_predict_fits(ctx, op);
     return mieb_cuda_pairwise_fits(ctx, op);
 }
 

@@ -80,6 +80,11 @@ mieb_status mieb_cuda_kmeans_assign(struct mieb_cuda_ctx *ctx, const float *x, i
  */
 mieb_status mieb_cuda_kmeans_fits(const struct mieb_cuda_ctx *ctx, int64_t n, int64_t k, int64_t dim);
 mieb_status mieb_cuda_pairwise_fits(const struct mieb_cuda_ctx *ctx, const struct mieb_op_desc *op);
+/* supports() of the logistic-regression batch (cuda_logreg.c: the int sizes, one problem
+   within the budget left) and of lr_predict (cuda_logreg_predict.c: the int sizes, one row
+   at a time within the budget left); MIEB_ERR_TOO_LARGE when not. */
+mieb_status mieb_cuda_lr_fits(const struct mieb_cuda_ctx *ctx, const struct mieb_op_desc *op);
+mieb_status mieb_cuda_lr_predict_fits(const struct mieb_cuda_ctx *ctx, const struct mieb_op_desc *op);
 
 /**
  * sts_pairs and compo_scores (backend.h) on the device (cuda_pairwise.c): the CPU
@@ -104,8 +109,8 @@ mieb_status mieb_cuda_lr_eval(struct mieb_cuda_ctx *ctx, struct mieb_lr_set *s, 
 void mieb_cuda_lr_close(struct mieb_cuda_ctx *ctx, struct mieb_lr_set *s);
 /**
  * lr_predict (backend.h) on the device (cuda_logreg_predict.c): X streamed in budget-sized
- * chunks; the CPU reference (mieb_logreg_predict) when even one row at a time exceeds the
- * budget.
+ * chunks; MIEB_ERR_TOO_LARGE when even one row at a time exceeds the budget or the
+ * allocator (host/dispatch then runs the CPU backend's).
  */
 mieb_status mieb_cuda_lr_predict(struct mieb_cuda_ctx *ctx, const float *coef, const float *intercept,
                                  int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out);

@@ -201,17 +201,39 @@ done:
     return st;
 }
 
+/* What the GEMMs' int dimensions and the kernels' int class index allow (MIEB_ERR_TOO_LARGE). */
+static mieb_status lr_int_sizes(int64_t n, int64_t D, int64_t K)
+{
+    if (n > INT32_MAX || D >= INT32_MAX - LR_ROW_ALIGN || K > INT32_MAX - 256)
+        return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda lr_open: %lld rows, %lld features, %lld classes exceed the GEMM's "
+                                             "int sizes",
+                         (long long)n, (long long)D, (long long)K);
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_lr_fits(const struct mieb_cuda_ctx *ctx, const struct mieb_op_desc *op)
+{
+    const int64_t n = op->n, D = op->dim, K = op->k;
+    if (n < 1 || D < 1 || K < 2)
+        return MIEB_OK; /* lr_open reports the bad shape */
+    MIEB_TRY(lr_int_sizes(n, D, K));
+    const size_t bytes = lr_set_bytes(1, n, D, K == 2 ? 1 : K), left = mieb_cuda_budget_left(ctx);
+    if (bytes == 0 || bytes > left)
+        return mieb_fail(MIEB_ERR_TOO_LARGE,
+                         "cuda logistic regression: one problem of %lld x %lld (%lld classes) needs %.3g MiB of "
+                         "device memory; %.3g MiB of the budget is left",
+                         (long long)n, (long long)D, (long long)K, bytes ? (double)bytes / 1048576.0 : 1e12,
+                         (double)left / 1048576.0);
+    return MIEB_OK;
+}
+
 static mieb_status lr_check_open(const float *X, const int64_t *y, int64_t np, int64_t n, int64_t D, int64_t K)
 {
     if (np < 1 || n < 1 || D < 1 || K < 2)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "lr_open: bad shape: %lld problems of %lld rows, %lld features, %lld "
                                                "classes",
                          (long long)np, (long long)n, (long long)D, (long long)K);
-    /* what the GEMMs' int dimensions and the kernels' int class index allow */
-    if (n > INT32_MAX || D >= INT32_MAX - LR_ROW_ALIGN || K > INT32_MAX - 256)
-        return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda lr_open: %lld rows, %lld features, %lld classes exceed the GEMM's "
-                                             "int sizes",
-                         (long long)n, (long long)D, (long long)K);
+    MIEB_TRY(lr_int_sizes(n, D, K));
     if (!X || !y)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "lr_open: missing X or y");
     for (int64_t i = 0; i < np * n; i++)

@@ -15,10 +15,11 @@
  *
  * Arithmetic: the GEMM is fp32 whatever --precision says; cuBLAS' summation order differs
  * from the CPU's sgemm / sgemv, so a class can differ from mieb_logreg_predict's only where
- * two decision values are within rounding of each other. When not even one row at a time
- * fits the memory budget the call fails with MIEB_ERR_TOO_LARGE, and the host predicts on
- * the CPU (mieb_logreg_predict_backend, host/emulation/logreg_batch.c): the fallback lives
- * on the host so that this library needs nothing from the host library's metrics.
+ * two decision values are within rounding of each other; the decision and argmax rule are
+ * the CPU's (host/backend/logreg_math.h). When not even one row at a time fits the memory
+ * budget (supports() says so before the call, mieb_cuda_lr_predict_fits) or the allocator
+ * (the run finds it), the answer is MIEB_ERR_TOO_LARGE, and host/dispatch runs the CPU
+ * backend's lr_predict.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,7 @@ static mieb_status lp_reserve(struct mieb_cuda_ctx *ctx, int64_t np, int64_t KK,
         if (st != MIEB_ERR_OOM)
             return st;
         if (p->m == 1)
-            return mieb_fail(MIEB_ERR_OOM, "cuda lr_predict: out of memory on device %d even one row at a time",
+            return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda lr_predict: out of memory on device %d even one row at a time",
                              ctx->device);
         mieb_clear_error();
         m_max = p->m / 2;
@@ -187,6 +188,25 @@ static mieb_status lp_run(struct mieb_cuda_ctx *ctx, const float *coef, const fl
     return MIEB_OK;
 }
 
+/* The GEMM's int sizes (MIEB_ERR_TOO_LARGE). */
+static mieb_status lp_int_sizes(int64_t KK, int64_t D)
+{
+    if (KK <= INT32_MAX - 32 && D <= INT32_MAX)
+        return MIEB_OK;
+    return mieb_fail(MIEB_ERR_TOO_LARGE, "cuda lr_predict: KK=%lld D=%lld exceed the GEMM's int sizes", (long long)KK,
+                     (long long)D);
+}
+
+mieb_status mieb_cuda_lr_predict_fits(const struct mieb_cuda_ctx *ctx, const struct mieb_op_desc *op)
+{
+    const int64_t n = op->n, KK = op->k, np = op->m, D = op->dim;
+    if (np < 1 || KK < 1 || D < 1 || n < 1)
+        return MIEB_OK; /* nothing to do, or a bad shape the call reports */
+    MIEB_TRY(lp_int_sizes(KK, D));
+    struct lp_plan p;
+    return lp_plan(np, KK, D, n, 1, mieb_cuda_budget_left(ctx), &p);
+}
+
 mieb_status mieb_cuda_lr_predict(struct mieb_cuda_ctx *ctx, const float *coef, const float *intercept,
                                  int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out)
 {
@@ -197,10 +217,9 @@ mieb_status mieb_cuda_lr_predict(struct mieb_cuda_ctx *ctx, const float *coef, c
         return MIEB_OK;
     if (!coef || !intercept || !X || !out)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "lr_predict: missing coef, intercept, X or out");
-    mieb_status st = KK <= INT32_MAX - 32 && D <= INT32_MAX
-                         ? lp_run(ctx, coef, intercept, n_problems, KK, D, X, n, out)
-                         : mieb_fail(MIEB_ERR_TOO_LARGE, "cuda lr_predict: KK=%lld D=%lld exceed the GEMM's int sizes",
-                                     (long long)KK, (long long)D);
+    mieb_status st = lp_int_sizes(KK, D);
+    if (st == MIEB_OK)
+        st = lp_run(ctx, coef, intercept, n_problems, KK, D, X, n, out);
     if (st != MIEB_OK) {
         /* leave no queued work reading the pools or the caller's memory */
         if (cudaStreamSynchronize(ctx->copy_stream) != cudaSuccess || cudaStreamSynchronize(ctx->stream) != cudaSuccess)

@@ -1,12 +1,13 @@
 /**
  * logreg_argmax.cu - the class of each row from its decision scores (lr_predict,
- * cuda/cuda_logreg.c), with the rule of the CPU reference mieb_logreg_predict (see
- * logreg_argmax.cuh).
+ * cuda/cuda_logreg_predict.c), with the rule of the CPU backend's lr_predict (the decision
+ * value, the scan and the binary class of host/backend/logreg_math.h; logreg_argmax.cuh).
  *
  * KK > 1: one warp per row, LRA_WARPS rows per block, rows grid-strided. Lane l scans
- * k = l, l + 32, ... in increasing order with the CPU's sequential rule, then a butterfly
- * combines the 32 candidates with the order "a NaN before any number, among NaNs the lower
- * index, among numbers the larger, among equal numbers the lower index". That order is
+ * k = l, l + 32, ... in increasing order with the CPU's sequential rule
+ * (mieb_lr_argmax_takes), then a butterfly combines the 32 candidates with the order "a NaN
+ * before any number, among NaNs the lower index, among numbers the larger, among equal
+ * numbers the lower index". That order is
  * total on (value, index) pairs with distinct indices and its first element is what the
  * sequential scan returns (the first NaN if any, else the first maximum; +0 and -0 are
  * equal, so the first of them), whatever the lane split.
@@ -14,6 +15,7 @@
  */
 #include <limits.h>
 
+#include "backend/logreg_math.h"
 #include "core/hd.h"
 #include "cuda_check.h"
 #include "logreg_argmax.cuh"
@@ -30,10 +32,8 @@ static __device__ __forceinline__ bool lra_before(float v, int j, float bv, int 
         return false;
     if (bj == LRA_NONE)
         return true;
-    const bool vn = v != v, bn = bv != bv; /* NaN tests without device math (the emulator) */
-    if (vn || bn)
-        return vn && (!bn || j < bj);
-    return v > bv || (v == bv && j < bj);
+    /* the sequential scan's rule, seen from whichever of the two indices comes later */
+    return j > bj ? mieb_lr_argmax_takes(v, bv) : !mieb_lr_argmax_takes(bv, v);
 }
 
 static __global__ void __launch_bounds__(LRA_WARPS * 32)
@@ -48,7 +48,7 @@ static __global__ void __launch_bounds__(LRA_WARPS * 32)
         float bv = 0.0f;
         int bj = LRA_NONE;
         for (int k = lane; k < KK; k += 32) {
-            const float v = MIEB_FADD(srow[k], intercept[k]);
+            const float v = mieb_lr_decision(srow[k], intercept[k]);
             if (lra_before(v, k, bv, bj)) {
                 bv = v;
                 bj = k;
@@ -72,7 +72,7 @@ static __global__ void __launch_bounds__(LRA_THREADS)
                          int64_t *__restrict__ out)
 {
     for (int64_t i = (int64_t)blockIdx.x * LRA_THREADS + threadIdx.x; i < n; i += (int64_t)gridDim.x * LRA_THREADS)
-        out[i] = MIEB_FADD(s[i * ld], intercept[0]) > 0.0f; /* NaN and -0: class 0 */
+        out[i] = mieb_lr_binary_class(mieb_lr_decision(s[i * ld], intercept[0])); /* NaN and -0: class 0 */
 }
 
 static inline unsigned int lra_blocks(int64_t n, int64_t rows_per_block)

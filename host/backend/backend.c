@@ -12,14 +12,23 @@ void mieb_backend_free(struct mieb_backend *be)
         be->iface.free(be);
 }
 
+/* The batch is one operation in three slots: a backend has all of them or none is used. */
+static bool has_lr_batch(const struct mieb_backend *be)
+{
+    return be->iface.lr_open && be->iface.lr_eval && be->iface.lr_close;
+}
+
 mieb_status mieb_backend_supports(struct mieb_backend *be, const struct mieb_op_desc *op)
 {
-    static const char *const names[] = {"kmeans_assign", "sts_pairs", "compo_scores"};
+    static const char *const names[] = {"kmeans_assign", "sts_pairs", "compo_scores",
+                                        "logistic-regression batches", "lr_predict"};
     bool has = false;
     switch (op->op) {
     case MIEB_OP_KMEANS_ASSIGN: has = be->iface.kmeans_assign != NULL; break;
     case MIEB_OP_STS_PAIRS: has = be->iface.sts_pairs != NULL; break;
     case MIEB_OP_COMPO_SCORES: has = be->iface.compo_scores != NULL; break;
+    case MIEB_OP_LR_BATCH: has = has_lr_batch(be); break;
+    case MIEB_OP_LR_PREDICT: has = be->iface.lr_predict != NULL; break;
     }
     if (!has)
         return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: %s", be->iface.name,
@@ -78,16 +87,11 @@ int64_t mieb_backend_max_block_rows(struct mieb_backend *be, struct mieb_qset *q
     return be->iface.max_block_rows ? be->iface.max_block_rows(be, qs, dim, k) : INT64_MAX;
 }
 
-bool mieb_backend_has_lr(const struct mieb_backend *be)
-{
-    return be && be->iface.lr_open && be->iface.lr_eval && be->iface.lr_close && be->iface.lr_predict;
-}
-
 mieb_status mieb_backend_lr_open(struct mieb_backend *be, const float *X, const int64_t *y, int64_t n_problems,
                                  int64_t n, int64_t D, int64_t K, struct mieb_lr_set **out)
 {
     *out = NULL;
-    if (!mieb_backend_has_lr(be))
+    if (!has_lr_batch(be))
         return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: lr_open", be->iface.name);
     return be->iface.lr_open(be, X, y, n_problems, n, D, K, out);
 }
@@ -95,7 +99,7 @@ mieb_status mieb_backend_lr_open(struct mieb_backend *be, const float *X, const 
 mieb_status mieb_backend_lr_eval(struct mieb_backend *be, struct mieb_lr_set *s, int64_t n_active,
                                  const int64_t *which, const float *wt, float *lossv, float *grad)
 {
-    if (!mieb_backend_has_lr(be))
+    if (!has_lr_batch(be))
         return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: lr_eval", be->iface.name);
     return be->iface.lr_eval(be, s, n_active, which, wt, lossv, grad);
 }
@@ -104,12 +108,4 @@ void mieb_backend_lr_close(struct mieb_backend *be, struct mieb_lr_set *s)
 {
     if (s && be->iface.lr_close)
         be->iface.lr_close(be, s);
-}
-
-mieb_status mieb_backend_lr_predict(struct mieb_backend *be, const float *coef, const float *intercept,
-                                    int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out)
-{
-    if (!mieb_backend_has_lr(be))
-        return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: lr_predict", be->iface.name);
-    return be->iface.lr_predict(be, coef, intercept, n_problems, KK, D, X, n, out);
 }

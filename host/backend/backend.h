@@ -78,19 +78,27 @@ struct mieb_sts_pair_out {
 #define MIEB_GRID_Q 256
 #define MIEB_GRID_D 1250
 
-/** The operations supports() is asked about: those a backend may hand back to the CPU. */
+/**
+ * The operations supports() is asked about: those a backend may hand back to the CPU, and
+ * the logistic-regression batch (lr_open, lr_eval, lr_close together), which a caller runs
+ * only where the backend has it (host/dispatch/dispatch.h mieb_dispatch_lr_batch_available).
+ */
 enum mieb_op {
     MIEB_OP_KMEANS_ASSIGN = 0,
     MIEB_OP_STS_PAIRS = 1,
     MIEB_OP_COMPO_SCORES = 2,
+    MIEB_OP_LR_BATCH = 3,
+    MIEB_OP_LR_PREDICT = 4,
 };
 
 /** One call of an operation, as supports() sees it: the operation and its sizes. */
 struct mieb_op_desc {
     enum mieb_op op;
-    int64_t n;   /**< rows (kmeans_assign), pairs (sts_pairs) or samples (compo_scores) */
-    int64_t k;   /**< clusters (kmeans_assign); images per sample (compo_scores) */
-    int64_t m;   /**< texts per sample (compo_scores) */
+    int64_t n;   /**< rows (kmeans_assign, lr_predict, rows per problem of lr_batch), pairs (sts_pairs)
+                      or samples (compo_scores) */
+    int64_t k;   /**< clusters (kmeans_assign); images per sample (compo_scores); classes K (lr_batch);
+                      columns KK of each model (lr_predict) */
+    int64_t m;   /**< texts per sample (compo_scores); problems or models (lr_batch, lr_predict) */
     int64_t dim;
 };
 
@@ -176,9 +184,10 @@ struct mieb_backend_i {
      * of logistic-regression problems that share n rows, D features and K classes, so that
      * many few-shot experiments are evaluated in one round (host/emulation/logreg_batch.h).
      * KK = K, or 1 when K == 2 (half-binomial loss with one weight vector, as sklearn).
-     * The CPU backend leaves all four NULL: its threaded fit (logreg_lbfgs.c) is the
-     * reference and reproduces sklearn bit for bit; a backend that has them is equal to it
-     * within float32 rounding (tests/gpu/).
+     * The CPU backend leaves lr_open, lr_eval and lr_close NULL: the per-experiment fit
+     * (host/emulation/logreg_lbfgs.c) is the reference and reproduces sklearn bit for bit; a
+     * backend that has them is equal to it within float32 rounding (tests/gpu/). lr_predict
+     * is an operation the CPU backend has too (the one dispatch falls back to).
      */
 
     /**
@@ -203,7 +212,9 @@ struct mieb_backend_i {
      * Predictions of n_problems fitted models on the same rows X [n, D]: coef
      * [n_problems, KK, D], intercept [n_problems, KK]; out[p*n + i] = for KK > 1 the first
      * maximum over k of X[i] . coef[p][k] + intercept[p][k] (a NaN counts as the maximum,
-     * as np.argmax), for KK == 1 (binary) 1 when the decision is > 0, else 0.
+     * as np.argmax), for KK == 1 (binary) 1 when the decision is > 0, else 0 (logreg_math.h's
+     * rule). The CPU backend's gives mieb_logreg_predict's bits (host/cpu/cpu_logreg.h); runs
+     * through mieb_dispatch_lr_predict (host/dispatch/dispatch.h).
      */
     mieb_status (*lr_predict)(struct mieb_backend *be, const float *coef, const float *intercept, int64_t n_problems,
                               int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out);
@@ -225,7 +236,8 @@ struct mieb_backend_i {
     /**
      * Whether this backend runs op at these sizes: MIEB_OK, or a status with a message
      * saying why not (MIEB_ERR_TOO_LARGE: over what the backend can index or hold; the
-     * dispatcher then runs the CPU backend). Checked before the call; a budget that only
+     * dispatcher then runs the CPU backend, or for MIEB_OP_LR_BATCH the caller its
+     * per-problem fit). Checked before the call; a budget that only
      * the run itself finds too small still returns MIEB_ERR_TOO_LARGE from the operation.
      * May be NULL: every operation whose slot is set is supported at every size.
      */
@@ -285,20 +297,19 @@ mieb_status mieb_backend_score_pairs(struct mieb_backend *be, struct mieb_qset *
                                      const int64_t *qi, const int64_t *di, float *out);
 int64_t mieb_backend_max_block_rows(struct mieb_backend *be, struct mieb_qset *qs, int64_t dim, int64_t k);
 /*
- * kmeans_assign, sts_pairs and compo_scores have no wrapper here: they run through
- * host/dispatch/dispatch.h, which runs the CPU backend where the chosen one cannot.
+ * kmeans_assign, sts_pairs, compo_scores and lr_predict have no wrapper here: they run
+ * through host/dispatch/dispatch.h, which runs the CPU backend where the chosen one cannot.
  */
 
-/** Whether the backend evaluates logistic-regression batches (all four lr_ slots set). */
-bool mieb_backend_has_lr(const struct mieb_backend *be);
-/* lr_ slots through the table; MIEB_ERR_UNSUPPORTED when the backend has none. */
+/*
+ * The batch's slots through the table; MIEB_ERR_UNSUPPORTED when the backend lacks any of
+ * lr_open, lr_eval, lr_close (supports(MIEB_OP_LR_BATCH) says so before).
+ */
 mieb_status mieb_backend_lr_open(struct mieb_backend *be, const float *X, const int64_t *y, int64_t n_problems,
                                  int64_t n, int64_t D, int64_t K, struct mieb_lr_set **out);
 mieb_status mieb_backend_lr_eval(struct mieb_backend *be, struct mieb_lr_set *s, int64_t n_active,
                                  const int64_t *which, const float *wt, float *lossv, float *grad);
 void mieb_backend_lr_close(struct mieb_backend *be, struct mieb_lr_set *s);
-mieb_status mieb_backend_lr_predict(struct mieb_backend *be, const float *coef, const float *intercept,
-                                    int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out);
 
 #ifdef __cplusplus
 }

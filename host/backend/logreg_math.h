@@ -12,6 +12,12 @@
  *   loss = float32(log(float32(se)) + float32(mx)) - r[y]            mieb_lr_row_loss
  *   gp_k = (e_k / float32(se) - [k == y]) / n                         mieb_lr_grad_elem
  * Binomial (one weight vector): mieb_lr_binomial_point, sklearn's four ranges of raw.
+ * Predictions (sklearn's predict, np.argmax of decision_function): the decision value of
+ * class k is float32(s_k + intercept_k), s = X @ coef^T from the GEMM (mieb_lr_decision);
+ * multiclass takes the first maximum, a NaN counting as the maximum (mieb_lr_argmax_takes);
+ * binary (one weight vector) is class 1 iff the decision is > 0 (mieb_lr_binary_class).
+ * The CPU backend (host/cpu/cpu_logreg.c, which the per-experiment predict uses too) and the
+ * CUDA kernel (kernels/logreg_argmax.cu) apply these.
  *
  * Every operation is rounded on its own (core/hd.h), so host and device agree wherever
  * their inputs agree: only the GEMMs (cuBLAS' summation order) and the order of the sum
@@ -69,6 +75,28 @@ MIEB_HOSTDEV static inline float mieb_lr_binomial_point(double yt, float raw, fl
     }
     *loss = (float)lo;
     return (float)gr;
+}
+
+/** The decision value of one class: the GEMM's product plus the intercept, in float32. */
+MIEB_HOSTDEV static inline float mieb_lr_decision(float s, float intercept)
+{
+    return MIEB_FADD(s, intercept);
+}
+
+/**
+ * Whether the decision value v of a later class replaces the best one so far, bv, in a scan
+ * over the classes in increasing order (np.argmax: the first maximum; the first NaN wins
+ * over every number). v != v tests NaN without device math (the emulator).
+ */
+MIEB_HOSTDEV static inline int mieb_lr_argmax_takes(float v, float bv)
+{
+    return v > bv || (v != v && bv == bv);
+}
+
+/** Binary class from the decision value: 1 iff > 0 (NaN and -0 give 0). */
+MIEB_HOSTDEV static inline int mieb_lr_binary_class(float decision)
+{
+    return decision > 0.0f;
 }
 
 #endif

@@ -26,6 +26,7 @@
 #include "cpu_kernels.h"
 #include "cpu_pairwise.h"
 #include "cpu_kmeans.h"
+#include "cpu_logreg.h"
 #include "screen.h"
 #include "topk_heap.h"
 #include "topk_reservoir.h"
@@ -510,6 +511,13 @@ static mieb_status cpu_compo_scores(struct mieb_backend *be, const float *img, e
     return mieb_cpu_compo_scores(img, img_dtype, txt, txt_dtype, n_samples, n_img, n_txt, dim, scores);
 }
 
+static mieb_status cpu_lr_predict(struct mieb_backend *be, const float *coef, const float *intercept,
+                                  int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n, int64_t *out)
+{
+    const struct cpu_ctx *cx = be->ctx;
+    return mieb_cpu_lr_predict(coef, intercept, n_problems, KK, D, X, n, cx->n_threads, out);
+}
+
 static const struct mieb_backend_i cpu_iface = {
     /* .name            = */ "cpu",
     /* .free            = */ cpu_free,
@@ -521,11 +529,12 @@ static const struct mieb_backend_i cpu_iface = {
     /* .kmeans_assign   = */ mieb_cpu_kmeans_assign,
     /* .sts_pairs       = */ cpu_sts_pairs,
     /* .compo_scores    = */ cpu_compo_scores,
-    /* the probe's threaded fit (logreg_lbfgs.c) is the reference: no batch evaluator */
+    /* the probe's per-experiment fit (host/emulation/logreg_lbfgs.c) is the reference and
+       gives sklearn's bits: no batch evaluator */
     /* .lr_open         = */ NULL,
     /* .lr_eval         = */ NULL,
     /* .lr_close        = */ NULL,
-    /* .lr_predict      = */ NULL,
+    /* .lr_predict      = */ cpu_lr_predict,
     /* .topk_block_floor = */ cpu_topk_block_floor,
     /* every operation it has, at every size */
     /* .supports         = */ NULL,

@@ -10,6 +10,7 @@
 
 #include "../cpu/cpu_backend.h"
 #include "../cpu/cpu_kmeans.h"
+#include "../cpu/cpu_logreg.h"
 #include "../cpu/cpu_pairwise.h"
 #ifdef MIEB_HAVE_CUDA
 #include "cuda_init.h"
@@ -137,4 +138,36 @@ mieb_status mieb_dispatch_compo_scores(struct mieb_backend *be, const float *img
         cpu_takes_over(st, what);
     }
     return mieb_cpu_compo_scores(img, img_dtype, txt, txt_dtype, n_samples, n_img, n_txt, dim, scores);
+}
+
+mieb_status mieb_dispatch_lr_predict(struct mieb_backend *be, const float *coef, const float *intercept,
+                                     int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n,
+                                     int64_t *out)
+{
+    static const char what[] = "predicting on the CPU";
+    const struct mieb_op_desc op = {.op = MIEB_OP_LR_PREDICT, .n = n, .k = KK, .m = n_problems, .dim = D};
+    mieb_status st = MIEB_OK;
+    int cpu = ask(be, &op, what, &st);
+    if (cpu < 0)
+        return st;
+    if (!cpu) {
+        st = be->iface.lr_predict(be, coef, intercept, n_problems, KK, D, X, n, out);
+        if (st != MIEB_ERR_TOO_LARGE)
+            return st;
+        cpu_takes_over(st, what);
+    }
+    return mieb_cpu_lr_predict(coef, intercept, n_problems, KK, D, X, n, be ? be->opts.n_threads : 0, out);
+}
+
+bool mieb_dispatch_lr_batch_available(struct mieb_backend *be, int64_t n_problems, int64_t n, int64_t D, int64_t K)
+{
+    if (!be)
+        return false;
+    const struct mieb_op_desc op = {.op = MIEB_OP_LR_BATCH, .n = n, .k = K, .m = n_problems, .dim = D};
+    mieb_status st = mieb_backend_supports(be, &op);
+    if (cpu_takes_over(st, "fitting each problem on its own on the CPU") < 0) {
+        MIEB_LOGW("%s; fitting each problem on its own on the CPU", mieb_last_error());
+        mieb_clear_error();
+    }
+    return st == MIEB_OK;
 }

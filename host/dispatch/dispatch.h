@@ -7,6 +7,9 @@
  * run fits its memory budget, else the CPU backend (host/cpu/), which gives the same
  * values; a backend without the slot gets the CPU quietly, one that is over its budget
  * with a warning naming why. Neither backend falls back on its own.
+ * The logistic-regression batch is not one of them: the CPU has no batch, and its
+ * replacement is another algorithm (the per-problem fit), which the caller runs where
+ * mieb_dispatch_lr_batch_available says no.
  */
 #ifndef MIEB_DISPATCH_H
 #define MIEB_DISPATCH_H
@@ -34,5 +37,18 @@ mieb_status mieb_dispatch_sts_pairs(struct mieb_backend *be, const float *a, con
 mieb_status mieb_dispatch_compo_scores(struct mieb_backend *be, const float *img, enum mieb_emb_dtype img_dtype,
                                        const float *txt, enum mieb_emb_dtype txt_dtype, int64_t n_samples,
                                        int64_t n_img, int64_t n_txt, int64_t dim, float *scores);
+
+/** lr_predict (backend.h) on be (NULL: the CPU), else on the CPU backend (host/cpu/cpu_logreg.h). */
+mieb_status mieb_dispatch_lr_predict(struct mieb_backend *be, const float *coef, const float *intercept,
+                                     int64_t n_problems, int64_t KK, int64_t D, const float *X, int64_t n,
+                                     int64_t *out);
+
+/**
+ * Whether be (NULL: the CPU) runs logistic-regression batches (lr_open, lr_eval, lr_close)
+ * of n_problems problems of n rows, D features and K classes: its supports(MIEB_OP_LR_BATCH)
+ * answer. false quietly for a backend without the slots (the CPU), with a warning naming why
+ * for one over what it can index or hold.
+ */
+bool mieb_dispatch_lr_batch_available(struct mieb_backend *be, int64_t n_problems, int64_t n, int64_t D, int64_t K);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include <cblas.h>
 
+#include "../dispatch/dispatch.h"
 #include "lbfgs.h"
 #include "logreg_loss.h"
 
@@ -110,7 +111,7 @@ done:
     return st;
 }
 
-/* ---- through a backend's lr_ slots ---- */
+/* ---- through a backend's batch slots ---- */
 
 struct backend_eval {
     struct mieb_backend *be;
@@ -137,8 +138,6 @@ mieb_status mieb_logreg_fit_backend(struct mieb_backend *be, const float *X, con
                                     struct mieb_logreg *out)
 {
     memset(out, 0, (size_t)n_problems * sizeof *out);
-    if (!mieb_backend_has_lr(be))
-        return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s backend: no logistic-regression batches", be->iface.name);
     int64_t batch = max_batch > 0 && max_batch < n_problems ? max_batch : n_problems, p0 = 0;
     mieb_status st = MIEB_OK;
     while (p0 < n_problems) {
@@ -189,15 +188,7 @@ mieb_status mieb_logreg_predict_backend(struct mieb_backend *be, const struct mi
         memcpy(coef + p * KK * D, models[p].coef, (size_t)(KK * D) * sizeof *coef);
         memcpy(icp + p * KK, models[p].intercept, (size_t)KK * sizeof *icp);
     }
-    mieb_status st = mieb_backend_lr_predict(be, coef, icp, n_problems, KK, D, X, n, out);
+    mieb_status st = mieb_dispatch_lr_predict(be, coef, icp, n_problems, KK, D, X, n, out);
     free(coef), free(icp);
-    if (st == MIEB_ERR_TOO_LARGE || st == MIEB_ERR_OOM) {
-        /* not even one row at a time fits the backend's budget: the CPU reference */
-        MIEB_LOGW("%s; predicting on the CPU", mieb_last_error());
-        mieb_clear_error();
-        st = MIEB_OK;
-        for (int64_t p = 0; p < n_problems && st == MIEB_OK; p++)
-            st = mieb_logreg_predict(&models[p], X, n, out + p * n);
-    }
     return st;
 }

@@ -1,7 +1,7 @@
 /**
  * logreg_batch.h - many logistic-regression fits in lockstep: the linear probe's few-shot
  * experiments (and their predictions) evaluated as one batch per round, so that a backend
- * with lr_ slots (the CUDA backend: GEMMs over cuBLAS and one pointwise kernel per
+ * with the batch slots (the CUDA backend: GEMMs over cuBLAS and one pointwise kernel per
  * experiment, one host round trip per round) does the heavy work for all of them at once.
  *
  * Each problem runs the same optimiser as mieb_logreg_fit (host/emulation/lbfgs.h, scipy's
@@ -41,11 +41,12 @@ mieb_status mieb_logreg_fit_batch(const struct mieb_lr_evaluator *ev, int64_t n_
                                   int64_t K, int max_iter, int n_threads, struct mieb_logreg *out);
 
 /**
- * mieb_logreg_fit_batch through a backend's lr_ slots: X [n_problems, n, D], y
- * [n_problems, n] in [0, K). Opens as many problems at a time as the backend holds (halving
- * the batch on MIEB_ERR_OOM) and at most max_batch (0: no limit), which bounds the host
- * memory of the optimisers (mieb_logreg_host_bytes each). MIEB_ERR_UNSUPPORTED when the
- * backend has no lr_ slots, MIEB_ERR_OOM when not even one problem fits.
+ * mieb_logreg_fit_batch through a backend's batch slots (lr_open, lr_eval, lr_close):
+ * X [n_problems, n, D], y [n_problems, n] in [0, K). Opens as many problems at a time as the
+ * backend holds (halving the batch on MIEB_ERR_OOM) and at most max_batch (0: no limit),
+ * which bounds the host memory of the optimisers (mieb_logreg_host_bytes each).
+ * MIEB_ERR_UNSUPPORTED when the backend has no batch (mieb_dispatch_lr_batch_available says
+ * so before), MIEB_ERR_OOM when not even one problem fits.
  */
 mieb_status mieb_logreg_fit_backend(struct mieb_backend *be, const float *X, const int64_t *y, int64_t n_problems,
                                     int64_t n, int64_t D, int64_t K, int max_iter, int n_threads, int64_t max_batch,
@@ -55,10 +56,9 @@ mieb_status mieb_logreg_fit_backend(struct mieb_backend *be, const float *X, con
 size_t mieb_logreg_host_bytes(int64_t n, int64_t D, int64_t K);
 
 /**
- * Predictions of n_problems models (same K and D) on the rows X [n, D] through the
- * backend's lr_predict: out [n_problems, n] class indices, as mieb_logreg_predict's. When
- * the backend cannot hold even one row at a time (MIEB_ERR_TOO_LARGE or MIEB_ERR_OOM), the
- * CPU predicts them (mieb_logreg_predict), with a warning.
+ * Predictions of n_problems models (same K and D) on the rows X [n, D] through
+ * mieb_dispatch_lr_predict: out [n_problems, n] class indices, on the backend where it
+ * can, else on the CPU backend, whose classes are mieb_logreg_predict's bits.
  */
 mieb_status mieb_logreg_predict_backend(struct mieb_backend *be, const struct mieb_logreg *models,
                                         int64_t n_problems, const float *X, int64_t n, int64_t *out);

@@ -13,6 +13,7 @@
 
 #include <cblas.h>
 
+#include "../cpu/cpu_logreg.h"
 #include "lbfgs.h"
 #include "logreg_loss.h"
 
@@ -73,8 +74,9 @@ void mieb_logreg_store(const struct mieb_lbfgs *s, int64_t K, int64_t D, struct 
     out->n_classes = K, out->dim = D, out->n_iter = s->n_iter, out->converged = s->converged;
 }
 
-/* Rows per sgemm in predict: a multiple of MIEB_LOGREG_ROW_ALIGN (6 MB of scores at K = 1000). */
-#define PRED_ROWS 1536
+/* Rows per sgemm in predict: the CPU backend's blocks (a multiple of MIEB_LOGREG_ROW_ALIGN). */
+#define PRED_ROWS MIEB_CPU_LR_PRED_ROWS
+_Static_assert(PRED_ROWS % MIEB_LOGREG_ROW_ALIGN == 0, "predict's row blocks keep the threads' alignment");
 
 struct pred_arg {
     const struct mieb_logreg *m;
@@ -84,7 +86,7 @@ struct pred_arg {
     int64_t *out;
 };
 
-/* Row block of predict: scores = X @ coef.T + intercept (numpy's sgemm), first maximum. */
+/* Row blocks of predict: the CPU backend's kernel (cpu_logreg.h), numpy's sgemm and first maximum. */
 static void pred_fn(void *arg, int t, int nt)
 {
     struct pred_arg *a = arg;
@@ -93,19 +95,7 @@ static void pred_fn(void *arg, int t, int nt)
     mieb_logreg_part(a->n, t, nt, &lo, &hi);
     for (int64_t r0 = lo; r0 < hi; r0 += PRED_ROWS) {
         int64_t rows = hi - r0 < PRED_ROWS ? hi - r0 : PRED_ROWS;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)K, (int)D, 1.0f, a->X + r0 * D, (int)D,
-                    a->m->coef, (int)D, 0.0f, s, (int)K);
-        for (int64_t i = 0; i < rows; i++) {
-            const float *v = s + i * K;
-            int64_t best = 0;
-            float bv = v[0] + a->m->intercept[0];
-            for (int64_t k = 1; k < K; k++) {
-                float x = v[k] + a->m->intercept[k];
-                if (x > bv || (isnan(x) && !isnan(bv)))
-                    bv = x, best = k;
-            }
-            a->out[r0 + i] = best;
-        }
+        mieb_cpu_lr_predict_block(a->m->coef, a->m->intercept, K, D, a->X + r0 * D, rows, s, a->out + r0);
     }
 }
 
@@ -127,9 +117,7 @@ mieb_status mieb_logreg_predict_par(const struct mieb_logreg *m, const float *X,
         float *s = malloc((size_t)n * sizeof *s);
         if (!s)
             return mieb_fail(MIEB_ERR_OOM, "logistic regression predict: %lld scores", (long long)n);
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)D, 1.0f, X, (int)D, m->coef, 1, 0.0f, s, 1);
-        for (int64_t i = 0; i < n; i++)
-            out[i] = s[i] + m->intercept[0] > 0.0f;
+        mieb_cpu_lr_predict_binary(m->coef, m->intercept[0], X, n, D, s, out);
         free(s);
         return MIEB_OK;
     }

@@ -30,7 +30,7 @@ struct mieb_run_ctx {
     size_t mem_limit;           /* bytes for embeddings and per-query state */
     struct mieb_stage_times *times; /* may be NULL */
     int kmeans_full;            /* ImageClustering: 1 = full-batch Lloyd (--kmeans full), 0 = mteb's MiniBatchKMeans */
-    int probe_cpu;              /* ImageClassification: 1 = fit on the CPU even when the backend has lr_ slots */
+    int probe_cpu;              /* ImageClassification: 1 = fit on the CPU even when the backend runs batches */
     int n_threads;              /* CPU threads a driver may use (--threads); 0 = all cores */
     const char *per_query_dir;  /* --per-query DIR: per-query files (retrieval: TREC run + measures), or NULL */
     const volatile sig_atomic_t *interrupted; /* nonzero once a signal asked to stop (may be NULL): long loops

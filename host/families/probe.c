@@ -18,11 +18,13 @@
  * thread; each fit and predict splits its products over its share of the threads, and a
  * worker that runs out of experiments hands its share to those still running (the
  * results do not depend on the thread count, logreg_lbfgs.h).
- * A backend with lr_ slots (CUDA) fits the experiments in lockstep instead (run_batched,
+ * A backend that runs logistic-regression batches (the CUDA backend; dispatch.h
+ * mieb_dispatch_lr_batch_available) fits the experiments in lockstep instead (run_batched,
  * logreg_batch.h): the same optimiser, with the loss-gradient products on the device, equal
  * to the CPU fit within float32 rounding (tests/gpu/); as many at a time as the device and
- * half of --mem-limit (the optimisers' host memory) hold; when that cannot run (memory,
- * experiments with different class counts) the CPU fits them. --probe-device cpu: the CPU.
+ * half of --mem-limit (the optimisers' host memory) hold; its predictions run through
+ * mieb_dispatch_lr_predict. When the batch cannot run (memory, experiments with different
+ * class counts) the CPU fits them one by one. --probe-device cpu: the CPU.
  */
 #include <math.h>
 #include <pthread.h>
@@ -35,6 +37,7 @@
 #include "family.h"
 
 #include "../core/parallel.h"
+#include "../dispatch/dispatch.h"
 #include "../io/embeddings.h"
 #include "../metrics/classification_metrics.h"
 #include "../emulation/fewshot_sample.h"
@@ -133,7 +136,7 @@ static mieb_status run_experiment(const struct probe_job *j, int64_t e, struct m
 }
 
 /*
- * Every experiment as one batch through the backend's lr_ slots (the CUDA backend):
+ * Every experiment as one batch through the backend's batch slots (the CUDA backend):
  * the fits in lockstep (logreg_batch.h), then one predict for all. MIEB_ERR_UNSUPPORTED
  * when the experiments' class sets differ in size (the caller fits them on the CPU).
  */
@@ -187,6 +190,20 @@ static mieb_status run_batched(struct probe_job *j, struct mieb_backend *be, int
     return st;
 }
 
+/* Classes among the drawn rows: each experiment's class count at most, and its count when it
+ * holds every drawn label (as mteb's draw of samples_per_label rows per label makes it). */
+static mieb_status drawn_classes(const struct probe_job *j, int64_t *K)
+{
+    int64_t n = j->n_exp * j->L, *lab = malloc((size_t)n * sizeof *lab);
+    if (!lab)
+        return mieb_fail(MIEB_ERR_OOM, "probe: %lld drawn labels", (long long)n);
+    for (int64_t i = 0; i < n; i++)
+        lab[i] = j->train_labels[j->sel[i]];
+    mieb_status st = mieb_clf_n_unique(lab, n, K);
+    free(lab);
+    return st;
+}
+
 /* One part of mieb_par_run: experiments taken in turn until none is left. */
 static void worker(void *arg, int t, int nt)
 {
@@ -222,6 +239,32 @@ static mieb_status run_all(struct probe_job *j, int n_threads)
         if (j->st[e] != MIEB_OK)
             return mieb_fail(j->st[e], "%s", j->err[e]);
     return MIEB_OK;
+}
+
+/*
+ * The lockstep batch and the per-experiment fit are two algorithms, not a device and its
+ * CPU fallback: run_all gives sklearn's bits, the batch equals them within float32 rounding.
+ * So the family chooses, on dispatch's answer whether the backend runs batches at this shape
+ * (the CPU backend has none: a CPU run is sklearn's bits), and takes the per-experiment fit
+ * where the batch itself cannot run.
+ */
+static mieb_status fit_experiments(struct probe_job *j, const struct mieb_run_ctx *rc, const char *task,
+                                   const char *split, const char *subset)
+{
+    int64_t K = 0;
+    mieb_status st = MIEB_OK;
+    bool batch = false;
+    if (!rc->probe_cpu && (st = drawn_classes(j, &K)) == MIEB_OK)
+        batch = mieb_dispatch_lr_batch_available(rc->be, j->n_exp, j->L, j->D, K);
+    if (st != MIEB_OK || !batch)
+        return st != MIEB_OK ? st : run_all(j, rc->n_threads);
+    st = run_batched(j, rc->be, rc->n_threads > 0 ? rc->n_threads : mieb_par_cpus(), rc->mem_limit);
+    if (st == MIEB_ERR_UNSUPPORTED || st == MIEB_ERR_OOM || st == MIEB_ERR_TOO_LARGE) {
+        MIEB_LOGW("%s /%s/%s: %s; fitting the probe on the CPU", task, split, subset, mieb_last_error());
+        mieb_clear_error();
+        st = run_all(j, rc->n_threads);
+    }
+    return st;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -480,17 +523,7 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
                             .eval_labels = eval_labels, .n_eval = n_eval, .D = ei->dim, .L = L, .n_exp = n_exp,
                             .sel = sel, .binary = nu == 2, .scores = per, .preds = preds, .st = sts, .err = errs};
     t0 = mieb_now();
-    if (!rc->probe_cpu && mieb_backend_has_lr(rc->be)) {
-        st = run_batched(&job, rc->be, rc->n_threads > 0 ? rc->n_threads : mieb_par_cpus(),
-                         rc->mem_limit);
-        if (st == MIEB_ERR_UNSUPPORTED || st == MIEB_ERR_OOM) {
-            MIEB_LOGW("%s /%s/%s: %s; fitting the probe on the CPU", task->name, split, subset, mieb_last_error());
-            mieb_clear_error();
-            st = run_all(&job, rc->n_threads);
-        }
-    } else {
-        st = run_all(&job, rc->n_threads);
-    }
+    st = fit_experiments(&job, rc, task->name, split, subset);
     if (rc->times)
         rc->times->similarity += mieb_now() - t0;
     if (st == MIEB_ERR_BAD_DATA) /* the few-shot sample comes from the labels of this file */

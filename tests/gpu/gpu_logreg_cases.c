@@ -14,8 +14,10 @@
  *  2. lr_predict vs mieb_logreg_predict: identical classes, except on rows whose top two
  *     decision values (recomputed in double) are within 1e-4 of the row's magnitude; exact
  *     inputs (quarter steps: every sum exact in fp32, ties everywhere) must be identical,
- *     first-maximum rule included; NaN rows; chunked under a small budget; the CPU fallback
- *     under a tiny one.
+ *     first-maximum rule included; NaN rows; chunked under a small budget. Through
+ *     mieb_dispatch_lr_predict: the CPU backend's classes (mieb_logreg_predict's bits) where
+ *     supports() refuses a tiny budget, and where the allocator refuses although the budget
+ *     allows (the run's MIEB_ERR_TOO_LARGE).
  *  3. Whole fits: mieb_logreg_fit_backend + mieb_logreg_predict_backend vs mieb_logreg_fit
  *     + mieb_logreg_predict per problem, 5 problems per batch, binary and multiclass,
  *     max_iter 100 and 5, and ill-conditioned (correlated, badly scaled) features: held-out
@@ -30,6 +32,7 @@
 #include <string.h>
 
 #include "cuda_ctx.h"
+#include "dispatch/dispatch.h"
 #include "gpu_logreg_cases.h"
 #include "gpu_test_util.h"
 #include "emulation/logreg_batch.h"
@@ -422,9 +425,48 @@ static void lr_misuse(struct mieb_backend *gpu)
     free(Xb), free(yb);
 }
 
+/*
+ * A budget that holds the predict but an allocator that refuses it (a fresh backend: no pool
+ * left by an earlier operation): the run itself answers MIEB_ERR_TOO_LARGE, and dispatch
+ * gives the CPU backend's classes, exactly.
+ */
+static void lr_predict_refused(void)
+{
+    struct mieb_backend *be = gt_cuda_new((size_t)256 << 10, MIEB_PREC_FP32);
+    const int64_t np = 2, n = 300, D = 32, KK = 6;
+    float *coef = malloc(sizeof(float) * np * KK * D), *icp = malloc(sizeof(float) * np * KK);
+    float *X = malloc(sizeof(float) * n * D);
+    int64_t *out = malloc(sizeof(int64_t) * np * n);
+    if (!be || !coef || !icp || !X || !out) {
+        gt_result("lr_predict refused by the allocator (setup)", 0);
+    } else {
+        for (int64_t i = 0; i < np * KK * D; i++)
+            coef[i] = unif(-1.0f, 1.0f);
+        for (int64_t i = 0; i < np * KK; i++)
+            icp[i] = unif(-0.5f, 0.5f);
+        for (int64_t i = 0; i < n * D; i++)
+            X[i] = unif(-1.0f, 1.0f);
+        struct mieb_cuda_ctx *ctx = be->ctx;
+        const struct mieb_op_desc lp = {.op = MIEB_OP_LR_PREDICT, .n = n, .k = KK, .m = np, .dim = D};
+        ctx->fail_alloc_above = 1024;
+        gt_result("lr_predict: the budget allows it", mieb_backend_supports(be, &lp) == MIEB_OK);
+        mieb_status st = be->iface.lr_predict(be, coef, icp, np, KK, D, X, n, out);
+        gt_result("lr_predict: a refusing allocator is MIEB_ERR_TOO_LARGE", st == MIEB_ERR_TOO_LARGE);
+        mieb_clear_error();
+        gt_result("lr_predict refused by the allocator: CPU",
+                  lr_predict_case(be, "allocator refuses K=6 (CPU, exact)", np, n, D, KK, 0, 1));
+        ctx->fail_alloc_above = 0;
+        gt_result("lr_predict: on the device again", lr_predict_case(be, "after a refusal K=6", np, n, D, KK, 0, 0));
+    }
+    mieb_backend_free(be);
+    free(coef), free(icp), free(X), free(out);
+}
+
 void test_logreg_ops(struct mieb_backend *gpu)
 {
-    gt_result("lr: the cuda backend has the lr_ slots", mieb_backend_has_lr(gpu));
+    gt_result("lr: the cuda backend runs batches", mieb_dispatch_lr_batch_available(gpu, 5, 400, 24, 6));
+    struct mieb_op_desc lp = {.op = MIEB_OP_LR_PREDICT, .n = 500, .k = 20, .m = 2, .dim = 128};
+    gt_result("lr_predict: supports() says yes", mieb_backend_supports(gpu, &lp) == MIEB_OK);
     gt_result("lr_eval binary K=2 D=33", lr_eval_case(gpu, "binary K=2 D=33 n=500", 3, 500, 33, 2));
     gt_result("lr_eval K=3 D=20", lr_eval_case(gpu, "K=3 D=20 n=301", 3, 301, 20, 3));
     gt_result("lr_eval K=37 D=100", lr_eval_case(gpu, "K=37 D=100 n=777", 2, 777, 100, 37));
@@ -443,12 +485,16 @@ void test_logreg_ops(struct mieb_backend *gpu)
     if (small && tiny) {
         gt_result("lr_predict chunked (256 KiB)", lr_predict_case(small, "chunked K=20 D=128 (256 KiB)", 3, 5000,
                                                                     128, 20, 0, 0));
+        gt_result("lr_predict over budget: supports() says MIEB_ERR_TOO_LARGE",
+                  mieb_backend_supports(tiny, &lp) == MIEB_ERR_TOO_LARGE);
+        mieb_clear_error();
         gt_result("lr_predict over budget: CPU", lr_predict_case(tiny, "over budget K=20 (CPU, exact)", 2, 500, 128,
                                                                  20, 0, 1));
     } else {
         gt_result("lr_predict budgets (setup)", 0);
     }
     mieb_backend_free(tiny);
+    lr_predict_refused();
 
     gt_result("lr fit binary max_iter 100", lr_fit_case(gpu, "binary D=24 n=400 it=100", 400, 24, 2, 0, 100));
     gt_result("lr fit binary max_iter 5", lr_fit_case(gpu, "binary D=24 n=400 it=5", 400, 24, 2, 0, 5));

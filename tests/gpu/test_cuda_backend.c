@@ -14,7 +14,7 @@
  * small enough); budget errors; TF32 and BF16 smoke tests; kmeans_assign labels (exact
  * inputs with ties: identical; random inputs: different only at near-ties; k = 1, k = n,
  * chunked, OOM recovery, over-budget CPU fallback, fp32 under --precision tf32). The linear
- * probe's lr_ slots: gpu_logreg_cases.c.
+ * probe's logistic-regression slots: gpu_logreg_cases.c.
  * Exit status: 0 all passed, 1 a test failed, 77 no usable GPU (skipped).
  */
 #include <math.h>

@@ -107,7 +107,7 @@ def test_model_meta_with_python_infinity_is_read(suite, tmp_path):
 
 def test_probe_device_values(suite, tmp_path):
     """--probe-device takes auto or cpu; anything else is a usage error (exit 2, nothing
-    written). Which path runs is checked where a backend with lr_ slots exists: on the mock
+    written). Which path runs is checked where a backend runs logistic-regression batches: on the mock
     CUDA runtime (tests/gpu/mock/run_mock.sh) and on a GPU (tests/gpu/run.sh)."""
     bad = run(suite, str(tmp_path / "bad"), "-t", "Winoground", "--probe-device", "gpu")
     assert bad.returncode == 2 and "bad --probe-device 'gpu'" in bad.stderr

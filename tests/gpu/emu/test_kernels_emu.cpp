@@ -643,8 +643,8 @@ static void check_binomial(int n, unsigned grid)
     printf("logreg binomial n %4d grid %3u: %s\n", n, blocks, bad ? "MISMATCH" : "ok");
 }
 
-/* The CPU reference's predict scan (logreg_lbfgs.c pred_fn): a larger value, or the first
- * NaN, replaces. */
+/* The CPU reference's predict scan (host/cpu/cpu_logreg.c), written out: a larger value, or
+ * the first NaN, replaces. */
 static int64_t ref_argmax(const float *s, const float *b, int K)
 {
     int64_t best = 0;

@@ -415,7 +415,8 @@ mieb_status mieb_cuda_logreg_pointwise(struct mieb_kstream ks, float *raw, int64
     return MIEB_OK;
 }
 
-/* The CPU reference's predict scan (logreg_lbfgs.c): a larger value or the first NaN replaces. */
+/* The CPU backend's predict scan (host/cpu/cpu_logreg.c) through logreg_math.h: a larger value
+   or the first NaN replaces. */
 mieb_status mieb_cuda_logreg_argmax(struct mieb_kstream ks, const float *s, int64_t ld, const float *intercept,
                                     int64_t n, int64_t KK, int64_t *out)
 {
@@ -424,14 +425,14 @@ mieb_status mieb_cuda_logreg_argmax(struct mieb_kstream ks, const float *s, int6
     for (int64_t i = 0; i < n; i++) {
         const float *v = s + i * ld;
         if (KK == 1) {
-            out[i] = v[0] + intercept[0] > 0.0f;
+            out[i] = mieb_lr_binary_class(mieb_lr_decision(v[0], intercept[0]));
             continue;
         }
         int64_t best = 0;
-        float bv = v[0] + intercept[0];
+        float bv = mieb_lr_decision(v[0], intercept[0]);
         for (int64_t k = 1; k < KK; k++) {
-            float x = v[k] + intercept[k];
-            if (x > bv || (x != x && bv == bv))
+            float x = mieb_lr_decision(v[k], intercept[k]);
+            if (mieb_lr_argmax_takes(x, bv))
                 bv = x, best = k;
         }
         out[i] = best;
