@@ -134,6 +134,7 @@ static void release_qset(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs)
 {
     if (!qs)
         return;
+    mieb_cuda_screen_release(ctx, qs);
     if (qs->alloc) {
         /* queued work may still read the queries */
         if (cudaStreamSynchronize(ctx->stream) != cudaSuccess)

@@ -28,6 +28,13 @@ struct mieb_qset {
     int64_t *h_offsets;    /* [n + 1] host copy, MaxSim only: query chunks are cut on the host */
     void *alloc;           /* the one device allocation behind d_data and d_offsets */
     size_t bytes;          /* its size, counted in ctx->resident */
+    /* the int8 screen's copy of the queries (cuda_screen.c), made for the first screened block */
+    int i8_state;          /* 0 not made yet, 1 ready, -1 the screen cannot take this set */
+    int64_t kp;            /* int8 row length: dim rounded up to 16 */
+    int8_t *d_q8;          /* [n, kp] device */
+    float *d_sq, *d_alpha, *d_beta; /* [n] device: scales and bound coefficients */
+    void *i8_alloc;        /* the device allocation behind them */
+    size_t i8_bytes;       /* its size, counted in ctx->resident */
 };
 
 /** A run of corpus items [i0, i1) and the rows [r0, r1) of `docs` they occupy. */
@@ -53,6 +60,25 @@ mieb_status mieb_cuda_check_vecs(const struct mieb_vecs *v, int multi, const cha
  */
 mieb_status mieb_cuda_plan_reserve(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_in *in, int pairs,
                                    struct mieb_cuda_plan *p);
+
+/* ---- the int8 screen (cuda_screen.c; docs/SCREEN_INT8.md) ---- */
+
+/** Blocks of at least this many documents, and this many per kept entry, take the screen
+    under auto (MIEB_CUDA_SCREEN=int8: every single-vector block). Its tiles must hold this
+    many documents per k too, or the k kept per query would fill its candidate list. */
+#define MIEB_CUDA_SCREEN_MIN_DOCS 2048
+#define MIEB_CUDA_SCREEN_MIN_DOCS_PER_K 20
+
+/** 1 when a block of nd documents at ke kept per query takes the int8 screen (mode,
+    similarity, score order, dimension, and under auto the sizes above). */
+int mieb_cuda_screen_wanted(const struct mieb_cuda_ctx *ctx, const struct mieb_qset *qs, int64_t nd, int64_t ke);
+
+/** Make qs's int8 copy on the device once (i8_state 1), or mark the set unusable for the
+    screen (i8_state -1: a norm beyond the bound's range, or no memory; not an error). */
+mieb_status mieb_cuda_screen_queries(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs);
+
+/** Free qs's int8 copy (release_qset). */
+void mieb_cuda_screen_release(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs);
 
 /* The operations with their own files (cuda_topk_block.c, cuda_score_pairs.c). */
 mieb_status mieb_cuda_topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,

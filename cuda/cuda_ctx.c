@@ -147,6 +147,19 @@ mieb_status mieb_cuda_ctx_init(const struct mieb_backend_opts *opts, struct mieb
        MIEB_CUDA_GEMM=cublas asks for cuBLAS' order (benchmarks; last bits then differ) */
     const char *gemm_env = getenv("MIEB_CUDA_GEMM");
     ctx->canon_scores = o.precision == MIEB_PREC_FP32 && !(gemm_env && !strcmp(gemm_env, "cublas"));
+    /* the int8 screen gives the fixed order's bits, so it runs only where they are the scores */
+    const char *scr = getenv("MIEB_CUDA_SCREEN");
+    ctx->screen = 1;
+    if (scr && *scr && strcmp(scr, "auto") != 0) {
+        if (!strcmp(scr, "off") || !strcmp(scr, "0"))
+            ctx->screen = 0;
+        else if (!strcmp(scr, "int8"))
+            ctx->screen = 2;
+        else
+            MIEB_LOGW("MIEB_CUDA_SCREEN=%s is not auto, off or int8; using auto", scr);
+    }
+    if (!ctx->canon_scores)
+        ctx->screen = 0;
     ctx->staging.pinned = 1;
 #ifdef MIEB_CUDA_SYNC_CHECK
     ctx->sync_check = 1;
@@ -194,12 +207,13 @@ mieb_status mieb_cuda_ctx_init(const struct mieb_backend_opts *opts, struct mieb
     ctx->budget = free_b > headroom ? free_b - headroom : free_b / 2;
     if (o.mem_limit && o.mem_limit < ctx->budget)
         ctx->budget = o.mem_limit;
-    MIEB_LOGI("cuda: device %d %s (sm_%d%d), %.0f MiB free of %.0f MiB, budget %.1f MiB, %s%s",
+    MIEB_LOGI("cuda: device %d %s (sm_%d%d), %.0f MiB free of %.0f MiB, budget %.1f MiB, %s%s%s",
               ctx->device, ctx->name, ctx->cc_major, ctx->cc_minor, mib(free_b), mib(total_b), mib(ctx->budget),
               ctx->canon_scores                  ? "fp32 scores in the CPU's fixed order"
               : ctx->precision == MIEB_PREC_TF32 ? "tf32 GEMM"
               : ctx->precision == MIEB_PREC_BF16 ? "bf16 GEMM"
                                                  : "fp32 cuBLAS GEMM",
+              ctx->screen == 2 ? ", int8 screen on every block" : ctx->screen ? ", int8 screen where it pays" : "",
               ctx->sync_check ? ", sync-check on" : "");
     *out = ctx;
     return MIEB_OK;

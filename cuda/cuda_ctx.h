@@ -70,6 +70,18 @@ struct mieb_cuda_ctx {
     enum mieb_precision precision; /* arithmetic of the similarity GEMM (opts.precision) */
     int canon_scores;              /* fp32 scores in the CPU backend's fixed order (gemm.h), not cuBLAS' */
     int sync_check;                /* synchronise after every launch (debug) */
+    /* The int8 screen (cuda_screen.c, docs/SCREEN_INT8.md): MIEB_CUDA_SCREEN=auto (1, the
+       default: blocks where it pays), int8 (2: every single-vector block) or off (0); only
+       with canon_scores, whose bits it reproduces. */
+    int screen;
+    /** What the screen did (summed over calls; the -v lines and the tests read it). */
+    struct {
+        int64_t blocks, groups, fallbacks; /* screened calls; query groups; groups handed to the exact way */
+        int64_t pairs, scored;             /* (query, document) pairs screened; of those, scored exactly */
+    } screen_stats;
+    /** Test hook: the most candidate pairs a tile's list may hold (0 = the plan's share), so
+     * that the tests can make near-ties overflow it and hand the block to the exact way. */
+    uint32_t screen_pair_cap;
     int broken;                    /* a CUDA error happened: refuse further work */
     /** Test hook: a single allocation larger than this fails as if the device were full
      * (0 = off). Lets the GPU tests exercise OOM recovery deterministically. */

@@ -32,15 +32,45 @@ size_t mieb_cuda_plan_slot_bytes(const struct mieb_cuda_plan_in *in, const struc
     return b;
 }
 
+int64_t mieb_cuda_plan_ld(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p)
+{
+    return in->screen ? (p->d_tile + 3) / 4 * 4 : p->d_tile;
+}
+
+int64_t mieb_cuda_plan_pair_cap(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p)
+{
+    return in->screen ? max64(1, p->q_chunk * mieb_cuda_plan_ld(in, p) / MIEB_CUDA_SCREEN_PAIR_SHARE) : 0;
+}
+
+/* sizeof(struct mieb_si8_counts) is 24 bytes: one aligned view */
+size_t mieb_cuda_plan_screen_tile_bytes(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p)
+{
+    if (!in->screen)
+        return 0;
+    size_t d = (size_t)p->d_tile;
+    return mieb_cuda_aligned((size_t)p->q_chunk * (size_t)mieb_cuda_plan_ld(in, p) * sizeof(float)) +
+           mieb_cuda_aligned((size_t)mieb_cuda_plan_pair_cap(in, p) * sizeof(uint32_t)) +
+           mieb_cuda_aligned(d * (size_t)in->kp) + 3 * mieb_cuda_aligned(d * sizeof(float)) + mieb_cuda_aligned(24);
+}
+
+size_t mieb_cuda_plan_screen_group_bytes(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p)
+{
+    if (!in->screen)
+        return 0;
+    return mieb_cuda_plan_state_bytes(p->group, in->ke) + mieb_cuda_aligned((size_t)p->group * sizeof(float));
+}
+
 /* The four terms of a topk_block working set, in device bytes. */
 enum { T_STATE, T_SLOTS, T_SCORES, T_TOKENS, T_COUNT };
 
 static void topk_terms(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p, size_t t[T_COUNT])
 {
     t[T_STATE] = mieb_cuda_plan_state_bytes(p->group, in->ke) +
-                 mieb_cuda_aligned(mieb_cuda_segsort_scratch_bytes(p->group, in->ke));
+                 mieb_cuda_aligned(mieb_cuda_segsort_scratch_bytes(p->group, in->ke)) +
+                 mieb_cuda_plan_screen_group_bytes(in, p);
     t[T_SLOTS] = MIEB_CUDA_N_SLOTS * mieb_cuda_plan_slot_bytes(in, p);
-    t[T_SCORES] = mieb_cuda_aligned((size_t)p->q_chunk * (size_t)p->d_tile * sizeof(float));
+    t[T_SCORES] = mieb_cuda_aligned((size_t)p->q_chunk * (size_t)mieb_cuda_plan_ld(in, p) * sizeof(float)) +
+                  mieb_cuda_plan_screen_tile_bytes(in, p);
     t[T_TOKENS] = in->maxsim ? mieb_cuda_aligned((size_t)p->q_tokens * (size_t)p->d_tokens * sizeof(float)) : 0;
 }
 
@@ -137,6 +167,8 @@ mieb_status mieb_cuda_plan_topk(const struct mieb_cuda_plan_in *in, size_t budge
                              (long long)in->ke, (long long)in->dim, mib(total), mib(budget));
     }
 
+    p->ld = mieb_cuda_plan_ld(in, p);
+    p->pair_cap = mieb_cuda_plan_pair_cap(in, p);
     int64_t per_row = in->ke * (int64_t)sizeof(uint64_t);
     p->result_rows = max64(1, min64(p->group, (int64_t)MIEB_CUDA_RESULT_CHUNK / max64(1, per_row)));
     p->pin_bytes = MIEB_CUDA_N_SLOTS * mieb_cuda_plan_slot_bytes(in, p) +

@@ -41,6 +41,8 @@ struct mieb_cuda_plan_in {
     int64_t nq, q_rows, q_max;  /* query items, token rows, longest item in rows (1 if single-vector) */
     int64_t nd, d_rows, d_max;  /* corpus items, token rows, longest item in rows */
     int64_t n_pairs;            /* score_pairs only */
+    int screen;                 /* topk_block through the int8 screen (cuda_screen.c) */
+    int64_t kp;                 /* its int8 row length */
 };
 
 struct mieb_cuda_plan {
@@ -48,6 +50,8 @@ struct mieb_cuda_plan {
     int64_t d_tile, d_tokens;   /* d_tokens == d_tile rows for single-vector */
     int64_t pair_batch;         /* score_pairs only */
     int64_t result_rows;        /* state rows downloaded per pinned result chunk */
+    int64_t ld;                 /* score tile row length: d_tile, rounded up to 4 with the screen (int32 GEMM) */
+    int64_t pair_cap;           /* the screen's candidate list: a share of the score tile */
     size_t dev_bytes;           /* device scratch pool size */
     size_t pin_bytes;           /* pinned staging pool size */
 };
@@ -62,9 +66,20 @@ mieb_status mieb_cuda_plan_topk(const struct mieb_cuda_plan_in *in, size_t budge
 /** The same for score_pairs: one corpus tile at a time and batches of pairs. */
 mieb_status mieb_cuda_plan_pairs(const struct mieb_cuda_plan_in *in, size_t budget, struct mieb_cuda_plan *p);
 
+/** The screen's candidate list holds this share of a score tile's pairs (1 / this); more
+    survivors hand the query group to the exact way, as the CPU screen's budget does. */
+#define MIEB_CUDA_SCREEN_PAIR_SHARE 4
+
 /* Byte sizes of the views, in the order topk_block carves them (also used to carve). */
 size_t mieb_cuda_plan_state_bytes(int64_t group, int64_t ke);       /* two key buffers + thresholds */
 size_t mieb_cuda_plan_slot_bytes(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p);
+/** The screen's views: per tile (int8 rows, scales, norm bounds, lower bounds, the candidate
+    list, the counters) and per group (lower-bound top-k state, floors); 0 without it. */
+size_t mieb_cuda_plan_screen_tile_bytes(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p);
+size_t mieb_cuda_plan_screen_group_bytes(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p);
+/** Score tile row length and candidate list length of a plan (set into p by mieb_cuda_plan_topk). */
+int64_t mieb_cuda_plan_ld(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p);
+int64_t mieb_cuda_plan_pair_cap(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,17 @@
  * the kernel compacts the few that pass instead of selecting over whole tiles.
  * The kept keys encode the tie rule (kernels/topk_key.h), so the result is the CPU
  * reference's for equal scores, whatever the tiling.
+ *
+ * With the int8 screen (cuda_screen.c, docs/SCREEN_INT8.md) a chunk's scores are made
+ * differently: each tile's rows are quantised on the device (kernels/screen_i8.cu), the
+ * integer scores come from cuBLAS' int8 GEMM, each becomes the interval of its exact score,
+ * the lower bounds' running k-th largest per query (kernels/topk.cu on the lower bounds)
+ * with the floor gives tau, and only the pairs whose upper bound reaches tau get their
+ * exact score (the fixed order, the CPU's bits); the others are -inf, below the state's
+ * starting threshold. The top-k kernel then runs as without the screen, on the same bits
+ * for every document that can be in the best k. A group whose candidates outgrow the list
+ * (near-ties) or with a document row out of the bound's range is handed back and scored the
+ * exact way, said under -v.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +36,9 @@
 #include "cuda_backend.h"
 #include "cuda_check.h"
 #include "gemm.h"
+#include "backend/screen_i8_math.h"
 #include "maxsim.cuh"
+#include "screen_i8.cuh"
 #include "thrust_shim.h"
 #include "topk.cuh"
 #include "topk_key.h"
@@ -43,7 +56,41 @@ struct topk_views {
     float *scores;                /* [q_chunk, d_tile] */
     float *tok;                   /* [q_tokens, d_tokens], MaxSim */
     uint64_t *p_result;           /* [result_rows, ke] pinned */
+    /* the int8 screen (NULL without it) */
+    float *lb;                    /* [q_chunk, ld] lower bounds */
+    uint32_t *pairs;              /* [pair_cap] candidate list */
+    uint32_t pair_cap;
+    int8_t *d8;                   /* [d_tile, kp] the tile's int8 rows */
+    float *sd, *nd, *rnd;         /* [d_tile] their scales and norm bounds */
+    struct mieb_si8_counts *counts;
+    uint64_t *lb_state[2];        /* [group, ke] the lower bounds' running top-k */
+    uint64_t *thr_lb;             /* [group] its thresholds: the k-th largest lower bound */
+    float *tau_floor;             /* [group] each query's floor (-inf without one) */
 };
+
+/* The screen's views (carve's second half). */
+static int carve_screen(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_in *in,
+                        const struct mieb_cuda_plan *p, struct topk_views *v)
+{
+    struct mieb_cuda_pool *dev = &ctx->scratch;
+    size_t keys = (size_t)p->group * (size_t)in->ke, d = (size_t)p->d_tile;
+    v->pair_cap = (uint32_t)p->pair_cap;
+    if (ctx->screen_pair_cap && ctx->screen_pair_cap < v->pair_cap)
+        v->pair_cap = ctx->screen_pair_cap;
+    v->lb = mieb_cuda_pool_take(dev, (size_t)p->q_chunk * (size_t)p->ld * sizeof(float));
+    v->pairs = mieb_cuda_pool_take(dev, (size_t)p->pair_cap * sizeof(uint32_t));
+    v->d8 = mieb_cuda_pool_take(dev, d * (size_t)in->kp);
+    v->sd = mieb_cuda_pool_take(dev, d * sizeof(float));
+    v->nd = mieb_cuda_pool_take(dev, d * sizeof(float));
+    v->rnd = mieb_cuda_pool_take(dev, d * sizeof(float));
+    v->counts = mieb_cuda_pool_take(dev, sizeof(struct mieb_si8_counts));
+    v->lb_state[0] = mieb_cuda_pool_take(dev, keys * sizeof(uint64_t));
+    v->lb_state[1] = mieb_cuda_pool_take(dev, keys * sizeof(uint64_t));
+    v->thr_lb = mieb_cuda_pool_take(dev, (size_t)p->group * sizeof(uint64_t));
+    v->tau_floor = mieb_cuda_pool_take(dev, (size_t)p->group * sizeof(float));
+    return v->lb && v->pairs && v->d8 && v->sd && v->nd && v->rnd && v->counts && v->lb_state[0] &&
+           v->lb_state[1] && v->thr_lb && v->tau_floor;
+}
 
 static mieb_status carve(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_in *in,
                          const struct mieb_cuda_plan *p, struct topk_views *v)
@@ -70,11 +117,11 @@ static mieb_status carve(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_
             ok = ok && v->d_off[s] && v->p_off[s];
         }
     }
-    v->scores = mieb_cuda_pool_take(dev, (size_t)p->q_chunk * (size_t)p->d_tile * sizeof(float));
+    v->scores = mieb_cuda_pool_take(dev, (size_t)p->q_chunk * (size_t)p->ld * sizeof(float));
     if (in->maxsim)
         v->tok = mieb_cuda_pool_take(dev, (size_t)p->q_tokens * (size_t)p->d_tokens * sizeof(float));
     v->p_result = mieb_cuda_pool_take(pin, (size_t)p->result_rows * (size_t)in->ke * sizeof(uint64_t));
-    ok = ok && v->scores && (!in->maxsim || v->tok) && v->p_result;
+    ok = ok && v->scores && (!in->maxsim || v->tok) && v->p_result && (!in->screen || carve_screen(ctx, in, p, v));
     if (!ok)
         return mieb_fail(MIEB_ERR_INTERNAL, "cuda topk_block: the plan's pools are smaller than its views");
     return MIEB_OK;
@@ -163,52 +210,146 @@ static mieb_status download(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_pl
     return MIEB_OK;
 }
 
-/* The group's starting thresholds: 0, or each query's floor key. */
+/* The group's starting thresholds: 0, or each query's floor key. With the screen, at least
+   the largest key of a -inf score (the documents out of reach score -inf, every exact score is
+   finite), and each query's floor for tau (-inf without one, as the CPU screen starts). */
 static mieb_status init_thresholds(struct mieb_cuda_ctx *ctx, struct topk_views *v, const float *floor, int64_t g0,
-                                   int64_t g)
+                                   int64_t g, int screen)
 {
-    if (!floor) {
+    if (!floor && !screen) {
         MIEB_CUDA_CHECK(cudaMemsetAsync(v->thr, 0, sizeof(uint64_t) * (size_t)g, ctx->stream));
         return MIEB_OK;
     }
     uint64_t *h = malloc(sizeof(uint64_t) * (size_t)g);
-    if (!h)
+    float *f = malloc(sizeof(float) * (size_t)g);
+    if (!h || !f) {
+        free(h);
+        free(f);
         return mieb_fail(MIEB_ERR_OOM, "cuda topk: %lld floor keys", (long long)g);
-    for (int64_t r = 0; r < g; r++)
-        h[r] = mieb_topk_floor_thr(floor[g0 + r]);
+    }
+    const uint64_t out_of_reach = mieb_topk_key(-INFINITY, 0);
+    for (int64_t r = 0; r < g; r++) {
+        h[r] = floor ? mieb_topk_floor_thr(floor[g0 + r]) : 0;
+        if (screen && h[r] < out_of_reach)
+            h[r] = out_of_reach;
+        f[r] = floor && !isnan(floor[g0 + r]) ? floor[g0 + r] : -INFINITY;
+    }
     /* from pageable memory the call returns once h is staged, so h may go at once */
     cudaError_t e = cudaMemcpyAsync(v->thr, h, sizeof(uint64_t) * (size_t)g, cudaMemcpyHostToDevice, ctx->stream);
+    if (e == cudaSuccess && screen)
+        e = cudaMemcpyAsync(v->tau_floor, f, sizeof(float) * (size_t)g, cudaMemcpyHostToDevice, ctx->stream);
     free(h);
+    free(f);
     MIEB_CUDA_CHECK(e);
     return MIEB_OK;
 }
 
+/* The screen's scores of query chunk [qa, qb) against tile t (slot b, its int8 rows in v->d8)
+   into v->scores [qb - qa, ld]: exact where the upper bound reaches tau, -inf elsewhere. */
+static mieb_status screen_chunk(struct mieb_cuda_ctx *ctx, const struct mieb_qset *qs, const struct mieb_cuda_tile *t,
+                                struct topk_views *v, int b, int64_t qa, int64_t qb, int64_t g0, int64_t ke, int cur,
+                                int64_t ld)
+{
+    const struct mieb_kstream ks = mieb_cuda_ks(ctx);
+    const int64_t nd = t->i1 - t->i0, nr = qb - qa, off = (qa - g0) * ke;
+    MIEB_TRY(mieb_cuda_gemm_i8_nt(ctx, nr, nd, qs->kp, qs->d_q8 + qa * qs->kp, qs->kp, v->d8, qs->kp,
+                                  (int32_t *)v->scores, ld));
+    MIEB_TRY(mieb_cuda_si8_bound(ks, v->scores, v->lb, ld, nr, nd, qs->d_sq + qa, qs->d_alpha + qa, qs->d_beta + qa,
+                                 v->sd, v->nd, v->rnd, mieb_si8_s_abs(qs->dim, 0)));
+    /* tau's k-th largest lower bound, this tile's included */
+    MIEB_TRY(mieb_cuda_topk_update(ks, v->lb, ld, nr, nd, t->i0, v->lb_state[cur] + off, v->lb_state[1 - cur] + off,
+                                   v->thr_lb + (qa - g0), ke));
+    MIEB_CUDA_CHECK(cudaMemsetAsync(&v->counts->count, 0, sizeof v->counts->count, ctx->stream));
+    MIEB_TRY(mieb_cuda_si8_select(ks, v->scores, ld, nr, nd, v->tau_floor + (qa - g0), v->thr_lb + (qa - g0),
+                                  v->pairs, v->pair_cap, v->counts));
+    return mieb_cuda_si8_rescore(ks, qs->d_data + qa * qs->dim, v->d_rows[b], qs->dim, v->pairs, v->pair_cap,
+                                 v->counts, v->scores, ld);
+}
+
+/* After a screened group: *handed_back = 1 when its candidates outgrew the list or a document
+   row was out of the bound's range (its lists are then not the exact ones). */
+static mieb_status screen_verdict(struct mieb_cuda_ctx *ctx, struct topk_views *v, int64_t g, int64_t nd,
+                                  int *handed_back)
+{
+    struct mieb_si8_counts hc;
+    MIEB_CUDA_CHECK(cudaMemcpyAsync(&hc, v->counts, sizeof hc, cudaMemcpyDeviceToHost, ctx->stream));
+    MIEB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+    *handed_back = hc.overflow || hc.bad;
+    ctx->screen_stats.groups++;
+    ctx->screen_stats.pairs += g * nd;
+    ctx->screen_stats.scored += (int64_t)hc.scored;
+    if (*handed_back) {
+        ctx->screen_stats.fallbacks++;
+        MIEB_LOGD("cuda top-k: int8 screen: %lld queries x %lld items handed to the exact way (%s)", (long long)g,
+                  (long long)nd,
+                  hc.bad ? "a row's norm is beyond the bound's range" : "more candidates than the list holds");
+    }
+    return MIEB_OK;
+}
+
+/* One query group [g0, g0 + g) over the block, the exact way or (screen) the int8 screen's;
+   a screened group that must go the exact way sets *handed_back and writes nothing. */
 static mieb_status run_group(struct mieb_cuda_ctx *ctx, const struct mieb_qset *qs, const struct mieb_vecs *docs,
                              const struct mieb_cuda_plan *p, struct topk_views *v, int64_t g0, int64_t g, int64_t ke,
-                             int64_t k, const float *floor, float *out_s, int64_t *out_i, int64_t *out_n)
+                             int64_t k, const float *floor, float *out_s, int64_t *out_i, int64_t *out_n, int screen,
+                             int *handed_back)
 {
     const int maxsim = qs->sim == MIEB_SIM_MAXSIM;
     int cur = 0;
+    *handed_back = 0;
     MIEB_CUDA_CHECK(cudaMemsetAsync(v->state[cur], 0, sizeof(uint64_t) * (size_t)(g * ke), ctx->stream));
-    MIEB_TRY(init_thresholds(ctx, v, floor, g0, g));
+    MIEB_TRY(init_thresholds(ctx, v, floor, g0, g, screen));
+    if (screen) {
+        MIEB_CUDA_CHECK(cudaMemsetAsync(v->lb_state[cur], 0, sizeof(uint64_t) * (size_t)(g * ke), ctx->stream));
+        MIEB_CUDA_CHECK(cudaMemsetAsync(v->thr_lb, 0, sizeof(uint64_t) * (size_t)g, ctx->stream));
+        MIEB_CUDA_CHECK(cudaMemsetAsync(v->counts, 0, sizeof *v->counts, ctx->stream));
+    }
     struct mieb_cuda_tile t;
     int64_t n_tiles = 0;
     for (int64_t i0 = 0; i0 < docs->n; i0 = t.i1, n_tiles++) {
         int b = (int)(n_tiles % MIEB_CUDA_N_SLOTS);
         mieb_cuda_next_tile(docs, maxsim, p, i0, &t);
         MIEB_TRY(stage_tile(ctx, docs, maxsim, &t, v, b));
+        const int64_t nd = t.i1 - t.i0, ld = screen ? (nd + 3) / 4 * 4 : nd;
+        if (screen)
+            MIEB_TRY(mieb_cuda_si8_quantise(mieb_cuda_ks(ctx), v->d_rows[b], nd, qs->dim, qs->kp, v->d8, v->sd, v->nd,
+                                            v->rnd, NULL, v->counts));
         for (int64_t qa = g0, qb; qa < g0 + g; qa = qb) {
             qb = chunk_end(qs, p, qa, g0 + g);
-            MIEB_TRY(score_chunk(ctx, qs, &t, v, b, qa, qb));
+            if (screen)
+                MIEB_TRY(screen_chunk(ctx, qs, &t, v, b, qa, qb, g0, ke, cur, ld));
+            else
+                MIEB_TRY(score_chunk(ctx, qs, &t, v, b, qa, qb));
             int64_t off = (qa - g0) * ke;
-            MIEB_TRY(mieb_cuda_topk_update(mieb_cuda_ks(ctx), v->scores, t.i1 - t.i0, qb - qa, t.i1 - t.i0, t.i0,
-                                           v->state[cur] + off, v->state[1 - cur] + off, v->thr + (qa - g0), ke));
+            MIEB_TRY(mieb_cuda_topk_update(mieb_cuda_ks(ctx), v->scores, ld, qb - qa, nd, t.i0, v->state[cur] + off,
+                                           v->state[1 - cur] + off, v->thr + (qa - g0), ke));
         }
         MIEB_CUDA_CHECK(cudaEventRecord(ctx->ev_done[b], ctx->stream));
         cur = 1 - cur;
     }
+    if (screen) {
+        MIEB_TRY(screen_verdict(ctx, v, g, docs->n, handed_back));
+        if (*handed_back)
+            return MIEB_OK;
+    }
     MIEB_TRY(mieb_cuda_segsort_u64_desc(ctx, v->state[cur], g, ke, v->sort_scratch, v->sort_bytes));
     return download(ctx, p, v->state[cur], g0, g, ke, k, v, floor, out_s, out_i, out_n);
+}
+
+/* Plan and reserve; a screened plan that does not fit, or (under auto) whose tiles hold too
+   few documents per kept entry (its lists would fill with the k alone), is planned again
+   without the screen. */
+static mieb_status plan_screen(struct mieb_cuda_ctx *ctx, struct mieb_cuda_plan_in *in, int64_t ke,
+                               struct mieb_cuda_plan *p)
+{
+    mieb_status st = mieb_cuda_plan_reserve(ctx, in, 0, p);
+    if (!in->screen || (st == MIEB_OK && (ctx->screen == 2 || p->d_tile >= ke * MIEB_CUDA_SCREEN_MIN_DOCS_PER_K)))
+        return st;
+    if (st != MIEB_OK && st != MIEB_ERR_TOO_LARGE && st != MIEB_ERR_OOM)
+        return st;
+    mieb_clear_error(); /* the exact way needs less memory than the screen */
+    in->screen = 0;
+    return mieb_cuda_plan_reserve(ctx, in, 0, p);
 }
 
 static mieb_status topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, const struct mieb_vecs *docs,
@@ -253,8 +394,15 @@ static mieb_status topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, c
     in.d_max = d_max;
     struct mieb_cuda_plan p;
     struct topk_views v;
-    MIEB_TRY(mieb_cuda_plan_reserve(ctx, &in, 0, &p));
+    if (mieb_cuda_screen_wanted(ctx, qs, docs->n, ke)) {
+        MIEB_TRY(mieb_cuda_screen_queries(ctx, qs));
+        in.screen = qs->i8_state == 1;
+        in.kp = qs->kp;
+    }
+    MIEB_TRY(plan_screen(ctx, &in, ke, &p));
     MIEB_TRY(carve(ctx, &in, &p, &v));
+    const int64_t groups0 = ctx->screen_stats.groups, fallbacks0 = ctx->screen_stats.fallbacks;
+    const int64_t pairs0 = ctx->screen_stats.pairs, scored0 = ctx->screen_stats.scored;
     MIEB_LOGD("cuda topk: %lld queries x %lld items, k %lld: groups of %lld, tiles of %lld items (%lld rows), "
               "chunks of %lld queries (%lld rows), %.1f MiB device, %.1f MiB pinned",
               (long long)qs->n, (long long)docs->n, (long long)ke, (long long)p.group, (long long)p.d_tile,
@@ -263,7 +411,20 @@ static mieb_status topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, c
 
     for (int64_t g0 = 0; g0 < qs->n && st == MIEB_OK; g0 += p.group) {
         int64_t g = qs->n - g0 < p.group ? qs->n - g0 : p.group;
-        st = run_group(ctx, qs, docs, &p, &v, g0, g, ke, k, floor, out_scores, out_idx, out_n);
+        int handed_back = 0;
+        st = run_group(ctx, qs, docs, &p, &v, g0, g, ke, k, floor, out_scores, out_idx, out_n, in.screen,
+                       &handed_back);
+        if (st == MIEB_OK && handed_back)
+            st = run_group(ctx, qs, docs, &p, &v, g0, g, ke, k, floor, out_scores, out_idx, out_n, 0, &handed_back);
+    }
+    if (st == MIEB_OK && in.screen) {
+        ctx->screen_stats.blocks++;
+        int64_t pairs = ctx->screen_stats.pairs - pairs0;
+        MIEB_LOGD("cuda top-k: %lld x %lld screened (int8): %.2f%% of pairs scored exactly, %lld of %lld query "
+                  "groups handed to the exact way", (long long)qs->n, (long long)docs->n,
+                  pairs ? 100.0 * (double)(ctx->screen_stats.scored - scored0) / (double)pairs : 0.0,
+                  (long long)(ctx->screen_stats.fallbacks - fallbacks0),
+                  (long long)(ctx->screen_stats.groups - groups0));
     }
     if (st != MIEB_OK) {
         /* leave no queued work reading the pools or the caller's memory */

@@ -11,6 +11,7 @@
 #include "canon_gemm.cuh"
 
 #include <limits.h>
+#include <stdint.h>
 
 #include "cuda_check.h"
 
@@ -54,4 +55,26 @@ mieb_status mieb_cuda_scores_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n,
     if (ctx->canon_scores) /* its launcher synchronises under sync_check (MIEB_CUDA_CHECK_LAUNCH) */
         return mieb_cuda_canon_gemm_nt(mieb_cuda_ks(ctx), m, n, k, A, lda, B, ldb, S, lds);
     return mieb_cuda_gemm_rowmajor(ctx, m, n, k, 1.0f, A, lda, false, B, ldb, true, 0.0f, S, lds);
+}
+
+mieb_status mieb_cuda_gemm_i8_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n, int64_t kp, const int8_t *A,
+                                 int64_t lda, const int8_t *B, int64_t ldb, int32_t *S, int64_t lds)
+{
+    MIEB_CUDA_REQUIRE(ctx && ctx->magic == MIEB_CUDA_CTX_MAGIC);
+    MIEB_CUDA_REQUIRE(m >= 0 && n >= 0 && kp >= 4 && m <= INT_MAX && n <= INT_MAX && kp <= INT_MAX);
+    MIEB_CUDA_REQUIRE(lda >= kp && ldb >= kp && lds >= n && lda <= INT_MAX && ldb <= INT_MAX && lds <= INT_MAX);
+    MIEB_CUDA_REQUIRE(kp % 4 == 0 && lda % 4 == 0 && ldb % 4 == 0 && lds % 4 == 0);
+    if (m == 0 || n == 0)
+        return MIEB_OK;
+    MIEB_CUDA_REQUIRE(A && B && S);
+    MIEB_CUDA_REQUIRE((uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0 && (uintptr_t)S % 16 == 0);
+    const int32_t alpha = 1, beta = 0;
+    /* column-major view, as mieb_cuda_gemm_rowmajor: S^T[n, m] = B[n, kp] . A^T[kp, m], i.e. TN */
+    MIEB_CUBLAS_CHECK(cublasSetStream(ctx->cublas, ctx->stream));
+    MIEB_CUBLAS_CHECK(cublasGemmEx(ctx->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)kp, &alpha, B,
+                                   CUDA_R_8I, (int)ldb, A, CUDA_R_8I, (int)lda, &beta, S, CUDA_R_32I, (int)lds,
+                                   CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+    if (ctx->sync_check)
+        MIEB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+    return MIEB_OK;
 }

@@ -43,6 +43,17 @@ mieb_status mieb_cuda_gemm_rowmajor(struct mieb_cuda_ctx *ctx, int64_t m, int64_
 mieb_status mieb_cuda_scores_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *A,
                                 int64_t lda, const float *B, int64_t ldb, float *S, int64_t lds);
 
+/**
+ * Integer scores S = A . B^T of int8 rows (A [m, kp], B [n, kp], row-major, device memory)
+ * into int32 S [m, n] (row-major, lds apart): cublasGemmEx with CUDA_R_8I inputs, CUDA_R_32I
+ * output and CUBLAS_COMPUTE_32I, whose sums are exact while |S| < 2^31 (the int8 screen's
+ * K <= 133,000). cuBLAS' int8 rules hold by construction and are checked: alpha 1 and beta
+ * 0 (int32), the operands transposed as TN (what the row-major swap gives), kp, lda, ldb
+ * and lds multiples of 4, and every matrix 16-byte aligned.
+ */
+mieb_status mieb_cuda_gemm_i8_nt(struct mieb_cuda_ctx *ctx, int64_t m, int64_t n, int64_t kp, const int8_t *A,
+                                 int64_t lda, const int8_t *B, int64_t ldb, int32_t *S, int64_t lds);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../backend/screen_i8_math.h"
 #include "../core/radix_sort.h"
 #include "canon_dot.h"
 #include "cpu_features.h"
@@ -154,7 +155,6 @@ void mieb_screen_set_enabled(int on) { __atomic_store_n(&g_enabled, on ? 1 : 0, 
 
 #define U32 (1.0 / 16777216.0) /* 2^-24, the unit roundoff of binary32 */
 #define MARGIN (1.0 + 1.0 / 1048576.0) /* 1 + 2^-20: covers a few roundings of the bound's own arithmetic */
-#define NORM_LIMIT 1152921504606846976.0 /* 2^60 */
 
 /* g of screen.h: twice the worst relative accumulation error of a K-term fp32 sum. */
 static double accum_g(int64_t K) { return (double)(K + 64) * 2.0 * U32; }
@@ -163,15 +163,9 @@ int mieb_screen_norms(float ss, float rs, int64_t K, float *nrm, float *rnrm)
 {
     /* ss, rs: fp32 sums of squares in some order; true <= ss (1 + g) + (subnormal
        losses, at most 2K 2^-149 <= 2^-100). sqrt and the products round to nearest: the
-       final factor covers them, and the float conversion of the double rounds within it. */
-    double g = accum_g(K);
-    double n = sqrt((double)ss * (1.0 + g) + 0x1p-100) * MARGIN;
-    double r = sqrt((double)rs * (1.0 + g) + 0x1p-100) * MARGIN;
-    if (!(n <= NORM_LIMIT) || !(r <= NORM_LIMIT))
-        return 0; /* also NaN / inf */
-    *nrm = (float)(n * MARGIN);
-    *rnrm = (float)(r * MARGIN);
-    return 1;
+       final factor covers them, and the float conversion of the double rounds within it.
+       The arithmetic is backend/screen_i8_math.h's, shared with the int8 screen's kernels. */
+    return mieb_si8_norms(ss, rs, K, nrm, rnrm);
 }
 
 void mieb_screen_query_bound(struct screen_ctx *cx, int64_t q, float nrm, float rnrm)

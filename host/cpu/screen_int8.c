@@ -21,10 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backend/screen_i8_math.h"
 #include "screen_internal.h"
 
-#define U32 (1.0 / 16777216.0)          /* 2^-24 */
-#define MARGIN (1.0 + 1.0 / 1048576.0)  /* 1 + 2^-20 */
 #define DBLK 256                        /* documents quantised at a time (L2-resident as int16) */
 
 float mieb_screen_i8_test_bound_scale = 1.0f;
@@ -57,73 +56,25 @@ void mieb_screen_i8_buf_free(struct screen_i8_buf *b)
 
 /* ---- quantisation ---- */
 
-/* The 8-lane sums' fixed tree (screen_internal.h). */
-static float tree8(const float *acc)
-{
-    float s4[4], s2[2];
-    for (int l = 0; l < 4; l++)
-        s4[l] = acc[l] + acc[l + 4];
-    for (int l = 0; l < 2; l++)
-        s2[l] = s4[l] + s4[l + 2];
-    return s2[0] + s2[1];
-}
-
+/* The arithmetic is backend/screen_i8_math.h's, which the CUDA kernels share (the same
+   integers, scales, norm bounds and intervals on both). */
 int mieb_screen_i8_row_bounds(float s, float ss, float rs, int64_t qq, int64_t K, float *nrm, float *rnrm,
                               float *hnrm)
 {
-    if (!mieb_screen_norms(ss, rs, K, nrm, rnrm))
-        return 0;
-    /* |s q| = s sqrt(qq): qq is exact, sqrt and the products round once each in double */
-    *hnrm = (float)((double)s * sqrt((double)qq) * MARGIN * MARGIN);
-    return 1;
+    return mieb_si8_row_bounds(s, ss, rs, qq, K, nrm, rnrm, hnrm);
 }
 
 int mieb_screen_i8_quantise(const float *x, int64_t K, int64_t KP, int16_t *out, float *s_out, float *nrm,
                             float *rnrm, float *hnrm)
 {
-    float mx = 0.0f;
-    for (int64_t k = 0; k < K; k++) {
-        float a = fabsf(x[k]);
-        mx = a > mx ? a : mx;
-    }
-    /* a NaN or infinite row is refused by the norm check (its sum of squares) */
-    float s = mx / 127.0f;
-    if (!(s > 0.0f) || !isfinite(s))
-        s = 0.0f;
-    float sacc[8] = {0}, racc[8] = {0};
-    int64_t qq = 0;
-    for (int64_t k = 0; k < K; k++) {
-        float q = 0.0f;
-        if (s > 0.0f) { /* clamped: with a subnormal s, x / s may round past 127 */
-            q = rintf(x[k] / s);
-            q = q > 127.0f ? 127.0f : q < -127.0f ? -127.0f : q;
-            if (q != q)
-                q = 0.0f;
-        }
-        /* x - s q in one rounding: relative error u at most, which the norms' margin covers */
-        float r = fmaf(-s, q, x[k]);
-        out[k] = (int16_t)q;
-        qq += (int64_t)q * (int64_t)q;
-        sacc[k % 8] = fmaf(x[k], x[k], sacc[k % 8]);
-        racc[k % 8] = fmaf(r, r, racc[k % 8]);
-    }
-    for (int64_t k = K; k < KP; k++)
-        out[k] = 0;
-    *s_out = s;
-    return mieb_screen_i8_row_bounds(s, tree8(sacc), tree8(racc), qq, K, nrm, rnrm, hnrm);
+    return mieb_si8_quantise_row(x, K, KP, NULL, out, s_out, nrm, rnrm, hnrm);
 }
 
 /* alpha and beta of the file comment for query q (its norm bounds N, R, H). */
 static void query_bound(struct screen_ctx *cx, int64_t q, float nrm, float rnrm, float hnrm)
 {
-    double u = U32, g = (double)(cx->K + 64) * u, N = nrm, R = rnrm, H = hnrm;
-    if (mieb_screen_i8_test_drop_rounding)
-        g = u = 0.0;
-    double alpha = (R + g * N + 8.0 * u * H) * MARGIN * MARGIN * mieb_screen_i8_test_bound_scale;
-    double beta = H * (1.0 + 8.0 * u) * MARGIN * MARGIN * mieb_screen_i8_test_bound_scale;
-    /* floors keep alpha * n finite and non-NaN for every finite n */
-    cx->alpha[q] = (float)(alpha > 0x1p-100 ? alpha : 0x1p-100);
-    cx->beta[q] = (float)(beta > 0x1p-100 ? beta : 0x1p-100);
+    mieb_si8_query_coefs(cx->K, nrm, rnrm, hnrm, mieb_screen_i8_test_bound_scale, mieb_screen_i8_test_drop_rounding,
+                         &cx->alpha[q], &cx->beta[q]);
 }
 
 static int pack_queries(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t m6, screen_i8_quantise_fn quantise)
@@ -196,11 +147,11 @@ void mieb_screen_i8_offer_scalar(struct screen_ctx *cx, const struct screen_i8_o
         int64_t q = o->q0 + i;
         float al = cx->alpha[q], be = cx->beta[q], sq = o->sq[q];
         for (int j = 0; j < o->live; j++) {
-            float a = (float)o->dots[i * SCREEN_I8_ND + j] * (sq * o->sd[j]);
-            float e = fmaf(al, o->nd[j], fmaf(be, o->rnd[j], cx->s_abs));
-            float ub = a + e;
+            float lb, ub;
+            mieb_si8_interval(o->dots[i * SCREEN_I8_ND + j], sq, o->sd[j], al, be, o->nd[j], o->rnd[j], cx->s_abs,
+                              &lb, &ub);
             if (ub >= cx->tau[q])
-                mieb_screen_append(cx, q, o->doc0 + j, a - e, ub);
+                mieb_screen_append(cx, q, o->doc0 + j, lb, ub);
         }
     }
 }
@@ -230,9 +181,7 @@ mieb_status mieb_screen_i8_pass(struct screen_ctx *cx, enum screen_kernel kern, 
         return MIEB_OK;
     }
     cx->KP = (cx->K + SCREEN_I8_KSTEP - 1) / SCREEN_I8_KSTEP * SCREEN_I8_KSTEP;
-    cx->s_abs = mieb_screen_i8_test_drop_rounding
-                    ? 0.0f
-                    : (float)(((double)(cx->K + 64) * 0x1p-125 + (double)cx->K * 0x1p-134) * MARGIN);
+    cx->s_abs = mieb_si8_s_abs(cx->K, mieb_screen_i8_test_drop_rounding);
     if (!*bufp && !(*bufp = calloc(1, sizeof **bufp)))
         return mieb_fail(MIEB_ERR_OOM, "int8 screen: buffers");
     struct screen_i8_buf *b = *bufp;

@@ -141,7 +141,7 @@ void mieb_screen_amx_block(const uint16_t *a0, const uint16_t *a1, const uint16_
 #define SCREEN_I8_ND 16
 #define SCREEN_I8_KSTEP 4 /* KP: K rounded up to this */
 /* The largest K whose integer dot products fit int32: K * 127^2 < 2^31. */
-#define SCREEN_I8_MAX_K 133000
+#define SCREEN_I8_MAX_K 133000 /* = MIEB_SI8_MAX_K (backend/screen_i8_math.h) */
 
 /** out[i * SCREEN_I8_ND + j] = <query i, document j> for i < SCREEN_I8_MQ, j < SCREEN_I8_ND. */
 typedef void (*screen_i8_dots_fn)(const int16_t *qa, int64_t KP, const int16_t *dv, int32_t *out);

@@ -3,7 +3,8 @@
  * corpus, reported as queries x docs x dim per second (and the GEMM-equivalent TFLOP/s).
  *
  *   bench_cuda_topk [--queries 10000] [--docs 1000000] [--dim 512] [--k 1000]
- *                   [--block N] [--cpu-docs N] [--cublas-docs N] [--precision fp32|tf32|bf16]
+ *                   [--block N] [--cpu-docs N] [--cublas-docs N] [--int8-docs N]
+ *                   [--precision fp32|tf32|bf16]
  *
  * One corpus block of unit vectors is generated once and scored repeatedly until --docs
  * documents have been searched, as the driver streams blocks (block size defaults to the
@@ -12,6 +13,10 @@
  * the CPU backend scores N documents too, for a speed-up figure. With --cublas-docs N (fp32)
  * a second CUDA backend scores N documents with cuBLAS' SGEMM (MIEB_CUDA_GEMM=cublas) in
  * place of the fixed-order kernel (kernels/canon_gemm.cu), for what the CPU's bits cost.
+ * The main GPU figure is the exact way (MIEB_CUDA_SCREEN=off); with --int8-docs N (fp32) a
+ * backend with the int8 screen on every block (MIEB_CUDA_SCREEN=int8, docs/SCREEN_INT8.md)
+ * scores N documents, for its speed-up, and its last block's lists must equal the exact
+ * way's byte for byte (every block holds the same rows; compared when N is whole blocks).
  * Exit status: 0 ran, 1 failed, 77 no usable GPU.
  */
 #include <stdio.h>
@@ -54,7 +59,7 @@ static double search(struct mieb_backend *be, const struct mieb_vecs *q, const s
 
 int main(int argc, char **argv)
 {
-    int64_t nq = 10000, nd = 1000000, dim = 512, k = 1000, block = 0, cpu_docs = 0, cublas_docs = 0;
+    int64_t nq = 10000, nd = 1000000, dim = 512, k = 1000, block = 0, cpu_docs = 0, cublas_docs = 0, int8_docs = 0;
     enum mieb_precision prec = MIEB_PREC_FP32;
     for (int a = 1; a + 1 < argc; a += 2) {
         long long v = strtoll(argv[a + 1], NULL, 10);
@@ -72,6 +77,8 @@ int main(int argc, char **argv)
             cpu_docs = v;
         else if (!strcmp(argv[a], "--cublas-docs"))
             cublas_docs = v;
+        else if (!strcmp(argv[a], "--int8-docs"))
+            int8_docs = v;
         else if (!strcmp(argv[a], "--precision"))
             prec = !strcmp(argv[a + 1], "tf32") ? MIEB_PREC_TF32 : !strcmp(argv[a + 1], "bf16") ? MIEB_PREC_BF16
                                                                                                : MIEB_PREC_FP32;
@@ -88,7 +95,10 @@ int main(int argc, char **argv)
     struct mieb_backend_opts o = {0};
     struct mieb_backend *gpu = NULL;
     o.precision = prec;
-    if (mieb_backend_cuda_init(&o, &gpu) != MIEB_OK) {
+    setenv("MIEB_CUDA_SCREEN", "off", 1); /* the exact way; the screen has its own run below */
+    mieb_status gst = mieb_backend_cuda_init(&o, &gpu);
+    unsetenv("MIEB_CUDA_SCREEN");
+    if (gst != MIEB_OK) {
         printf("SKIPPED: no usable CUDA device (%s)\n", mieb_last_error());
         return 77;
     }
@@ -121,6 +131,13 @@ int main(int argc, char **argv)
     if (t < 0) {
         fprintf(stderr, "bench_cuda_topk: %s\n", mieb_last_error());
         return 1;
+    }
+    /* the exact way's lists, for the int8 screen's to equal (every block is the same rows) */
+    float *s0 = int8_docs > 0 ? malloc(sizeof(float) * (size_t)(nq * k)) : NULL;
+    int64_t *i0 = int8_docs > 0 ? malloc(sizeof(int64_t) * (size_t)(nq * k)) : NULL;
+    if (s0 && i0) {
+        memcpy(s0, s, sizeof(float) * (size_t)(nq * k));
+        memcpy(i0, i, sizeof(int64_t) * (size_t)(nq * k));
     }
     double qdd = (double)nq * (double)nd * (double)dim;
     printf("GPU: %.3f s, %.3g docs/s, %.3g queries*docs*dim/s (%.1f TFLOP/s GEMM-equivalent)\n", t,
@@ -157,12 +174,46 @@ int main(int argc, char **argv)
         }
         mieb_backend_free(cb);
     }
-    printf("RESULT gpu_qdd_per_s=%.4g docs_per_s=%.4g seconds=%.3f cublas_over_fixed=%.3f\n", qdd / t,
-           (double)nd / t, t, cublas_ratio);
+    double int8_ratio = 0.0; /* the int8 screen's rate / the exact way's, same run */
+    int int8_same = -1;      /* its last block's lists equal the exact way's (1), differ (0), not compared (-1) */
+    if (int8_docs > 0 && prec == MIEB_PREC_FP32) {
+        struct mieb_backend *ib = NULL;
+        float *s2 = malloc(sizeof(float) * (size_t)(nq * k));
+        int64_t *i2 = malloc(sizeof(int64_t) * (size_t)(nq * k));
+        setenv("MIEB_CUDA_SCREEN", "int8", 1);
+        mieb_status st = s2 && i2 && s0 && i0 ? mieb_backend_cuda_init(&o, &ib) : MIEB_ERR_OOM;
+        unsetenv("MIEB_CUDA_SCREEN");
+        double ti = st == MIEB_OK && search(ib, &q.v, &d.v, block, k, s2, i2) >= 0
+                        ? search(ib, &q.v, &d.v, int8_docs, k, s2, i2) : -1.0;
+        if (ti > 0) {
+            double qi = (double)nq * (double)int8_docs * (double)dim;
+            int8_ratio = (qi / ti) / (qdd / t);
+            if (int8_docs % block == 0) { /* its last block whole, as the exact way's */
+                int8_same = !memcmp(s0, s2, sizeof(float) * (size_t)(nq * k)) &&
+                            !memcmp(i0, i2, sizeof(int64_t) * (size_t)(nq * k));
+            }
+            printf("GPU, int8 screen: %.3f s for %lld docs, %.3g queries*docs*dim/s; int8 screen / exact x%.2f%s\n",
+                   ti, (long long)int8_docs, qi / ti, int8_ratio,
+                   int8_same == 1 ? ", lists identical" : int8_same == 0 ? ", LISTS DIFFER" : "");
+        } else {
+            fprintf(stderr, "bench_cuda_topk: the int8 screen run failed: %s\n", mieb_last_error());
+        }
+        mieb_backend_free(ib);
+        free(s2);
+        free(i2);
+    }
+    printf("RESULT gpu_qdd_per_s=%.4g docs_per_s=%.4g seconds=%.3f cublas_over_fixed=%.3f int8_over_exact=%.3f "
+           "int8_identical=%d\n", qdd / t, (double)nd / t, t, cublas_ratio, int8_ratio, int8_same);
+    if (int8_same == 0) {
+        fprintf(stderr, "bench_cuda_topk: the int8 screen's lists differ from the exact way's\n");
+        return 1;
+    }
     gt_set_free(&q);
     gt_set_free(&d);
     free(s);
     free(i);
+    free(s0);
+    free(i0);
     mieb_backend_free(gpu);
     return 0;
 }

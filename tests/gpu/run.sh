@@ -7,7 +7,8 @@
 #      `--device cpu` on the same suite (cosine and MaxSim), results compared; then
 #      tests/py/test_retrieval_e2e.py::test_search_floors (single vectors and MaxSim) and
 #      ::test_maxsim_zero_padding_as_mteb on --device cuda;
-#   4. bench_cuda_topk: search throughput at top-1000; bench/bench_probe.py --device cuda: the
+#   4. bench_cuda_topk: search throughput at top-1000 (the exact way, cuBLAS' SGEMM order and
+#      the int8 screen, whose lists must equal the exact way's); bench/bench_probe.py --device cuda: the
 #      ImageNet-shaped linear probe against sklearn; bench_retrieval.py against faiss-cpu;
 #      bench_maxsim.py (ColPali-shaped MaxSim) against numpy;
 #   5. compute-sanitizer memcheck over test_cuda_backend, in the time left.
@@ -312,7 +313,7 @@ else
     # shellcheck disable=SC2086
     lim=$(cap 180)
     timeout "$lim" "$gt/bench_cuda_topk" --queries 10000 --docs 1000000 --dim 512 --k 1000 --cpu-docs 20000 \
-        --cublas-docs 1000000 \
+        --cublas-docs 1000000 --int8-docs 1000000 \
         ${MIEB_GPU_BENCH_ARGS:-} 2>&1 | tee "$log_dir/bench.log"
     rc=${PIPESTATUS[0]}
     res="$(grep '^RESULT' "$log_dir/bench.log" | tail -1 | sed 's/^RESULT //')"

@@ -14,7 +14,8 @@
  * small enough); budget errors; TF32 and BF16 smoke tests; kmeans_assign labels (exact
  * inputs with ties: identical; random inputs: different only at near-ties; k = 1, k = n,
  * chunked, OOM recovery, over-budget CPU fallback, fp32 under --precision tf32). The linear
- * probe's logistic-regression slots: gpu_logreg_cases.c.
+ * probe's logistic-regression slots: gpu_logreg_cases.c. The int8 screen of topk_block
+ * (MIEB_CUDA_SCREEN): gpu_screen_cases.c.
  * Exit status: 0 all passed, 1 a test failed, 77 no usable GPU (skipped).
  */
 #include <math.h>
@@ -27,6 +28,7 @@
 #include "cuda_ctx.h"
 #include "gpu_logreg_cases.h"
 #include "gpu_pairwise_cases.h"
+#include "gpu_screen_cases.h"
 #include "gpu_test_util.h"
 
 #define EXIT_SKIP 77
@@ -596,6 +598,7 @@ int main(int argc, char **argv)
     test_kmeans(gpu);
     test_pairwise_ops(gpu, cpu_be);
     test_logreg_ops(gpu);
+    test_screen_ops(cpu_be);
     test_reduced_precision(MIEB_PREC_TF32, "topk tf32 smoke k=10");
     test_reduced_precision(MIEB_PREC_BF16, "topk bf16 smoke k=10");
     mieb_backend_free(gpu);

@@ -133,6 +133,7 @@ inline T __shfl_xor_sync(unsigned int, T v, int m)
 }
 
 inline int __ffs(unsigned int x) { return __builtin_ffs((int)x); }
+inline int __float_as_int(float f) { return emu_from_bits<int>(emu_bits(f)); }
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 inline unsigned int atomicAdd(unsigned int *p, unsigned int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include "compo_scores_kernel.inc"
 #include "logreg_argmax_kernel.inc"
 #include "logreg_pointwise_kernel.inc"
+#include "screen_i8_kernel.inc"
 
 static int failures, checks;
 
@@ -748,6 +750,8 @@ static void check_logreg()
     check_binary_decision(600, 1);
 }
 
+#include "check_screen_i8.h"
+
 int main()
 {
     signal(SIGALRM, on_alarm);
@@ -799,6 +803,7 @@ int main()
     check_compo(40, 1, 2, 9, 1, 1);
     check_compo(13, 10, 1, 8, 2, 0);
     check_logreg();
+    check_screen_i8();
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
 }

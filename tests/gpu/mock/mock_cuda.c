@@ -10,6 +10,8 @@
  * (the kernels/ headers) with plain loops and check their preconditions; the kernels' own code
  * is checked by tests/gpu/emu/ instead.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,9 @@
 #include "pair_dot.cuh"
 #include "pair_maxsim.cuh"
 #include "cpu/canon_dot.h"
+#include "cpu/screen_internal.h"
+#include "backend/screen_i8_math.h"
+#include "screen_i8.cuh"
 #include "backend/logreg_math.h"
 #include "backend/pair_math.h"
 #include "canon_gemm.cuh"
@@ -183,12 +188,46 @@ cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) { return CUB
 cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t m) { return CUBLAS_STATUS_SUCCESS; }
 const char *cublasGetStatusString(cublasStatus_t s) { return s ? "mock cublas error" : "success"; }
 
+/* cuBLAS' int8 path (CUDA_R_8I in, CUDA_R_32I out, CUBLAS_COMPUTE_32I), its rules enforced as
+   strictly as cuda/gemm.h promises them (alpha 1 and beta 0, TN, k and the leading dimensions
+   multiples of 4, 16-byte aligned matrices); the sums are exact integers, and one that would
+   not fit int32 fails the call. */
+static cublasStatus_t gemm_i8(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *alpha,
+                              const void *A, cudaDataType bt, int lda, const void *B, int ldb, const void *beta,
+                              void *C, cudaDataType ct, int ldc, cublasComputeType_t comp)
+{
+    const int8_t *a = A, *b = B;
+    int32_t *c = C;
+    if (bt != CUDA_R_8I || ct != CUDA_R_32I || comp != CUBLAS_COMPUTE_32I || ta != CUBLAS_OP_T ||
+        tb != CUBLAS_OP_N || *(const int32_t *)alpha != 1 || *(const int32_t *)beta != 0 || m < 0 || n < 0 ||
+        k < 0 || k % 4 || lda % 4 || ldb % 4 || ldc % 4 || lda < k || ldb < k || ldc < m ||
+        (uintptr_t)A % 16 || (uintptr_t)B % 16 || (uintptr_t)C % 16) {
+        fprintf(stderr, "mock: cublasGemmEx int8: outside cuBLAS' int8 rules (m %d n %d k %d lda %d ldb %d ldc %d)\n",
+                m, n, k, lda, ldb, ldc);
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            int64_t acc = 0; /* C[i, j] = sum_l A^T[i, l] B[l, j] = A[l + i lda] B[l + j ldb] */
+            for (int l = 0; l < k; l++)
+                acc += (int64_t)a[l + (size_t)i * lda] * (int64_t)b[l + (size_t)j * ldb];
+            if (acc > INT32_MAX || acc < INT32_MIN) {
+                fprintf(stderr, "mock: cublasGemmEx int8: a sum beyond int32 (%lld)\n", (long long)acc);
+                return CUBLAS_STATUS_EXECUTION_FAILED;
+            }
+            c[i + (size_t)j * ldc] = (int32_t)acc;
+        }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 /* Column-major C[m, n] = alpha op(A)[m, k] op(B)[k, n] + beta C, exactly as cuBLAS defines it. */
 cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                             const void *alpha, const void *A, cudaDataType at, int lda, const void *B, cudaDataType bt,
                             int ldb, const void *beta, void *C, cudaDataType ct, int ldc, cublasComputeType_t comp,
                             cublasGemmAlgo_t algo)
 {
+    if (at == CUDA_R_8I)
+        return gemm_i8(ta, tb, m, n, k, alpha, A, bt, lda, B, ldb, beta, C, ct, ldc, comp);
     const float *a = A, *b = B, al = *(const float *)alpha, be = *(const float *)beta;
     float *c = C;
     if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F || m < 0 || n < 0 || k < 0)
@@ -437,6 +476,81 @@ mieb_status mieb_cuda_logreg_argmax(struct mieb_kstream ks, const float *s, int6
         }
         out[i] = best;
     }
+    return MIEB_OK;
+}
+
+/* ---- the int8 screen's kernels (kernels/screen_i8.cuh): the CPU screen's own functions ---- */
+mieb_status mieb_cuda_si8_quantise(struct mieb_kstream ks, const float *X, int64_t n, int64_t K, int64_t KP,
+                                   int8_t *out, float *s, float *nrm, float *rnrm, float *hnrm,
+                                   struct mieb_si8_counts *counts)
+{
+    REQUIRE(n >= 0 && K >= 1 && KP >= K && K <= MIEB_SI8_MAX_K);
+    int16_t *row = malloc(sizeof(int16_t) * (size_t)KP);
+    REQUIRE(row != NULL);
+    for (int64_t r = 0; r < n; r++) {
+        float h;
+        if (!mieb_screen_i8_quantise(X + r * K, K, KP, row, &s[r], &nrm[r], &rnrm[r], hnrm ? &hnrm[r] : &h))
+            counts->bad = 1;
+        for (int64_t k = 0; k < KP; k++)
+            out[r * KP + k] = (int8_t)row[k];
+    }
+    free(row);
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_si8_bound(struct mieb_kstream ks, float *S, float *lb, int64_t ld, int64_t n_rows,
+                                int64_t n_cols, const float *sq, const float *alpha, const float *beta,
+                                const float *sd, const float *nd, const float *rnd, float s_abs)
+{
+    REQUIRE(n_rows >= 0 && n_rows <= 65535 && n_cols >= 0 && ld >= n_cols);
+    for (int64_t r = 0; r < n_rows; r++)
+        for (int64_t j = 0; j < n_cols; j++) {
+            int32_t I;
+            memcpy(&I, &S[r * ld + j], sizeof I);
+            /* the CPU screen's interval (screen_int8.c's offer) */
+            float a = (float)I * (sq[r] * sd[j]);
+            float e = fmaf(alpha[r], nd[j], fmaf(beta[r], rnd[j], s_abs));
+            S[r * ld + j] = a + e;
+            lb[r * ld + j] = a - e;
+        }
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_si8_select(struct mieb_kstream ks, float *S, int64_t ld, int64_t n_rows, int64_t n_cols,
+                                 const float *tau_floor, const uint64_t *thr_lb, uint32_t *pairs, uint32_t cap,
+                                 struct mieb_si8_counts *counts)
+{
+    REQUIRE(n_rows >= 0 && n_rows <= 65535 && n_cols >= 0 && ld >= n_cols && cap >= 1);
+    REQUIRE(n_rows * ld <= (int64_t)UINT32_MAX);
+    for (int64_t r = 0; r < n_rows; r++) {
+        float tau = tau_floor[r];
+        if (thr_lb[r] && mieb_topk_key_score(thr_lb[r]) > tau)
+            tau = mieb_topk_key_score(thr_lb[r]);
+        for (int64_t j = 0; j < n_cols; j++) {
+            if (S[r * ld + j] >= tau) {
+                if (counts->count < cap)
+                    pairs[counts->count] = (uint32_t)(r * ld + j);
+                else
+                    counts->overflow = 1;
+                counts->count++;
+            }
+            S[r * ld + j] = -INFINITY;
+        }
+    }
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_si8_rescore(struct mieb_kstream ks, const float *Q, const float *D, int64_t K,
+                                  const uint32_t *pairs, uint32_t cap, struct mieb_si8_counts *counts, float *S,
+                                  int64_t ld)
+{
+    REQUIRE(K >= 1 && ld >= 1 && cap >= 1);
+    uint32_t n = counts->count < cap ? counts->count : cap;
+    for (uint32_t p = 0; p < n; p++) {
+        int64_t r = pairs[p] / ld, j = pairs[p] % ld;
+        S[pairs[p]] = mieb_canon_dot(Q + r * K, D + j * K, K);
+    }
+    counts->scored += n;
     return MIEB_OK;
 }
 

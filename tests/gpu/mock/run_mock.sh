@@ -3,8 +3,10 @@
 # against mock_cuda.c (a CPU stand-in for the CUDA runtime, cuBLAS, the kernel
 # launchers and the Thrust shim), under AddressSanitizer and UBSan:
 #   1. tests/gpu/test_cuda_backend.c, every operation against the CPU backend;
-#   2. mieb-eval itself relinked with the mock: `run --device cuda` vs `--device cpu`
-#      on a synthetic suite (cosine and MaxSim; k-means through kmeans_assign), results compared.
+#   2. bench_cuda_topk relinked with the mock: the int8 screen's lists against the exact way's;
+#   3. mieb-eval itself relinked with the mock: `run --device cuda` vs `--device cpu`
+#      on a synthetic suite (cosine and MaxSim; k-means through kmeans_assign; cosine again
+#      with the int8 screen on every retrieval block), results compared.
 # Needs a build of the project made with the CUDA backend (libmieb_host.a, main.c.o).
 #   tests/gpu/mock/run_mock.sh [BUILD_DIR] [OUT_DIR] [test_cuda_backend args...]
 set -euo pipefail
@@ -26,25 +28,34 @@ for src in "$root"/cuda/*.c "$root"/kernels/*.c "$root/tests/gpu/mock/mock_cuda.
   gcc "${flags[@]}" -c "$src" -o "$o"
   backend+=("$o")
 done
-for src in test_cuda_backend gpu_test_util gpu_pairwise_cases gpu_logreg_cases; do
+for src in test_cuda_backend gpu_test_util gpu_pairwise_cases gpu_logreg_cases gpu_screen_cases; do
   gcc "${flags[@]}" -c "$root/tests/gpu/$src.c" -o "$out/$src.o"
 done
 hdf5_libs="$(pkg-config --libs hdf5 2>/dev/null || echo -lhdf5_serial)"
 libs=("$build/libmieb_host.a" -lopenblas $(pkg-config --libs libcjson) $hdf5_libs -lpthread -lm)
 # the host library wants the backend, the backend wants the host library's status.c
-gcc "${san[@]}" "$out/test_cuda_backend.o" "$out/gpu_test_util.o" "$out/gpu_pairwise_cases.o" "$out/gpu_logreg_cases.o" -Wl,--start-group "${backend[@]}" "${libs[@]}" \
+gcc "${san[@]}" "$out/test_cuda_backend.o" "$out/gpu_test_util.o" "$out/gpu_pairwise_cases.o" "$out/gpu_logreg_cases.o" \
+    "$out/gpu_screen_cases.o" -Wl,--start-group "${backend[@]}" "${libs[@]}" \
     -Wl,--end-group -o "$out/test_cuda_backend_mock"
 gcc "${san[@]}" "$main_o" -Wl,--start-group "${backend[@]}" "${libs[@]}" -Wl,--end-group -o "$out/mieb-eval-mock"
-# MIEB_MOCK_BUILD_ONLY=1: link and stop (tests/gpu/bundle.sh --mock packs these two programs)
+gcc "${flags[@]}" -c "$root/tests/gpu/bench_cuda_topk.c" -o "$out/bench_cuda_topk.o"
+gcc "${san[@]}" "$out/bench_cuda_topk.o" "$out/gpu_test_util.o" -Wl,--start-group "${backend[@]}" "${libs[@]}" \
+    -Wl,--end-group -o "$out/bench_cuda_topk_mock"
+# MIEB_MOCK_BUILD_ONLY=1: link and stop (tests/gpu/bundle.sh --mock packs test_cuda_backend_mock and mieb-eval-mock)
 [ "${MIEB_MOCK_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 echo "=== test_cuda_backend on the mock device ==="
 ASAN_OPTIONS=detect_leaks=1 "$out/test_cuda_backend_mock" "$@"
 
-echo "=== mieb-eval run --device cuda (mock) vs --device cpu ==="
 e2e="$out/e2e"
 rm -rf "$e2e"
 rc=0
+echo "=== bench_cuda_topk (mock): the int8 screen's lists equal the exact way's (timings mean nothing here) ==="
+ASAN_OPTIONS=detect_leaks=1 "$out/bench_cuda_topk_mock" --queries 50 --docs 24000 --dim 100 --k 10 --block 8000 \
+    --int8-docs 24000 2>&1 | grep '^RESULT' | tee "$out/bench.log" || rc=1
+grep -q 'int8_identical=1' "$out/bench.log" || { echo "  bench_cuda_topk: int8 lists not identical FAIL"; rc=1; }
+
+echo "=== mieb-eval run --device cuda (mock) vs --device cpu ==="
 for sim in cosine MaxSim; do
   tasks=(CIRRIT2IRetrieval CUB200I2IRetrieval BLINKIT2IMultiChoice VidoreArxivQARetrieval CIFAR100Clustering
          Winoground AROCocoOrder STS12VisualSTS VisualSTS-b-Eng
@@ -59,6 +70,15 @@ for sim in cosine MaxSim; do
   done
   echo "  $sim:"
   python3 "$root/tests/gpu/compare_results.py" "$e2e/$sim/out-cpu" "$e2e/$sim/out-cuda" || rc=1
+  [ $sim = cosine ] || continue
+  # the int8 screen on every retrieval block (docs/SCREEN_INT8.md): the same result files
+  MIEB_CUDA_SCREEN=int8 ASAN_OPTIONS=detect_leaks=1 "$out/mieb-eval-mock" run --task-data "$e2e/$sim/task-data" \
+      --embeddings "$e2e/$sim/embeddings" -t "${tasks[@]}" --output-folder "$e2e/$sim/out-int8" --device cuda -v \
+      >/dev/null 2>"$e2e/$sim-int8.log" || { cat "$e2e/$sim-int8.log"; rc=1; }
+  n=$(grep -c 'screened (int8)' "$e2e/$sim-int8.log" || true)
+  echo "  $sim, MIEB_CUDA_SCREEN=int8 ($n screened blocks):"
+  [ "$n" -gt 0 ] || { echo "  no block went through the int8 screen FAIL"; rc=1; }
+  python3 "$root/tests/gpu/compare_results.py" "$e2e/$sim/out-cpu" "$e2e/$sim/out-int8" || rc=1
 done
 
 echo "=== the linear probe's path: --device cuda fits in lockstep on the device; --probe-device cpu does not ==="
