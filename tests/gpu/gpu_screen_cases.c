@@ -416,6 +416,11 @@ void test_screen_ops(struct mieb_backend *cpu)
         case_tiled(&b);
         case_auto(&b);
     }
+    /* unset, the screen is off until a GPU run has measured it (cuda_ctx.c) */
+    unsetenv("MIEB_CUDA_SCREEN");
+    struct mieb_backend *dflt = gt_cuda_new(0, MIEB_PREC_FP32);
+    gt_result("int8 screen off by default", dflt && ctx_of(dflt)->screen == 0);
+    mieb_backend_free(dflt);
     mieb_backend_free(b.scr);
     mieb_backend_free(b.exact);
 }
