@@ -486,3 +486,11 @@ def make_tasks() -> list[Any]:
         t.load_data()
         t.np_rng = np.random.default_rng(t.seed)
     return tasks
+
+
+def WarnsThenFails():  # noqa: N802 - a model factory, named like the encoders above
+    """A model that cannot load after huggingface_hub warned once (as a download retry does)."""
+    from huggingface_hub.utils import logging as hf_logging
+
+    hf_logging.get_logger("huggingface_hub.mieb_test").warning("hf-warning-said-once")
+    raise OSError("this test model never loads")

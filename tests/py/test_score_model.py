@@ -209,6 +209,14 @@ def test_missing_package_names_the_environment(tmp_path):
     assert f"This environment is {venv}: install there with" in res.stderr, res.stderr[-3000:]
 
 
+def test_library_warnings_print_once(tmp_path):
+    res = _run([str(TOOL), "-m", "mteb_inmem:WarnsThenFails", "-t", "mteb.mocks:MockImageClusteringTask",
+                "--output-folder", str(tmp_path / "out"), "--bin", str(build_dir() / "mieb-eval")])
+    assert res.returncode == 2 and "this test model never loads" in res.stderr, res.stderr[-3000:]
+    assert res.stderr.count("hf-warning-said-once") == 1, res.stderr[-3000:]
+    assert "mieb-eval-model: WARNING: hf-warning-said-once" in res.stderr, res.stderr[-3000:]
+
+
 def _progress_module():
     import importlib.util
 

@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_EXIT if e.code else 0
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="mieb-export: %(levelname)s: %(message)s")
+    from .logs import one_line_per_warning
+
+    one_line_per_warning()
     from .device import DeviceUnusable, check_device
 
     try:

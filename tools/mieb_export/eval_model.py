@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .logs import one_line_per_warning
 from .progress import MODES, Progress
 
 PROG = "mieb-eval-model"
@@ -139,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
     logging.getLogger("mieb_export").setLevel(logging.INFO)
+    one_line_per_warning()
     out: Path = args.output_folder
     bin_ = find_bin(args.bin)
     if not bin_:
