@@ -12,6 +12,8 @@ equal once evaluation_time, date and evaluation_phases are set aside) and encode
 what was missing; a rerun after a lost result rescores only that task; a CUDA device torch
 cannot use is refused at start (exit 3) with the driver found and the one needed, and
 nothing is exported; a missing mieb-eval binary is refused before any encoding (exit 2).
+The README's own command, with its model name, runs end to end through mteb's loader for
+that model on a tiny random CLIP in a local Hugging Face cache (tiny_clip.py).
 A missing .venv-mteb is an error: scripts/test.sh creates it.
 """
 
@@ -198,6 +200,31 @@ def test_readme_model_has_its_dependencies(tmp_path):
         assert "missing required dependencies" not in res.stderr, res.stderr[-3000:]
         if res.returncode == 2:  # offline: the download is what fails, and says so
             assert f"cannot load model {name}:" in res.stderr, res.stderr[-3000:]
+
+
+def test_readme_model_end_to_end_offline(tmp_path):
+    """The README's command with its model name, through mteb's own loader for that model
+    (transformers' CLIP, torchvision's image pipeline), from nothing to results, summary and
+    report: the weights are a tiny random CLIP in a local Hugging Face cache under the model's
+    name and mteb's pinned revision, since no download is allowed here."""
+    readme = (SRC / "README.md").read_text()
+    name = re.findall(r"^tools/mieb-eval-model -m (\S+)", readme, re.M)[0]
+    revision = subprocess.run([str(MTEB_PY), "-c", f"import mteb; print(mteb.get_model_meta({name!r}).revision)"],
+                              capture_output=True, text=True, env=_env(), timeout=300).stdout.strip()
+    hf_home = tmp_path / "hf"
+    subprocess.run([str(MTEB_PY), str(SRC / "tests/py/tiny_clip.py"), str(hf_home), name, revision],
+                   check=True, capture_output=True, env=_env(), timeout=300)
+    out = tmp_path / "out"
+    res = _run([str(TOOL), "-m", name, "-t", *TASKS, "--output-folder", str(out), "--device", "cpu",
+                "--bin", str(build_dir() / "mieb-eval"), "--progress", "plain"], HF_HOME=str(hf_home))
+    assert res.returncode == 0, res.stderr[-6000:]
+    rdir = out / "results" / name.replace("/", "__") / revision
+    for t in TASKS.values():
+        d = json.loads((rdir / f"{t}.json").read_text())
+        assert d["task_name"] == t and d["scores"], t
+    assert json.loads((rdir / "model_meta.json").read_text())["name"] == name
+    assert name in (out / "summary.txt").read_text() and f"{len(TASKS)}/{len(TASKS)}" in (out / "summary.txt").read_text()
+    assert (out / "report.html").read_text().lstrip().lower().startswith("<!doctype html")
 
 
 def test_missing_package_names_the_environment(tmp_path):
