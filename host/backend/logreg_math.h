@@ -27,6 +27,7 @@
 #define MIEB_BACKEND_LOGREG_MATH_H
 
 #include <math.h>
+#include <stdint.h>
 
 #include "../core/hd.h"
 
@@ -91,6 +92,23 @@ MIEB_HOSTDEV static inline float mieb_lr_decision(float s, float intercept)
 MIEB_HOSTDEV static inline int mieb_lr_argmax_takes(float v, float bv)
 {
     return v > bv || (v != v && bv == bv);
+}
+
+/**
+ * The class of one row from its KK GEMM products v and the intercepts: the scan above over
+ * the decision values (the host's predict, CPU backend and mock; the kernel splits the same
+ * scan over a warp's lanes).
+ */
+static inline int64_t mieb_lr_row_class(const float *v, const float *intercept, int64_t KK)
+{
+    int64_t best = 0;
+    float bv = mieb_lr_decision(v[0], intercept[0]);
+    for (int64_t k = 1; k < KK; k++) {
+        float x = mieb_lr_decision(v[k], intercept[k]);
+        if (mieb_lr_argmax_takes(x, bv))
+            bv = x, best = k;
+    }
+    return best;
 }
 
 /** Binary class from the decision value: 1 iff > 0 (NaN and -0 give 0). */

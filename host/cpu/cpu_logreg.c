@@ -19,17 +19,8 @@ void mieb_cpu_lr_predict_block(const float *coef, const float *intercept, int64_
 {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)KK, (int)D, 1.0f, X, (int)D, coef, (int)D,
                 0.0f, scratch, (int)KK);
-    for (int64_t i = 0; i < rows; i++) {
-        const float *v = scratch + i * KK;
-        int64_t best = 0;
-        float bv = mieb_lr_decision(v[0], intercept[0]);
-        for (int64_t k = 1; k < KK; k++) {
-            float x = mieb_lr_decision(v[k], intercept[k]);
-            if (mieb_lr_argmax_takes(x, bv))
-                bv = x, best = k;
-        }
-        out[i] = best;
-    }
+    for (int64_t i = 0; i < rows; i++)
+        out[i] = mieb_lr_row_class(scratch + i * KK, intercept, KK);
 }
 
 void mieb_cpu_lr_predict_binary(const float *coef, float intercept, const float *X, int64_t n, int64_t D,

@@ -467,14 +467,7 @@ mieb_status mieb_cuda_logreg_argmax(struct mieb_kstream ks, const float *s, int6
             out[i] = mieb_lr_binary_class(mieb_lr_decision(v[0], intercept[0]));
             continue;
         }
-        int64_t best = 0;
-        float bv = mieb_lr_decision(v[0], intercept[0]);
-        for (int64_t k = 1; k < KK; k++) {
-            float x = mieb_lr_decision(v[k], intercept[k]);
-            if (mieb_lr_argmax_takes(x, bv))
-                bv = x, best = k;
-        }
-        out[i] = best;
+        out[i] = mieb_lr_row_class(v, intercept, KK);
     }
     return MIEB_OK;
 }
