@@ -12,7 +12,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 pkgs=(build-essential cmake pkg-config
       libhdf5-dev hdf5-tools libcjson-dev libopenblas0-pthread libopenblas-pthread-dev
       python3 python3-venv python3-numpy python3-h5py python3-scipy
-      clang libclang-rt-14-dev llvm)  # clang + its sanitizer/libFuzzer runtimes: scripts/sanitize.sh, fuzz.sh
+      clang libclang-rt-14-dev llvm   # clang + its sanitizer/libFuzzer runtimes: scripts/sanitize.sh, fuzz.sh
+      libsimde-dev)  # portable intrinsics: test_screen_i8_kernels runs the VNNI kernels on any CPU
 # headless Chromium: tests/py/test_report.py renders the HTML report and checks its console
 # (tests only: the demo and the images, which set MIEB_SKIP_PY=1, do without it)
 if [ "${MIEB_SKIP_PY:-0}" != "1" ]; then pkgs+=(chromium); fi

@@ -42,16 +42,21 @@ static void detect(void)
     __cpuid_count(7, 0, a, b, c, d);
     int avx2 = (b >> 5) & 1;
     int avx512f = (b >> 16) & 1, avx512dq = (b >> 17) & 1, avx512bw = (b >> 30) & 1, avx512vl = (b >> 31) & 1;
-    int amx_bf16 = (d >> 22) & 1, amx_tile = (d >> 24) & 1;
+    int amx_bf16 = (d >> 22) & 1, amx_tile = (d >> 24) & 1, amx_int8 = (d >> 25) & 1;
+    int avx512_vnni = (c >> 11) & 1;
     unsigned int a1 = 0, b1, c1, d1;
     if (a >= 1) /* leaf 7's sub-leaf count */
         __cpuid_count(7, 1, a1, b1, c1, d1);
-    int avx512_bf16 = (a1 >> 5) & 1;
+    int avx512_bf16 = (a1 >> 5) & 1, avx_vnni = (a1 >> 4) & 1;
     g_features.avx2_fma = ymm_os && avx2 && fma;
     g_features.avx512 = g_features.avx2_fma && zmm_os && avx512f && avx512dq && avx512bw && avx512vl;
     g_features.avx512_bf16 = g_features.avx512 && avx512_bf16;
     /* The AMX kernel also uses AVX512_BF16 (conversion) and AVX-512 (the bounds). */
     g_features.amx_bf16 = g_features.avx512_bf16 && amx_tile && amx_bf16 && tile_os;
+    g_features.avx512_vnni = g_features.avx512 && avx512_vnni;
+    g_features.avx_vnni = g_features.avx2_fma && avx_vnni;
+    /* the int8 AMX kernel quantises and offers with AVX2 */
+    g_features.amx_int8 = g_features.avx2_fma && amx_tile && amx_int8 && tile_os;
 #endif
 }
 
@@ -69,7 +74,7 @@ const struct mieb_cpu_features *mieb_cpu_features(void)
 
 static void amx_request(void)
 {
-    if (!mieb_cpu_features()->amx_bf16)
+    if (!mieb_cpu_features()->amx_bf16 && !mieb_cpu_features()->amx_int8)
         return;
 #if defined(__x86_64__) && defined(__linux__)
     /* Linux (5.16+) keeps the 8 KiB tile state off until a process asks for it; the

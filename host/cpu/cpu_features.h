@@ -19,6 +19,9 @@ struct mieb_cpu_features {
     int avx512;      /**< AVX-512 F, DQ, BW and VL, ZMM state enabled */
     int avx512_bf16; /**< AVX512_BF16 (vcvtne2ps2bf16, vdpbf16ps) on top of avx512 */
     int amx_bf16;    /**< AMX-TILE and AMX-BF16 reported, tile state in XCR0 (permission: see below) */
+    int avx512_vnni; /**< AVX512_VNNI (vpdpbusd on ZMM) on top of avx512 */
+    int avx_vnni;    /**< AVX-VNNI (the VEX vpdpbusd on YMM) on top of avx2_fma */
+    int amx_int8;    /**< AMX-TILE and AMX-INT8 reported, tile state in XCR0 (permission: see below) */
 };
 
 /** The features of this machine, detected once (thread-safe). All zero off x86-64. */
@@ -26,7 +29,7 @@ const struct mieb_cpu_features *mieb_cpu_features(void);
 
 /**
  * Ask Linux for the AMX tile data state (arch_prctl ARCH_REQ_XCOMP_PERM) once per process.
- * Returns 1 when AMX-BF16 may be used from every thread of the process, else 0 (no AMX,
+ * Returns 1 when the AMX tiles (AMX-BF16 or AMX-INT8) may be used from every thread of the process, else 0 (no AMX,
  * an older kernel, or the request refused). Thread-safe; the answer is cached.
  */
 int mieb_cpu_amx_enable(void);

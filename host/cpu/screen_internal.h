@@ -95,10 +95,13 @@ enum screen_kernel {
     SCREEN_KERNEL_AVX512BF16, /**< VDPBF16PS on AVX-512 registers */
     SCREEN_KERNEL_INT8_SCALAR, /**< int8 rows, integer dot products in portable C (screen_int8.c) */
     SCREEN_KERNEL_INT8_AVX2,   /**< the same integers with AVX2's VPMADDWD (screen_int8_avx2.c) */
+    SCREEN_KERNEL_INT8_VNNI512, /**< AVX512_VNNI's VPDPBUSD on ZMM registers (screen_int8_vnni512.c) */
+    SCREEN_KERNEL_INT8_AVXVNNI, /**< AVX-VNNI's VPDPBUSD on YMM registers (screen_int8_avxvnni.c) */
+    SCREEN_KERNEL_INT8_AMX,     /**< TDPBSSD on the AMX tiles (screen_int8_amx.c) */
 };
 
 /** 1 for the int8 kernels, whose pass is screen_int8.c's. */
-#define SCREEN_KERNEL_IS_INT8(k) ((k) == SCREEN_KERNEL_INT8_SCALAR || (k) == SCREEN_KERNEL_INT8_AVX2)
+#define SCREEN_KERNEL_IS_INT8(k) ((k) >= SCREEN_KERNEL_INT8_SCALAR && (k) <= SCREEN_KERNEL_INT8_AMX)
 
 /** 1 when kern can run here (compiled in, the CPU has it, the OS lets us use it). */
 int mieb_screen_kernel_usable(enum screen_kernel kern);
@@ -188,6 +191,68 @@ int mieb_screen_i8_row_bounds(float s, float ss, float rs, int64_t qq, int64_t K
 struct screen_i8_buf;
 mieb_status mieb_screen_i8_pass(struct screen_ctx *cx, enum screen_kernel kern, struct screen_i8_buf **buf);
 void mieb_screen_i8_buf_free(struct screen_i8_buf *buf);
+
+/* ---- the int8 quad layout (screen_int8_quads.c), read by VPDPBUSD and TDPBSSD ----
+
+   A query is KQ int8 (zeros past K; KQ is K rounded up to the kernel's kstep); a group of
+   SCREEN_I8_ND documents is [KQ / 4][SCREEN_I8_ND][4] int8: quad p (elements 4p .. 4p + 3)
+   of 16 documents in one 64-byte row. That row is one VPDPBUSD operand on a ZMM register
+   (two on YMM) and sixteen consecutive rows are one AMX B tile.
+
+   VPDPBUSD multiplies unsigned by signed bytes, so its kernels store the documents plus 128
+   (u8) and take the queries as they are: the sum it forms is I + 128 sum_k q_k, and the
+   kernel subtracts 128 qsum (the query's integer sum) modulo 2^32, which gives I exactly
+   whenever I fits int32 (K <= SCREEN_I8_MAX_K), whatever the intermediate sums wrapped to.
+   TDPBSSD multiplies signed by signed: its documents are stored as they are. */
+
+/** A kernel of the quad layout: out[g][i][j] = <query i, document 16 g + j> for
+    i < mq, j < SCREEN_I8_ND, g < ng, where qa holds mq query rows KQ apart, dv ng groups
+    of 16 documents (16 KQ bytes apart), and qsum[i] the sum of query i's integers. */
+typedef void (*screen_i8q_dots_fn)(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
+                                   int32_t *out);
+
+/** How the int8 pass drives a kernel: its tile, its layout and its functions. */
+struct screen_i8_kernel {
+    int mq;                           /* queries per call */
+    int ng;                           /* groups of SCREEN_I8_ND documents per call */
+    int kstep;                        /* K is padded to a multiple of this (the quad layout) */
+    int doc_u8;                       /* quad layout: documents stored + 128 (VPDPBUSD) */
+    screen_i8_dots_fn dots;           /* the pair layout's kernel, or NULL */
+    screen_i8q_dots_fn dots_q;        /* the quad layout's kernel, or NULL */
+    screen_i8_quantise_fn quantise;
+    screen_i8_offer_fn offer;
+    void (*begin)(void), (*end)(void); /* around a pass on the calling thread (AMX's tile configuration) */
+};
+#define SCREEN_I8_MQ_MAX 32
+#define SCREEN_I8_NG_MAX 2
+
+/** The pass with kernel kd (tests drive models of kernels this CPU lacks through it). */
+mieb_status mieb_screen_i8_pass_with(struct screen_ctx *cx, const struct screen_i8_kernel *kd,
+                                     struct screen_i8_buf **buf);
+
+/** Quad layout packing (screen_int8_quads.c): query rows from int16 integers (KP of them,
+    zeros past K) into KQ int8 and their sum; 16 documents' rows into one group (rows past
+    `live` zero). The portable kernel of the layout defines the integers every kernel of it
+    must give; the test suite compares the SIMD and tile kernels' models with it. */
+void mieb_screen_i8q_pack_query(const int16_t *q16, int64_t KP, int64_t KQ, int8_t *out, int32_t *qsum);
+void mieb_screen_i8q_pack_doc(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group);
+void mieb_screen_i8q_dots_scalar(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
+                                 int32_t *out, int mq, int ng, int doc_u8);
+
+/* The SIMD and tile kernels; each *_built is 0 where the compiler or target lacks it. */
+extern const int mieb_screen_i8_vnni512_built, mieb_screen_i8_avxvnni_built, mieb_screen_i8_amx_built;
+#define SCREEN_I8_VNNI512_MQ 12
+#define SCREEN_I8_AVXVNNI_MQ 6
+#define SCREEN_I8_AMX_MQ 32
+#define SCREEN_I8_AMX_NG 2
+#define SCREEN_I8_AMX_KSTEP 64
+void mieb_screen_i8_dots_vnni512(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
+                                 int32_t *out);
+void mieb_screen_i8_dots_avxvnni(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
+                                 int32_t *out);
+void mieb_screen_i8_dots_amx(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum, int32_t *out);
+void mieb_screen_i8_amx_begin(void);
+void mieb_screen_i8_amx_end(void);
 
 /** Tests only: scale every int8 bound by this (1 normally), or drop its rounding terms
     (the canonical sum's, the scale product's and the subnormal one), to show that the

@@ -660,7 +660,10 @@ int main(void)
     } kernels[] = {{SCREEN_KERNEL_AMX, "amx"},
                    {SCREEN_KERNEL_AVX512BF16, "avx512bf16"},
                    {SCREEN_KERNEL_INT8_SCALAR, "int8-scalar"},
-                   {SCREEN_KERNEL_INT8_AVX2, "int8-avx2"}};
+                   {SCREEN_KERNEL_INT8_AVX2, "int8-avx2"},
+                   {SCREEN_KERNEL_INT8_AVXVNNI, "int8-avxvnni"},
+                   {SCREEN_KERNEL_INT8_VNNI512, "int8-vnni512"},
+                   {SCREEN_KERNEL_INT8_AMX, "int8-amx"}};
     /* MIEB_TEST_I8_MUTATE=half|noround runs every test below with that too-tight bound:
        the run must fail (docs/SCREEN_INT8.md, the mutation test) */
     const char *mut = getenv("MIEB_TEST_I8_MUTATE");
