@@ -9,8 +9,10 @@
              with corpus blocks read by copy (MIEB_STREAM_MMAP=off) instead of mapped from the
              file (host/io/emb_map.c); --sim cosine writes a cosine model (the stream then
              normalises each block on its reader thread); with --int8 also with the int8 screen by
-             name (MIEB_CPU_SCREEN=int8, host/cpu/screen_int8.c: the AVX2 kernel wherever the
-             CPU has AVX2), with the share of documents each corpus block rescored exactly (-v)
+             name (MIEB_CPU_SCREEN=int8, host/cpu/screen_int8.c: VPDPBUSD on ZMM or YMM where
+             the CPU has AVX512_VNNI or AVX-VNNI, else the AVX2 kernel; --int8-kernel NAME
+             names one, e.g. int8-amx), with the share of documents each corpus block rescored
+             exactly (-v)
   faiss-cpu  IndexFlatIP.search(k=1000)
   numpy      blocked matmul + argpartition + sort of the top 1000
 
@@ -21,7 +23,7 @@ the share of scoring time spent in metric reduction.
   .venv/bin/python bench/bench_retrieval.py [--nq 1000] [--nd 100000] [--dim 768] [--threads 2]
                                             [--device cpu|cuda] [--binary build/mieb-eval] [--reps 3]
                                             [--no-numpy] [--floors-ab] [--mmap-ab] [--sim dot|cosine]
-                                            [--int8] [--planted N]
+                                            [--int8] [--int8-kernel NAME] [--planted N]
 
 On a GPU machine (tests/gpu/run.sh runs it when faiss is importable there) the ratio vs
 faiss-cpu is the GPU backend's against faiss on that machine's cores.
@@ -75,12 +77,16 @@ def make_data(tmp, nq, nd, dim, seed=0, sim="dot", planted=1):
 
 
 def screened_shares(log):
-    """Per screened corpus block, the share of its (query, document) pairs scored exactly (-v)."""
-    out = []
+    """Per screened corpus block, the share of its (query, document) pairs scored exactly (-v),
+    and the screen's kernels that ran (the name in parentheses)."""
+    out, kernels = [], []
     for line in log.splitlines():
         if "screened (" in line and "of pairs scored exactly" in line:
             out.append(float(line.split("jobs: ")[1].split("%")[0]))
-    return out
+            name = line.split("screened (")[1].split(")")[0]
+            if name not in kernels:
+                kernels.append(name)
+    return out, kernels
 
 
 def run_mieb(binary, td, ed, out, threads, device="cpu", screen="auto", floors="on", mmap="on"):
@@ -162,6 +168,9 @@ def main():
                     help="also run mieb-eval reading corpus blocks by copy (MIEB_STREAM_MMAP=off)")
     ap.add_argument("--sim", default="dot", choices=["dot", "cosine"], help="the model's similarity")
     ap.add_argument("--int8", action="store_true", help="also run the int8 screen by name (MIEB_CPU_SCREEN=int8)")
+    ap.add_argument("--int8-kernel", default="int8",
+                    help="the MIEB_CPU_SCREEN value of --int8's runs (int8, int8-amx, int8-vnni512, int8-avxvnni, "
+                         "int8-avx2)")
     ap.add_argument("--planted", type=int, default=1, help="documents planted near each query")
     a = ap.parse_args()
     k = 1000
@@ -175,7 +184,7 @@ def main():
         # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS, MIEB_STREAM_MMAP); "nofloor" is the default
         # screen without floors, "copy" the default with blocks read by copy
         env_of = {"auto": ("auto", "on", "on"), "off": ("off", "on", "on"), "nofloor": ("auto", "off", "on"),
-                  "copy": ("auto", "on", "off"), "int8": ("int8", "on", "on")}
+                  "copy": ("auto", "on", "off"), "int8": (a.int8_kernel, "on", "on")}
         modes = ["auto", "off"] if a.device == "cpu" else ["auto"]
         if a.floors_ab:
             modes.append("nofloor")
@@ -206,7 +215,7 @@ def main():
             wall, st = best[m]
             label = (" [no floors]" if m == "nofloor" else " [read by copy]" if m == "copy" else ""
                      if a.device != "cpu"
-                     else " [int8 screen]" if m == "int8"
+                     else f" [{a.int8_kernel} screen]" if m == "int8"
                      else " [screen]" if m == "auto" else " [exact]")
             sim = st["Stage: similarity and top-k"]
             search = sim + st["Stage: merge and heap"] + st["Stage: waiting for reads"]
@@ -226,9 +235,11 @@ def main():
                   f"(incl. top-k selection); metric reduction {metrics:.3f} s = {100 * metrics / ev:.1f}% of "
                   f"scoring time; process wall time {wall:.3f} s")
         for m in modes:
-            sh = run_mieb.shares.get(env_of[m][0]) if a.device == "cpu" and m in ("auto", "int8") else None
-            if sh is not None:
-                print(f"  MIEB_CPU_SCREEN={env_of[m][0]}: screened blocks {len(sh)}, share of pairs scored exactly per "
+            got = run_mieb.shares.get(env_of[m][0]) if a.device == "cpu" and m in ("auto", "int8") else None
+            if got is not None:
+                sh, kern = got
+                print(f"  MIEB_CPU_SCREEN={env_of[m][0]}: screened blocks {len(sh)}"
+                      f"{' on ' + ', '.join(kern) if kern else ''}, share of pairs scored exactly per "
                       f"block: {', '.join(f'{x:.2f}%' for x in sh) or 'none (the exact way ran)'}")
         if "int8" in modes:
             i8, ex = best["int8"][1]["Stage: similarity and top-k"], best["off"][1]["Stage: similarity and top-k"]

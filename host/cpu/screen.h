@@ -24,17 +24,19 @@
  * documents become candidates for k = 1001 out of 50,000.
  *
  * Without AVX512_BF16 the int8 screen (screen_int8.c, docs/SCREEN_INT8.md) takes the
- * approximate scores from int8 copies of the rows instead: exact integer dot products (AVX2's
- * VPMADDWD, or portable C), the same on every machine, with a bound from the quantisation
+ * approximate scores from int8 copies of the rows instead: exact integer dot products
+ * (AVX512_VNNI's or AVX-VNNI's VPDPBUSD, AVX2's VPMADDWD, AMX's TDPBSSD by name, or portable
+ * C), the same on every machine and kernel, with a bound from the quantisation
  * residuals' norms (Cauchy-Schwarz), the canonical sum's rounding and the scale product's.
  * Its window is about 5x the bf16 one, and on AMD Zen 3 its integers are only twice the fp32
  * rate, so auto takes it only for blocks of at least MIEB_SCREEN_MIN_DOCS_PER_K_INT8
  * documents per k.
  *
  * Environment: MIEB_CPU_SCREEN=auto (default: AMX where AMX-BF16 can be used, else
- * VDPBF16PS where AVX512_BF16 can, else int8 with AVX2 where it pays) | off | amx |
- * avx512bf16 | int8 (AVX2, or portable C without it) | int8-avx2 | int8-scalar (that kernel;
- * where it cannot run, a warning and auto).
+ * VDPBF16PS where AVX512_BF16 can, else int8 with the fastest of VNNI512, AVX-VNNI and AVX2
+ * where it pays) | off | amx | avx512bf16 | int8 (that fastest int8 kernel, or portable C
+ * without AVX2) | int8-amx | int8-vnni512 | int8-avxvnni | int8-avx2 | int8-scalar (that
+ * kernel; where it cannot run, a warning and auto).
  */
 #ifndef MIEB_BACKEND_SCREEN_H
 #define MIEB_BACKEND_SCREEN_H
@@ -51,8 +53,8 @@ extern "C" {
 /** 1 when the screen runs on this machine (AMX-BF16 with Linux's permission, AVX512_BF16,
     or the int8 kernels; not switched off). */
 int mieb_screen_available(void);
-/** "amx", "avx512bf16", "int8-avx2", "int8-scalar" or "off": what the screen runs on (for
-    logs and benchmarks). */
+/** "amx", "avx512bf16", "int8-amx", "int8-vnni512", "int8-avxvnni", "int8-avx2",
+    "int8-scalar" or "off": what the screen runs on (for logs and benchmarks). */
 const char *mieb_screen_kernel_name(void);
 /** Switch the screen off (0) or back to auto (1), for tests and benchmarks. */
 void mieb_screen_set_enabled(int on);

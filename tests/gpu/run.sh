@@ -10,7 +10,8 @@
 #   4. bench_cuda_topk: search throughput at top-1000 (the exact way, cuBLAS' SGEMM order and
 #      the int8 screen, whose lists must equal the exact way's); bench/bench_probe.py --device cuda: the
 #      ImageNet-shaped linear probe against sklearn; bench_retrieval.py against faiss-cpu;
-#      bench_maxsim.py (ColPali-shaped MaxSim) against numpy;
+#      bench_maxsim.py (ColPali-shaped MaxSim) against numpy; where the host CPU has VNNI or
+#      AMX-INT8, bench_retrieval.py --device cpu with those int8 screen kernels;
 #   5. compute-sanitizer memcheck over test_cuda_backend, in the time left.
 #
 #   tests/gpu/run.sh [BUILD_DIR]          (default: build-gpu in the repository)
@@ -34,7 +35,7 @@
 #   MIEB_GPU_E2E_SCALE=0.1   synth --scale for the end-to-end suite
 #   MIEB_GPU_BENCH_ARGS=...  extra bench_cuda_topk arguments (e.g. "--docs 2000000")
 #   MIEB_GPU_SKIP_BENCH=1    skip the benchmarks
-#   MIEB_GPU_BENCHES="topk probe retrieval maxsim"   which benchmarks, in this order
+#   MIEB_GPU_BENCHES="topk probe retrieval maxsim cpuint8"   which benchmarks, in this order
 #   MIEB_GPU_DEADLINE=540    seconds from the start: a benchmark whose time limit would end
 #                            after it is skipped (the device tool's calls stop at 600 s)
 #   MIEB_GPU_SANITIZE=0      skip step 5 (compute-sanitizer memcheck over test_cuda_backend, run
@@ -293,7 +294,7 @@ else
 fi
 
 # ---- 4. throughput ----
-benches=" ${MIEB_GPU_BENCHES:-topk probe retrieval maxsim} "
+benches=" ${MIEB_GPU_BENCHES:-topk probe retrieval maxsim cpuint8} "
 deadline="${MIEB_GPU_DEADLINE:-540}"
 # want NAME LIMIT: true when NAME is selected and LIMIT seconds still fit before the deadline
 want() {
@@ -364,6 +365,32 @@ else
     if [ "$rc" -eq 0 ]; then record "maxsim vs numpy" PASS "$res"; else record "maxsim vs numpy" FAIL "$(why $rc "$lim")"; fi
   else
     record "maxsim vs numpy" SKIP "python3 lacks numpy/h5py"
+  fi
+  # The host CPU's int8 screen kernels (docs/SCREEN_INT8.md): VPDPBUSD and AMX-INT8 run natively
+  # nowhere else this project is tested, so where this machine's CPU has them, its CPU backend
+  # times them on the issue's shape against the bf16 screen (auto), the exact way and
+  # faiss-cpu on its cores, and checks that every mode's scores are the same
+  i8k=""
+  grep -qw amx_int8 /proc/cpuinfo 2>/dev/null && i8k="$i8k int8-amx"
+  grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null && i8k="$i8k int8-vnni512"
+  [ -z "$i8k" ] && grep -qw avx_vnni /proc/cpuinfo 2>/dev/null && i8k="$i8k int8-avxvnni"
+  if ! want cpuint8 150; then
+    :
+  elif [ -z "$i8k" ]; then
+    record "cpu int8 kernels" SKIP "this CPU has neither AVX512_VNNI, AVX-VNNI nor AMX-INT8"
+  elif "$py" -c 'import numpy, h5py, faiss' 2>/dev/null; then
+    for kn in $i8k; do
+      say "bench_retrieval --device cpu --int8-kernel $kn (vs the bf16 screen, the exact way, faiss-cpu)"
+      lim=$(cap 70)
+      timeout "$lim" "$py" "$root/bench/bench_retrieval.py" --nq 2000 --nd 100000 --dim 512 --device cpu \
+          --threads "$jobs" --int8 --int8-kernel "$kn" --no-numpy --reps 2 --binary "$bin" 2>&1 \
+          | tee "$log_dir/bench_cpu_$kn.log"
+      rc=${PIPESTATUS[0]}
+      res="$(grep -E 'mieb-eval search|faiss-cpu|screened blocks|int8 screen vs|same' "$log_dir/bench_cpu_$kn.log" | tr -s ' ' | tr '\n' ';')"
+      if [ "$rc" -eq 0 ]; then record "cpu $kn vs faiss" PASS "$res"; else record "cpu $kn vs faiss" FAIL "$(why $rc "$lim")"; fi
+    done
+  else
+    record "cpu int8 kernels" SKIP "python3 lacks numpy/h5py/faiss"
   fi
 fi
 
