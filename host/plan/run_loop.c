@@ -249,16 +249,18 @@ void mieb_run_plan_merge(const struct mieb_merge_opts *mo, const struct mieb_tas
     hooks->task_context(NULL);
 }
 
+/* The results folder is swept one level down too: its .mieb-eval/ holds the run manifest,
+   written last, so a process killed at the end leaves its temporary there. */
 void mieb_run_plan_outputs(const char *results_dir, const char *per_query, const char *partials_dir, int watch)
 {
-    mieb_clean_stale_tmp(results_dir, 0);
+    mieb_clean_stale_tmp(results_dir, 1);
     if (per_query)
         mieb_clean_stale_tmp(per_query, 3); /* <dir>/<task>/<split>/<subset>/ */
     if (partials_dir)
         mieb_clean_stale_tmp(partials_dir, 3);
     if (!watch)
         return;
-    mieb_stop_watch_tmp(results_dir, 0);
+    mieb_stop_watch_tmp(results_dir, 1);
     if (per_query)
         mieb_stop_watch_tmp(per_query, 3);
     if (partials_dir)

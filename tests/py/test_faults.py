@@ -385,9 +385,11 @@ def test_stale_temporaries_removed_only_when_their_writer_is_gone(tmp_path):
     dead = subprocess.Popen(["true"])
     dead.wait()  # its pid is free now (reuse within this test is vanishingly unlikely)
     live = os.getpid()
+    manifests = os.path.join(res, ".mieb-eval")  # the run manifest's folder, written last
     names = {
         os.path.join(res, f"{TASKS[0]}.json.tmp.{host}.{dead.pid}"): False,
         os.path.join(sub, f"run.trec.tmp.{host}.{dead.pid}"): False,
+        os.path.join(manifests, f"run-20260101T000000Z-{dead.pid}.json.tmp.{host}.{dead.pid}"): False,
         os.path.join(res, f"{TASKS[0]}.json.tmp.{host}.{live}"): True,
         os.path.join(res, f"{TASKS[0]}.json.tmp.other-node.{dead.pid}"): True,
         os.path.join(res, f"notes.tmp.{host}.x{dead.pid}"): True,
@@ -400,4 +402,4 @@ def test_stale_temporaries_removed_only_when_their_writer_is_gone(tmp_path):
     assert p.returncode == 0, p.stderr
     for n, kept in names.items():
         assert os.path.exists(n) == kept, (n, kept, p.stderr[-2000:])
-    assert p.stderr.count("which is gone") == 2, p.stderr[-2000:]
+    assert p.stderr.count("which is gone") == 3, p.stderr[-2000:]
