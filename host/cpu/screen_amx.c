@@ -12,7 +12,6 @@
  * Compiled with AVX-512, AVX512_BF16, AMX-TILE and AMX-BF16 (CMakeLists.txt); only called
  * when mieb_screen_available() chose the AMX kernel.
  */
-#include <string.h>
 
 #include "screen_internal.h"
 
@@ -21,22 +20,10 @@
     (defined(__AMX_BF16__) || defined(__AMXBF16__)) && defined(__AVX512BF16__)
 #include <immintrin.h>
 
-/* palette 1: every tile 16 rows x 64 bytes */
-struct tile_cfg {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-};
-
 void mieb_screen_amx_begin(void)
 {
-    struct tile_cfg cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++) {
-        cfg.colsb[t] = 64;
-        cfg.rows[t] = 16;
-    }
+    struct screen_amx_cfg cfg;
+    screen_amx_cfg_16x64(&cfg);
     _tile_loadconfig(&cfg);
 }
 

@@ -16,7 +16,6 @@
  * Intel's pseudocode (tests/unit/i8_emu/, the test suite's only).
  */
 #include <stdint.h>
-#include <string.h>
 
 #include "screen_internal.h"
 
@@ -35,22 +34,10 @@ const int mieb_screen_i8_amx_built = 1;
 
 #if defined(I8_AMX_HERE)
 
-/* palette 1: every tile 16 rows x 64 bytes */
-struct i8_tile_cfg {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-};
-
 void I8_KERNEL(mieb_screen_i8_amx_begin)(void)
 {
-    struct i8_tile_cfg cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++) {
-        cfg.colsb[t] = 64;
-        cfg.rows[t] = 16;
-    }
+    struct screen_amx_cfg cfg;
+    screen_amx_cfg_16x64(&cfg);
     _tile_loadconfig(&cfg);
 }
 

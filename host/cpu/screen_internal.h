@@ -120,6 +120,22 @@ extern const int mieb_screen_bf16_built; /* 0 where the compiler or target has n
 mieb_status mieb_screen_pass(struct screen_ctx *cx, enum screen_kernel kern, struct screen_buf **buf);
 void mieb_screen_buf_free(struct screen_buf *buf);
 
+/** The tile configuration both AMX kernels load (LDTILECFG's 64 bytes): palette 1, every
+    tile 16 rows x 64 bytes. */
+struct screen_amx_cfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+};
+static inline void screen_amx_cfg_16x64(struct screen_amx_cfg *cfg)
+{
+    *cfg = (struct screen_amx_cfg){.palette = 1};
+    for (int t = 0; t < 8; t++) {
+        cfg->colsb[t] = 64;
+        cfg->rows[t] = 16;
+    }
+}
+
 /* The AMX kernel (screen_amx.c): the block of 32 queries (bf16 rows a0: 16, a1: the next 16,
    KP apart) x 32 documents (VNNI groups b0, b1) into cb [32][32]; begin/end load and release
    the tile configuration around a pass on the calling thread. */
