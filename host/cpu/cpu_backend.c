@@ -277,8 +277,19 @@ struct topk_plan {
     int parts;
 };
 
+/* 1 when every query has a finite floor (none is NaN, "no floor", or -inf, "not yet full"). */
+static int all_floored(const float *floor, int64_t nq)
+{
+    if (!floor)
+        return 0;
+    for (int64_t t = 0; t < nq; t++)
+        if (!isfinite(floor[t]))
+            return 0;
+    return 1;
+}
+
 static struct topk_plan topk_plan(const struct mieb_backend *be, const struct mieb_qset *qs, int64_t nd, int64_t k,
-                                  int nt)
+                                  const float *floor, int nt)
 {
     const struct mieb_vecs *q = &qs->q;
     int64_t nq = q->n;
@@ -286,7 +297,7 @@ static struct topk_plan topk_plan(const struct mieb_backend *be, const struct mi
     /* The screened way (screen.h) where it pays: single vectors, a block far larger than
        k. Its query tiles are as large as its budget (an eighth of --mem-limit) allows, up
        to one per thread, since each tile converts the block to bf16 or int8 once. */
-    if (qs->sim != MIEB_SIM_MAXSIM && mieb_screen_pays(nd, k)) {
+    if (qs->sim != MIEB_SIM_MAXSIM && mieb_screen_pays(nd, k, all_floored(floor, nq))) {
         size_t limit = be->opts.mem_limit ? be->opts.mem_limit : (size_t)4 << 30;
         size_t budget = limit / 8 / (size_t)nt;
         int64_t fit = (int64_t)(budget / mieb_screen_bytes_per_query(q->dim, k)) / 32 * 32;
@@ -427,7 +438,7 @@ static mieb_status cpu_topk(struct mieb_backend *be, struct mieb_qset *qs, const
     if (k <= 0 || nq == 0 || nd == 0)
         return MIEB_OK;
 
-    struct topk_plan pl = topk_plan(be, qs, nd, k, nt);
+    struct topk_plan pl = topk_plan(be, qs, nd, k, floor, nt);
     int parts = pl.parts;
     struct topk_out o = {.ps = out_scores, .pi = out_idx, .floor = floor};
     o.pn = calloc((size_t)(nq * parts), sizeof(int64_t));

@@ -166,7 +166,7 @@ const char *mieb_screen_kernel_name(void)
     }
 }
 
-int mieb_screen_pays(int64_t n_docs, int64_t k)
+int mieb_screen_pays(int64_t n_docs, int64_t k, int floored)
 {
     if (!mieb_screen_available() || n_docs < MIEB_SCREEN_MIN_DOCS)
         return 0;
@@ -176,7 +176,8 @@ int mieb_screen_pays(int64_t n_docs, int64_t k)
                     : kern == SCREEN_KERNEL_AVX512BF16 ? MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16
                     : g_by_name || __atomic_load_n(&g_forced, __ATOMIC_RELAXED) != SCREEN_KERNEL_NONE
                         ? MIEB_SCREEN_MIN_DOCS_PER_K
-                        : MIEB_SCREEN_MIN_DOCS_PER_K_INT8;
+                    : floored ? MIEB_SCREEN_MIN_DOCS_PER_K_INT8_FLOORED
+                              : MIEB_SCREEN_MIN_DOCS_PER_K_INT8;
     return n_docs >= k * per_k;
 }
 

@@ -72,9 +72,15 @@ void mieb_screen_set_enabled(int on);
     screen), so mteb's 50,000-document chunks at k = 1001 stay on the exact way.
     MIEB_CPU_SCREEN=int8 runs it from MIEB_SCREEN_MIN_DOCS_PER_K. */
 #define MIEB_SCREEN_MIN_DOCS_PER_K_INT8 200
+/** The int8 screen once every query of the block has a floor (its running top k is full, from
+    the second of mteb's chunks on): tau starts at the floor, so few documents are listed and
+    rescored, and on Zen 3 a 50,000-document chunk at k = 1,001 (50 per k) takes 0.70 of the
+    exact way's time (bench/README.md, the int8 screen), where the first chunk takes 1.28. */
+#define MIEB_SCREEN_MIN_DOCS_PER_K_INT8_FLOORED 40
 
-/** 1 when the screen is available and pays for a block of n_docs documents and best k. */
-int mieb_screen_pays(int64_t n_docs, int64_t k);
+/** 1 when the screen is available and pays for a block of n_docs documents and best k;
+    floored: every query of the block has a floor (a finite one). */
+int mieb_screen_pays(int64_t n_docs, int64_t k, int floored);
 
 /** Bytes of scratch one query of a screened job needs at dimension K and best k. */
 size_t mieb_screen_bytes_per_query(int64_t K, int64_t k);

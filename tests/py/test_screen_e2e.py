@@ -15,7 +15,8 @@ portable one) it writes the same files as the exact way for cosine and dot, unde
 --threads and --mem-limit.
 
 Where the CPU has neither AMX nor AVX512_BF16 the bf16 screen never runs; those cases then
-say so and are skipped.
+say so and are skipped. There auto takes the int8 screen for the chunks whose queries all have
+a floor, and the files are again the exact way's.
 """
 from __future__ import annotations
 
@@ -32,9 +33,8 @@ BIN = os.path.join(os.environ.get("MIEB_BUILD_DIR", "build"), "mieb-eval")
 TASK = "Fashion200kT2IRetrieval"
 
 
-def make_suite(root, sim, dtype, seed):
+def make_suite(root, sim, dtype, seed, nq=120, nd=61_000, dim=96):
     rng = np.random.default_rng(seed)
-    nq, nd, dim = 120, 61_000, 96
     q = rng.standard_normal((nq, dim)).astype(np.float32)
     d = rng.standard_normal((nd, dim)).astype(np.float32)
     # clusters around the queries: 40 close documents each, some near-identical
@@ -42,8 +42,8 @@ def make_suite(root, sim, dtype, seed):
         rows = rng.integers(0, nd, 40)
         d[rows] = q[i] + rng.standard_normal((40, dim)).astype(np.float32) * rng.choice([0.3, 1e-3], (40, 1))
     # exact duplicates across the chunk boundary and inside chunks
-    src = rng.integers(0, nd, 3000)
-    dst = rng.integers(0, nd, 3000)
+    src = rng.integers(0, nd, nd // 20)
+    dst = rng.integers(0, nd, nd // 20)
     d[dst] = d[src]
     if sim == "dot":  # norms over four orders of magnitude
         d *= (10.0 ** rng.uniform(-2, 2, (nd, 1))).astype(np.float32)
@@ -151,3 +151,28 @@ def test_int8_screen_threads_and_mem_limit(tmp_path, sim):
         assert "screened (int8-" in log, log
         assert json.dumps(scores, sort_keys=True) == json.dumps(ref_scores, sort_keys=True), extra
         assert trec == ref_trec, extra
+
+
+def int8_is_autos_choice():
+    """AVX2 without AVX512_BF16 or AMX-BF16 (host/cpu/screen.c's order), as Linux reports it."""
+    try:
+        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return False
+    return "avx2" in flags and "avx512_bf16" not in flags and "amx_bf16" not in flags
+
+
+def test_auto_screens_the_floored_chunks_with_int8(tmp_path):
+    """Where the int8 screen is auto's choice (a CPU without AVX512_BF16), it screens the chunks
+    whose queries all have a floor (from mteb's second 50,000-document chunk on: 50 documents
+    per k, above MIEB_SCREEN_MIN_DOCS_PER_K_INT8_FLOORED) and not the first (no floor yet,
+    below MIEB_SCREEN_MIN_DOCS_PER_K_INT8): one screened block of two, the exact way's files."""
+    td, ed, _, _ = make_suite(str(tmp_path), "cosine", "f32", 31, nq=40, nd=100_000, dim=32)
+    scores, trec, log = run(td, ed, str(tmp_path / "auto"), "auto")
+    lines = [l for l in log.splitlines() if "screened (" in l]
+    if not int8_is_autos_choice():
+        pytest.skip("this CPU has AVX512_BF16 or AMX-BF16 (a bf16 screen is auto's) or no AVX2")
+    assert len(lines) == 1, lines  # the second chunk only
+    ref_scores, ref_trec, _ = run(td, ed, str(tmp_path / "off"), "off")
+    assert json.dumps(scores, sort_keys=True) == json.dumps(ref_scores, sort_keys=True)
+    assert trec == ref_trec
