@@ -30,7 +30,7 @@
  * residuals' norms (Cauchy-Schwarz), the canonical sum's rounding and the scale product's.
  * Its window is about 5x the bf16 one, and on AMD Zen 3 its integers are only twice the fp32
  * rate, so auto takes it only for blocks of at least MIEB_SCREEN_MIN_DOCS_PER_K_INT8
- * documents per k.
+ * documents per k, or MIEB_SCREEN_MIN_DOCS_PER_K_INT8_FLOORED where every query has a floor.
  *
  * Environment: MIEB_CPU_SCREEN=auto (default: AMX where AMX-BF16 can be used, else
  * VDPBF16PS where AVX512_BF16 can, else int8 with the fastest of VNNI512, AVX-VNNI and AVX2
@@ -73,9 +73,10 @@ void mieb_screen_set_enabled(int on);
     MIEB_CPU_SCREEN=int8 runs it from MIEB_SCREEN_MIN_DOCS_PER_K. */
 #define MIEB_SCREEN_MIN_DOCS_PER_K_INT8 200
 /** The int8 screen once every query of the block has a floor (its running top k is full, from
-    the second of mteb's chunks on): tau starts at the floor, so few documents are listed and
-    rescored, and on Zen 3 a 50,000-document chunk at k = 1,001 (50 per k) takes 0.70 of the
-    exact way's time (bench/README.md, the int8 screen), where the first chunk takes 1.28. */
+    the second of mteb's chunks on): tau starts at the floor, so fewer documents are listed and
+    rescored. On Zen 3 a 50,000-document chunk at k = 1,001 (50 per k) then takes 0.93 of the
+    exact way's time as the second chunk and 0.75 on average over the second to the eighth,
+    where a first chunk takes 1.28 (bench/README.md, the int8 screen). */
 #define MIEB_SCREEN_MIN_DOCS_PER_K_INT8_FLOORED 40
 
 /** 1 when the screen is available and pays for a block of n_docs documents and best k;
