@@ -134,6 +134,10 @@ static inline void screen_amx_cfg_16x64(struct screen_amx_cfg *cfg)
         cfg->colsb[t] = 64;
         cfg->rows[t] = 16;
     }
+    /* gcc 12's _tile_loadconfig tells the compiler that LDTILECFG reads 8 bytes of the 64, so
+       at -O2 it drops the stores above as dead and the instruction faults on the garbage
+       (#GP, SIGSEGV). This empty statement reads the whole configuration: the stores stay. */
+    __asm__ volatile("" : : "m"(*cfg) : "memory");
 }
 
 /* The AMX kernel (screen_amx.c): the block of 32 queries (bf16 rows a0: 16, a1: the next 16,
