@@ -45,7 +45,9 @@ Wall times and CPU seconds (user + system, all threads) are both fitted; on a lo
 CPU seconds are the steadier of the two. --fit-check F2 measures the task at F2 as well and prints
 the fit's prediction beside the measurement. --from-json reuses the measured rows of earlier
 --json-out files (same task and fraction) instead of measuring them again, so a fit can be redone
-over other fractions without rerunning anything.
+over other fractions without rerunning anything. A run in them where mieb-eval finished and mteb
+did not (mteb killed for memory at full size, say) gives the extrapolated row at its fraction
+mieb-eval's measured side instead of mieb-eval's fit; mteb's side stays the fit.
 
 Timings on a shared machine are disturbed: /proc/loadavg is read before and after every timed
 process and printed beside it.
@@ -792,7 +794,8 @@ def table_rows(rows: list[dict]) -> tuple[tuple, list[tuple]]:
             f"{mt['scoring_cpu_s'] / mi['cpu_s']:.1f}x" if mt.get("scoring_cpu_s") and mi.get("cpu_s") else "-",
             keys,
             "-" if ext or "peak_rss_mib" not in mt else f"{mt['peak_rss_mib']:,.0f}",
-            "-" if ext or "peak_rss_mib" not in mi else f"{mi['peak_rss_mib']:,.0f}",
+            "-" if (ext and not r.get("mieb_eval_measured")) or "peak_rss_mib" not in mi
+            else f"{mi['peak_rss_mib']:,.0f}",
             "-" if ext else f"{mt.get('load_before', '?').split()[0]}/{mi.get('load_after', '?').split()[0]}"))
     return hdr, lines
 
@@ -873,10 +876,15 @@ def main() -> int:
           f"work folder {work}", flush=True)
     rows, measured, failures = [], [], []
     cache = {}
+    # runs where mieb-eval finished and mteb did not (killed for memory at full size, say):
+    # an extrapolated row at that fraction takes mieb-eval's measured side instead of its fit
+    mieb_only = {}
     for fj in a.from_json or []:
         for r in json.loads(Path(fj).read_text())["rows"]:
             if r.get("kind") == "measured" and "error" not in r:
                 cache[(r["task"], round(r["fraction"], 9))] = r
+            elif r.get("kind") == "measured" and r.get("mieb_eval", {}).get("rc") == 0:
+                mieb_only[(r["task"], round(r["fraction"], 9))] = r
 
     def measure_or_cached(spec: dict) -> dict:
         r = cache.get((spec["registry_name"], round(spec["fraction"], 9)))
@@ -907,6 +915,12 @@ def main() -> int:
                 f = fit_extrapolate(pts, target, side, key)
                 ex[side][dst] = f["seconds"]
                 ex[side][f"fit_{dst}"] = f
+            mine = mieb_only.get((n, round(a.fraction, 9)))
+            if mine is not None:
+                mi = mine["mieb_eval"]
+                ex["mieb_eval_measured"] = {"mteb_error": mine.get("error"), "fit_wall_s": ex["mieb_eval"].get("wall_s"),
+                                            "fit_cpu_s": ex["mieb_eval"].get("cpu_s")}
+                ex["mieb_eval"].update({k: mi[k] for k in ("wall_s", "cpu_s", "peak_rss_mib") if k in mi})
             rows.append(ex)
             if a.fit_check and a.fit_check not in fit_fr:
                 # the fit's own check: measure one more fraction and set it beside the prediction
@@ -966,9 +980,12 @@ def main() -> int:
               f"F = {', '.join(f'{x:g}' for x in f['fit_fractions'])} (non-negative least squares on the "
               f"{r['family']} cost terms); mteb's time grew as F^({g}) between them")
         cpu = r["mteb"].get("scoring_cpu_s")
+        own = r.get("mieb_eval_measured")
         print(f"  mteb would take about {fmt_t(r['mteb']['scoring_s'])} of scoring here"
               + (f" ({fmt_t(cpu)} of CPU)" if cpu is not None else "")
-              + f", mieb-eval about {fmt_t(r['mieb_eval']['wall_s'])}: extrapolated, not measured")
+              + (f": extrapolated, not measured; mieb-eval measured at this size {fmt_t(r['mieb_eval']['wall_s'])} "
+                 f"(its fit said {fmt_t(own['fit_wall_s'])}; mteb's run there: {own['mteb_error']})" if own else
+                 f", mieb-eval about {fmt_t(r['mieb_eval']['wall_s'])}: extrapolated, not measured"))
     for r in rows:
         c = r.get("fit_check")
         if c:
