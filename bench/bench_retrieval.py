@@ -305,7 +305,7 @@ def main():
             print(f"  whole process, faiss-cpu (python, h5py, search, .npy written): {tfp:.3f} s")
             for m in modes:
                 wall = best_wall[m]
-                print(f"  whole process, mieb-eval run [{env_of[m][0] if a.device == 'cpu' else a.device}]: "
+                print(f"  whole process, mieb-eval run [{m}]: "
                       f"{wall:.3f} s, {tfp / wall:.2f}x faiss-cpu's")
         peak = sgemm_peak(a.threads) if a.device == "cpu" else None
         if peak:
