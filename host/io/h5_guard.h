@@ -8,7 +8,8 @@
  * they protect (from h5_util.c and h5_read.c):
  *
  *   before H5Fopen                 mieb_h5_check_global_heaps, mieb_h5_check_root_header
- *   before HDF5 loads a header     mieb_h5_check_object (every link on a path)
+ *   before HDF5 loads a header     mieb_h5_check_object (every link on a path; with the header,
+ *                                  its filter pipeline and its group's local heap free list)
  *   before any attribute lookup    mieb_h5_check_attr_msgs
  *   string attributes              mieb_h5_attr_raw_vlen + mieb_h5_vlen_string_at (HDF5 never
  *                                  follows their heap IDs)

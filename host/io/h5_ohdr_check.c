@@ -8,8 +8,9 @@
  * enum names without a bound; a header chunk whose recorded size runs past the end of the
  * file is first allocated (8 GiB for a 12 KB file). So before HDF5 loads an object's header
  * we walk it ourselves (HDF5 file format spec, "Data Object Headers", versions 1 and 2,
- * continuation blocks included): every chunk inside the file, every datatype and dataspace
- * message well formed, and, before any attribute lookup (H5Aexists, H5Aopen and H5Aiterate
+ * continuation blocks included): every chunk inside the file, every datatype, dataspace and
+ * filter pipeline message well formed, a group's local heap free list finite and inside the
+ * heap, and, before any attribute lookup (H5Aexists, H5Aopen and H5Aiterate
  * decode all of an object's attribute messages), every attribute's parts and value inside
  * its message. It runs on the root group before H5Fopen (mieb_h5_check_root_header), on
  * every object reached by path (mieb_h5_check_object, from mieb_h5_lookup) and on an
@@ -210,12 +211,90 @@ static uint64_t dtype_len(const uint8_t *p, uint64_t n, int depth)
     return at <= n ? at : 0;
 }
 
+/*
+ * A filter pipeline message (versions 1 and 2) whose every filter name ends inside its
+ * recorded length and whose client data values lie inside the message: H5O__pline_decode
+ * (1.10) strlen's and strcpy's a name with no bound and reads the values without one
+ * (found by fuzzing: a corrupt name length read past the header chunk).
+ */
+static bool pline_ok(const uint8_t *m, uint64_t n)
+{
+    if (n < 2 || (m[0] != 1 && m[0] != 2) || m[1] > 32)
+        return false;
+    unsigned ver = m[0], nf = m[1];
+    uint64_t at = ver == 1 ? 8 : 2;
+    for (unsigned f = 0; f < nf; f++) {
+        if (at + 2 > n)
+            return false;
+        uint64_t id = le(m + at, 2), name = 0;
+        at += 2;
+        if (ver == 1 || id >= 256) { /* the name length is there */
+            if (at + 2 > n)
+                return false;
+            name = le(m + at, 2);
+            at += 2;
+        }
+        if (at + 4 > n)
+            return false;
+        uint64_t cd = le(m + at + 2, 2); /* after the flags */
+        at += 4;
+        if (name) {
+            if (name > n - at || !memchr(m + at, 0, name))
+                return false;
+            at += name; /* version 1 lengths are multiples of 8 (HDF5 checks that itself) */
+        }
+        at += 4 * cd + (ver == 1 && (cd & 1) ? 4 : 0);
+        if (at > n)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * The local heap of a group's symbol table (old-style groups): HDF5 1.10 builds the heap's
+ * free list by following the offsets stored in the heap with no bound on their number, so
+ * a list that returns to an earlier block makes H5HL__fl_deserialize allocate nodes until
+ * memory runs out (found by fuzzing), and a block that starts within 2 lengths of the end
+ * is decoded past the heap. Refused: a prefix or data block outside the file, a block
+ * not wholly inside the data, more blocks than fit in it.
+ */
+static mieb_status check_local_heap(struct oh_walk *w, uint64_t addr, uint64_t at)
+{
+    int sa = w->lay->sa, ss = w->lay->ss;
+    uint8_t *b = NULL;
+    MIEB_TRY(read_block(w, addr, 8 + 2 * (uint64_t)ss + (uint64_t)sa, &b));
+    bool sig = memcmp(b, "HEAP", 4) == 0 && b[4] == 0;
+    uint64_t size = le(b + 8, ss), next = le(b + 8 + ss, ss), data = le(b + 8 + 2 * ss, sa);
+    free(b);
+    if (!sig)
+        return corrupt(w, "symbol table's local heap has no HEAP signature", at);
+    uint64_t fsz = (uint64_t)w->lay->file_size, abs = w->lay->base + data;
+    if (size && (abs < data || abs > fsz || size > fsz - abs))
+        return corrupt(w, "symbol table's local heap lies outside the file", at);
+    uint64_t entry = 2 * (uint64_t)ss, max_blocks = size / entry;
+    for (uint64_t k = 0; next != 1; k++) { /* 1: HDF5's end of the free list */
+        if (k >= max_blocks || next >= size || entry > size - next)
+            return corrupt(w, "symbol table's local heap has a corrupt free list", at);
+        uint8_t fb[16];
+        if (!read_full(w->fd, fb, (size_t)entry, abs + next))
+            return mieb_fail(MIEB_ERR_IO, "%s: reading a local heap at %llu: %s", w->fname,
+                             (unsigned long long)(abs + next), strerror(errno));
+        uint64_t len = le(fb + ss, ss), start = next;
+        next = le(fb, ss);
+        if (len > size - start || next == 0)
+            return corrupt(w, "symbol table's local heap has a corrupt free list", at);
+    }
+    return MIEB_OK;
+}
+
 /* One attribute message body [0, n): every part, and the value, inside the message. */
 static mieb_status check_attr_msg(struct oh_walk *w, const uint8_t *m, uint64_t n, uint64_t at)
 {
     if (n < 8)
         return corrupt(w, "attribute message too short", at);
-    unsigned ver = m[0], flags = m[1];
+    /* version 1 has no flags: HDF5 skips that byte whatever it holds, so it must not make
+       this check treat the datatype as shared and skip the value (found by fuzzing) */
+    unsigned ver = m[0], flags = ver >= 2 ? m[1] : 0;
     if (ver < 1 || ver > 3)
         return corrupt(w, "unknown attribute message version", at);
     uint64_t name_len = le(m + 2, 2), dt_len = le(m + 4, 2), ds_len = le(m + 6, 2);
@@ -225,9 +304,13 @@ static mieb_status check_attr_msg(struct oh_walk *w, const uint8_t *m, uint64_t 
     if (off > n || name_len < 1 || name_len > n - off || m[off + name_len - 1] != '\0')
         return corrupt(w, "attribute name runs past its message", at);
     off += PART(name_len);
-    if (off > n || dt_len > n - off || (!(flags & 1) && dt_len < 8))
+    /* a shared datatype or dataspace keeps the value's size in another object, which HDF5
+       loads and trusts; no writer of these files shares them, so they are refused */
+    if (flags & 3)
+        return corrupt(w, "attribute with a shared datatype or dataspace", at);
+    if (off > n || dt_len > n - off || dt_len < 8)
         return corrupt(w, "attribute datatype runs past its message", at);
-    if (!(flags & 1) && !dtype_len(m + off, dt_len, 0))
+    if (!dtype_len(m + off, dt_len, 0))
         return corrupt(w, "attribute datatype is malformed", at);
     const uint8_t *dt = m + off;
     off += PART(dt_len);
@@ -238,8 +321,6 @@ static mieb_status check_attr_msg(struct oh_walk *w, const uint8_t *m, uint64_t 
 #undef PART
     if (off > n)
         return corrupt(w, "attribute value starts past its message", at);
-    if (flags & 3)
-        return MIEB_OK; /* shared datatype or dataspace: the sizes live elsewhere */
     uint64_t points = 0, esz = le(dt + 4, 4), bytes;
     if (!dataspace_points(ds, ds_len, w->lay->ss, &points))
         return corrupt(w, "attribute dataspace is malformed", at);
@@ -271,6 +352,13 @@ static mieb_status walk_messages(struct oh_walk *w, const uint8_t *c, uint64_t n
             return corrupt(w, "datatype message is malformed", at + p);
         if (type == 0x01 && !(mflags & 0x02) && !dataspace_points(m, sz, w->lay->ss, &points))
             return corrupt(w, "dataspace message is malformed", at + p);
+        if (type == 0x0b && !(mflags & 0x02) && !pline_ok(m, sz))
+            return corrupt(w, "filter pipeline message is malformed", at + p);
+        if (type == 0x11 && !(mflags & 0x02)) { /* symbol table: v1 B-tree, local heap */
+            if (sz < 2 * (uint64_t)w->lay->sa)
+                return corrupt(w, "symbol table message too short", at + p);
+            MIEB_TRY(check_local_heap(w, le(m + w->lay->sa, w->lay->sa), at + p));
+        }
         if (w->attrs && type == 0x0c && !(mflags & 0x02))
             MIEB_TRY(check_attr_msg(w, m, sz, at + p));
         if (type == 0x07 || (type == 0x08 && sz >= 2 && m[0] >= 3 && m[1] == 3))

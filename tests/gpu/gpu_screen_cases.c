@@ -416,11 +416,24 @@ void test_screen_ops(struct mieb_backend *cpu)
         case_tiled(&b);
         case_auto(&b);
     }
-    /* unset, the screen is off until a GPU run has measured it (cuda_ctx.c) */
+    /* unset or unknown: auto (measured never slower than the exact way, cuda_ctx.c); off
+       spelled either way; never where the scores are not the fixed order's bits */
+    static const struct { const char *env; enum mieb_precision prec; int want; } dflt_cases[] = {
+        {NULL, MIEB_PREC_FP32, 1}, {"", MIEB_PREC_FP32, 1}, {"bogus", MIEB_PREC_FP32, 1},
+        {"0", MIEB_PREC_FP32, 0}, {"off", MIEB_PREC_FP32, 0}, {NULL, MIEB_PREC_TF32, 0},
+    };
+    int dflt_ok = 1;
+    for (size_t i = 0; i < sizeof dflt_cases / sizeof dflt_cases[0]; i++) {
+        if (dflt_cases[i].env)
+            setenv("MIEB_CUDA_SCREEN", dflt_cases[i].env, 1);
+        else
+            unsetenv("MIEB_CUDA_SCREEN");
+        struct mieb_backend *be = gt_cuda_new(0, dflt_cases[i].prec);
+        dflt_ok = dflt_ok && be && ctx_of(be)->screen == dflt_cases[i].want;
+        mieb_backend_free(be);
+    }
     unsetenv("MIEB_CUDA_SCREEN");
-    struct mieb_backend *dflt = gt_cuda_new(0, MIEB_PREC_FP32);
-    gt_result("int8 screen off by default", dflt && ctx_of(dflt)->screen == 0);
-    mieb_backend_free(dflt);
+    gt_result("int8 screen auto by default (unset, empty, unknown), off when asked or not fp32", dflt_ok);
     mieb_backend_free(b.scr);
     mieb_backend_free(b.exact);
 }

@@ -165,8 +165,12 @@ def test_attr_message_overrun(tmp_path, field, value, what):
     assert "corpus.h5" in out["error"] and "corrupt object header" in out["error"] and what in out["error"], out
 
 
-def test_attr_message_array_overrun(tmp_path):
-    """A 1-D attribute (not scalar) whose dimension is inflated: the value would be read past."""
+@pytest.mark.parametrize("flags_byte", [0, 0x21])
+def test_attr_message_array_overrun(tmp_path, flags_byte):
+    """A 1-D attribute (not scalar) whose dimension is inflated: the value would be read past.
+    Version 1 attribute messages have no flags (HDF5 skips the byte), so a 0x21 there must
+    not make the check treat the datatype as shared and skip the value (found by fuzzing:
+    memcpy past the header chunk)."""
     ed, p = role_file(tmp_path)
     with h5py.File(p, "r+") as f:
         f.attrs["shape_note"] = np.arange(3, dtype=np.int64)
@@ -175,10 +179,11 @@ def test_attr_message_array_overrun(tmp_path):
     name_len, dt_len = struct.unpack_from("<HH", b, m + 2)
     ds = m + 8 + ((name_len + 7) & ~7) + ((dt_len + 7) & ~7)
     assert b[ds + 1] == 1  # rank 1
+    b[m + 1] = flags_byte
     struct.pack_into("<Q", b, ds + (8 if b[ds] == 1 else 4), 10**9)
     open(p, "wb").write(bytes(b))
     rc, out = dump_role(ed)
-    assert rc == BAD_DATA and "value runs past" in out["error"], out
+    assert rc == BAD_DATA and "corpus.h5" in out["error"] and "value runs past" in out["error"], out
 
 
 # ---- valid files in every header layout still read ----
@@ -429,3 +434,115 @@ def test_header_chunk_past_end_of_file(tmp_path, which):
     assert rc == BAD_DATA and "Big.h5" in out["error"] and "lies outside the file" in out["error"], out
     if which == "dataset":
         assert "qrels_doc" in out["error"], out
+
+
+# ---- a group's local heap whose free list returns to itself (was: allocation until out of memory) ----
+
+def root_local_heap(p) -> int:
+    """File offset of the root group's local heap (old-style group: symbol table message)."""
+    b = open(p, "rb").read()
+    at = b.find(b"HEAP")
+    assert at >= 0 and b[at + 4] == 0, "no version 0 local heap"
+    return at
+
+
+@pytest.mark.parametrize("how", ["cycle", "past-end", "size"])
+def test_local_heap_free_list_corrupt(tmp_path, how):
+    ed, p = role_file(tmp_path)
+    b = bytearray(open(p, "rb").read())
+    h = root_local_heap(p)
+    size, head, data = struct.unpack_from("<QQQ", b, h + 8)
+    assert size >= 32
+    if how == "cycle":  # one free block whose "next" is itself: H5HL__fl_deserialize never ends
+        struct.pack_into("<Q", b, h + 16, 16)
+        struct.pack_into("<QQ", b, data + 16, 16, 16)
+    elif how == "past-end":  # a block starting 8 bytes before the end: its sizes are read past the heap
+        struct.pack_into("<Q", b, h + 16, size - 8)
+    else:  # a block longer than the heap
+        struct.pack_into("<Q", b, h + 16, 16)
+        struct.pack_into("<QQ", b, data + 16, 1, size)
+    open(p, "wb").write(bytes(b))
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "corpus.h5" in out["error"] and "local heap has a corrupt free list" in out["error"], out
+
+
+def test_local_heap_valid_free_list_passes(tmp_path):
+    """A heap with free blocks (links written and deleted) still reads."""
+    ed, p = role_file(tmp_path)
+    with h5py.File(p, "r+") as f:
+        for i in range(6):
+            f[f"scratch_{i}"] = np.zeros(2)
+        for i in range(0, 6, 2):
+            del f[f"scratch_{i}"]
+    b = open(p, "rb").read()
+    h = root_local_heap(p)
+    assert struct.unpack_from("<Q", b, h + 16)[0] != 1, "the heap should have a free list"
+    rc, out = dump_role(ed)
+    assert rc == OK, out
+
+
+# ---- a filter pipeline whose filter name has no end (was: strlen past the header in H5O__pline_decode) ----
+
+@pytest.mark.parametrize("how", ["no-nul", "name-past-message", "values-past-message"])
+def test_filter_pipeline_name_corrupt(tmp_path, how):
+    ed, p = role_file(tmp_path)
+    data = np.arange(40, dtype=np.float32).reshape(10, 4)
+    with h5py.File(p, "r+") as f:  # libver earliest: a version 1 pipeline, the filter named
+        del f["embeddings"]
+        f.create_dataset("embeddings", data=data, chunks=(5, 4), compression="gzip")
+        f.attrs["dim"] = 4
+    b = bytearray(open(p, "rb").read())
+    name = b.find(b"deflate\0")
+    assert name >= 0
+    msg = name - 16  # version, count, 6 reserved; id, name length, flags, value count
+    assert b[msg] == 1 and struct.unpack_from("<HH", b, msg + 8) == (1, 8)
+    if how == "no-nul":
+        b[name + 7] = ord("X")
+    elif how == "name-past-message":
+        struct.pack_into("<H", b, msg + 10, 4000)
+    else:
+        struct.pack_into("<H", b, msg + 14, 3000)
+    open(p, "wb").write(bytes(b))
+    rc, out = dump_role(ed)
+    assert rc == BAD_DATA and "corpus.h5" in out["error"] and "filter pipeline message is malformed" in out[
+        "error"], out
+
+
+# ---- attribute flags: version 1 has none; shared datatypes are refused ----
+
+def test_attr_v1_flags_byte_alone_is_harmless(tmp_path):
+    ed, p = role_file(tmp_path)
+    b = bytearray(open(p, "rb").read())
+    b[attr_msg(bytes(b), "role") + 1] = 0x21
+    open(p, "wb").write(bytes(b))
+    rc, out = dump_role(ed)
+    assert rc == OK, out
+
+
+def v1_attr_as_v3(b: bytearray, m: int, flags: int) -> None:
+    """Rewrite the version 1 attribute message at m in place as version 3 (no padding, an
+    encoding byte) with the given flags; the message keeps its size, the tail is unused."""
+    name_len, dt_len, ds_len = struct.unpack_from("<HHH", b, m + 2)
+    q = m + 8
+    name = bytes(b[q:q + name_len]); q += (name_len + 7) & ~7
+    dt = bytes(b[q:q + dt_len]); q += (dt_len + 7) & ~7
+    ds = bytes(b[q:q + ds_len]); q += (ds_len + 7) & ~7
+    value = bytes(b[q:q + 16])
+    body = struct.pack("<BBHHHB", 3, flags, name_len, dt_len, ds_len, 0) + name + dt + ds + value
+    b[m:m + len(body)] = body
+
+
+@pytest.mark.parametrize("flags,ok", [(0, True), (1, False), (2, False)])
+def test_attr_shared_datatype_refused(tmp_path, flags, ok):
+    """A version 3 attribute flagged as sharing its datatype (1) or dataspace (2): the value's
+    size lives in another object that HDF5 would load and trust; no writer of these files
+    shares them. Unflagged, the same message reads."""
+    ed, p = role_file(tmp_path)
+    b = bytearray(open(p, "rb").read())
+    v1_attr_as_v3(b, attr_msg(bytes(b), "role"), flags)
+    open(p, "wb").write(bytes(b))
+    rc, out = dump_role(ed)
+    if ok:
+        assert rc == OK, out
+    else:
+        assert rc == BAD_DATA and "corpus.h5" in out["error"] and "shared datatype" in out["error"], out
