@@ -64,7 +64,7 @@ mieb_status mieb_cuda_plan_reserve(struct mieb_cuda_ctx *ctx, const struct mieb_
 /* ---- the int8 screen (cuda_screen.c; docs/SCREEN_INT8.md) ---- */
 
 /** Blocks of at least this many documents, and this many per kept entry, take the screen
-    under MIEB_CUDA_SCREEN=auto, the default (int8: every single-vector block; off: none). Its tiles must hold this
+    under MIEB_CUDA_SCREEN=auto (int8: every single-vector block; off, the default: none). Its tiles must hold this
     many documents per k too, or the k kept per query would fill its candidate list. */
 #define MIEB_CUDA_SCREEN_MIN_DOCS 2048
 #define MIEB_CUDA_SCREEN_MIN_DOCS_PER_K 20

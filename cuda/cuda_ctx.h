@@ -70,8 +70,8 @@ struct mieb_cuda_ctx {
     enum mieb_precision precision; /* arithmetic of the similarity GEMM (opts.precision) */
     int canon_scores;              /* fp32 scores in the CPU backend's fixed order (gemm.h), not cuBLAS' */
     int sync_check;                /* synchronise after every launch (debug) */
-    /* The int8 screen (cuda_screen.c, docs/SCREEN_INT8.md): MIEB_CUDA_SCREEN=auto (1, the
-       default: blocks where it pays), int8 (2: every single-vector block) or off (0); only
+    /* The int8 screen (cuda_screen.c, docs/SCREEN_INT8.md): MIEB_CUDA_SCREEN=auto (1: blocks
+       where it pays), int8 (2: every single-vector block) or off (0, the default); only
        with canon_scores, whose bits it reproduces. */
     int screen;
     /** What the screen did (summed over calls; the -v lines and the tests read it). */

@@ -6,7 +6,8 @@
 #   3. end to end: `mieb-eval synth`, then `mieb-eval run --device cuda` and
 #      `--device cpu` on the same suite (cosine and MaxSim), results compared; then
 #      tests/py/test_retrieval_e2e.py::test_search_floors (single vectors and MaxSim) and
-#      ::test_maxsim_zero_padding_as_mteb on --device cuda;
+#      ::test_maxsim_zero_padding_as_mteb on --device cuda, and test_search_floors[dot] again
+#      with the int8 screen on every block (MIEB_CUDA_SCREEN=int8);
 #   4. bench_cuda_topk: search throughput at top-1000 (the exact way, cuBLAS' SGEMM order and
 #      the int8 screen, whose lists must equal the exact way's); bench/bench_probe.py --device cuda: the
 #      ImageNet-shaped linear probe against sklearn; bench_retrieval.py against faiss-cpu;
@@ -291,6 +292,25 @@ elif python3 -c 'import numpy, h5py, pytest' 2>/dev/null; then
   fi
 else
   record "search floors (pytest)" SKIP "python3 lacks numpy/h5py/pytest"
+fi
+# the same single-vector test with the int8 screen on every block: on an H200 it has lost the
+# documents tied at the k-th score here (docs/SCREEN_INT8.md, "Known failure on an H200")
+say "search floors with the int8 screen (MIEB_CUDA_SCREEN=int8)"
+if ! in_time "search floors, int8 screen"; then
+  :
+elif python3 -c 'import numpy, h5py, pytest' 2>/dev/null; then
+  lim=$(cap 120)
+  MIEB_CUDA_SCREEN=int8 MIEB_TEST_BIN="$bin" MIEB_TEST_DEVICE=cuda timeout "$lim" python3 -m pytest -q \
+      -p no:cacheprovider "$root/tests/py/test_retrieval_e2e.py" -k "search_floors and dot" 2>&1 |
+    tee "$log_dir/search_floors_int8.log" | tail -15
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" = 0 ]; then
+    record "search floors, int8 screen" PASS "$(grep -E 'passed|failed' "$log_dir/search_floors_int8.log" | tail -1)"
+  else
+    record "search floors, int8 screen" FAIL "$(why $rc "$lim"); see $log_dir/search_floors_int8.log"
+  fi
+else
+  record "search floors, int8 screen" SKIP "python3 lacks numpy/h5py/pytest"
 fi
 
 # ---- 4. throughput ----

@@ -133,6 +133,10 @@ if "$py" -c 'import numpy, h5py, pytest' 2>/dev/null; then
     "$py" -m pytest -q -p no:cacheprovider "$root/tests/py/test_retrieval_e2e.py" \
       -k "search_floors or chunk_boundary or zero_padding" 2>&1 | tail -3
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  # and with the int8 screen on every block (tests/gpu/run.sh runs the same on a GPU)
+  MIEB_CUDA_SCREEN=int8 MIEB_TEST_BIN="$out/mieb-eval-mock" MIEB_TEST_DEVICE=cuda ASAN_OPTIONS=detect_leaks=1 \
+    "$py" -m pytest -q -p no:cacheprovider "$root/tests/py/test_retrieval_e2e.py" -k "search_floors and dot" 2>&1 | tail -3
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 else
   echo "  SKIP: no python with numpy, h5py and pytest (scripts/install-deps.sh makes .venv)"
 fi
