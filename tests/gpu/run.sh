@@ -277,41 +277,31 @@ fi
 
 # ---- 3b. search floors on the GPU: every query's top 1000 against mteb's search loop ----
 # (data with exact integer scores, a corpus in many blocks: topk_block_floor decides)
-say "search floors: tests/py/test_retrieval_e2e.py on --device cuda"
-if ! in_time "search floors (pytest)"; then
-  :
-elif python3 -c 'import numpy, h5py, pytest' 2>/dev/null; then
-  lim=$(cap 300)
-  MIEB_TEST_BIN="$bin" MIEB_TEST_DEVICE=cuda timeout "$lim" python3 -m pytest -q -p no:cacheprovider \
-      "$root/tests/py/test_retrieval_e2e.py" -k "search_floors or zero_padding" 2>&1 | tee "$log_dir/search_floors.log" | tail -15
+e2e_pytest() { # label log limit -k-expression [VAR=value ...]: test_retrieval_e2e.py on --device cuda
+  local label=$1 log=$2 lim_max=$3 expr=$4 lim rc
+  shift 4
+  if ! in_time "$label"; then
+    return 0
+  elif ! python3 -c 'import numpy, h5py, pytest' 2>/dev/null; then
+    record "$label" SKIP "python3 lacks numpy/h5py/pytest"
+    return 0
+  fi
+  lim=$(cap "$lim_max")
+  env "$@" MIEB_TEST_BIN="$bin" MIEB_TEST_DEVICE=cuda timeout "$lim" python3 -m pytest -q -p no:cacheprovider \
+      "$root/tests/py/test_retrieval_e2e.py" -k "$expr" 2>&1 | tee "$log_dir/$log" | tail -15
   rc=${PIPESTATUS[0]}
   if [ "$rc" = 0 ]; then
-    record "search floors (pytest)" PASS "$(grep -E 'passed|failed' "$log_dir/search_floors.log" | tail -1)"
+    record "$label" PASS "$(grep -E 'passed|failed' "$log_dir/$log" | tail -1)"
   else
-    record "search floors (pytest)" FAIL "$(why $rc "$lim"); see $log_dir/search_floors.log"
+    record "$label" FAIL "$(why $rc "$lim"); see $log_dir/$log"
   fi
-else
-  record "search floors (pytest)" SKIP "python3 lacks numpy/h5py/pytest"
-fi
-# the same single-vector test with the int8 screen on every block: on an H200 it has lost the
+}
+say "search floors: tests/py/test_retrieval_e2e.py on --device cuda"
+e2e_pytest "search floors (pytest)" search_floors.log 300 "search_floors or zero_padding"
+# the single-vector test again with the int8 screen on every block: on an H200 it has lost the
 # documents tied at the k-th score here (docs/SCREEN_INT8.md, "Known failure on an H200")
 say "search floors with the int8 screen (MIEB_CUDA_SCREEN=int8)"
-if ! in_time "search floors, int8 screen"; then
-  :
-elif python3 -c 'import numpy, h5py, pytest' 2>/dev/null; then
-  lim=$(cap 120)
-  MIEB_CUDA_SCREEN=int8 MIEB_TEST_BIN="$bin" MIEB_TEST_DEVICE=cuda timeout "$lim" python3 -m pytest -q \
-      -p no:cacheprovider "$root/tests/py/test_retrieval_e2e.py" -k "search_floors and dot" 2>&1 |
-    tee "$log_dir/search_floors_int8.log" | tail -15
-  rc=${PIPESTATUS[0]}
-  if [ "$rc" = 0 ]; then
-    record "search floors, int8 screen" PASS "$(grep -E 'passed|failed' "$log_dir/search_floors_int8.log" | tail -1)"
-  else
-    record "search floors, int8 screen" FAIL "$(why $rc "$lim"); see $log_dir/search_floors_int8.log"
-  fi
-else
-  record "search floors, int8 screen" SKIP "python3 lacks numpy/h5py/pytest"
-fi
+e2e_pytest "search floors, int8 screen" search_floors_int8.log 120 "search_floors and dot" MIEB_CUDA_SCREEN=int8
 
 # ---- 4. throughput ----
 benches=" ${MIEB_GPU_BENCHES:-topk probe retrieval maxsim cpuint8} "
