@@ -9,6 +9,11 @@
  * bound's range (handed to the exact way) and a candidate list too small for the near-ties
  * (the fallback budget: the group goes the exact way). Each case also checks that the screen
  * ran and, where it must, that it scored only part of the pairs or handed the group back.
+ * The lists alone do not see a bound that is too tight but still wide enough for random rows
+ * (without its beta R_d term every list case passes on the mock runtime), so the kernels'
+ * inputs and outputs are also compared with the host's bit for bit: each row's quantisation
+ * (int8 row, scale, N, R, H), each pair's interval, and a query set's scales and bound
+ * coefficients as topk_block builds them (K = 8 and integer rows among them).
  */
 #include "gpu_screen_cases.h"
 
@@ -17,8 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/screen_i8_math.h"
+#include "cuda_backend.h"
 #include "cuda_ctx.h"
 #include "gpu_test_util.h"
+#include "screen_i8.cuh"
 
 struct screen_be {
     struct mieb_backend *scr, *exact, *cpu;
@@ -402,6 +410,180 @@ static void case_auto(const struct screen_be *b)
     (void)b;
 }
 
+/* Copies on the context's stream, waited for (the mock runtime has only the stream-ordered calls). */
+static int copy_sync(struct mieb_cuda_ctx *c, void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+    return cudaMemcpyAsync(dst, src, n, kind, c->stream) == cudaSuccess &&
+           cudaStreamSynchronize(c->stream) == cudaSuccess;
+}
+
+/* Rows of one kind: 0 random reals, 1 integers in [-64, 64] (the end-to-end search-floor
+   test's documents), 2 two integers then zeros (its queries). */
+static void fill_rows(float *x, int64_t n, int64_t K, int kind)
+{
+    for (int64_t i = 0; i < n * K; i++) {
+        const int64_t k = i % K;
+        if (kind == 0)
+            x[i] = ((float)(gt_rand() % 20001) - 10000.0f) / 4096.0f;
+        else if (kind == 1 || k < 2)
+            x[i] = (float)((int)(gt_rand() % 129) - 64);
+        else
+            x[i] = 0.0f;
+    }
+}
+
+static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* The quantisation kernel on the device against mieb_si8_quantise_row on the host, row by
+   row and bit for bit: the int8 row, its scale and the three norm bounds. The list tests
+   only see a bound too tight where it changes a list; this sees it in every row. */
+static int quantise_vs_host(struct mieb_cuda_ctx *c, int64_t n, int64_t K, int kind)
+{
+    const int64_t KP = (K + 15) / 16 * 16;
+    float *x = malloc(sizeof(float) * (size_t)(n * K)), *h = malloc(sizeof(float) * (size_t)(4 * n));
+    int8_t *q8 = malloc((size_t)(n * KP)), *row = malloc((size_t)KP);
+    void *dev = NULL;
+    const size_t xb = sizeof(float) * (size_t)(n * K), fb = sizeof(float) * (size_t)n;
+    int ok = x && h && q8 && row && cudaMalloc(&dev, xb + 4 * fb + (size_t)(n * KP) + 64) == cudaSuccess;
+    if (ok) {
+        fill_rows(x, n, K, kind);
+        float *dx = dev, *ds = (float *)((char *)dev + xb), *dn = ds + n, *dr = dn + n, *dh = dr + n;
+        int8_t *dq = (int8_t *)(dh + n);
+        struct mieb_si8_counts *dc = (struct mieb_si8_counts *)(((uintptr_t)(dq + n * KP) + 31) & ~(uintptr_t)31);
+        ok = copy_sync(c, dx, x, xb, cudaMemcpyHostToDevice) &&
+             cudaMemsetAsync(dc, 0, sizeof *dc, c->stream) == cudaSuccess &&
+             mieb_cuda_si8_quantise(mieb_cuda_ks(c), dx, n, K, KP, dq, ds, dn, dr, dh, dc) == MIEB_OK &&
+             cudaStreamSynchronize(c->stream) == cudaSuccess &&
+             copy_sync(c, h, ds, 4 * fb, cudaMemcpyDeviceToHost) &&
+             copy_sync(c, q8, dq, (size_t)(n * KP), cudaMemcpyDeviceToHost);
+        int64_t bad = 0;
+        for (int64_t r = 0; ok && r < n; r++) {
+            float sv = 0, nv = 0, rv = 0, hv = 0;
+            mieb_si8_quantise_row(x + r * K, K, KP, row, NULL, &sv, &nv, &rv, &hv);
+            int diff = !same_bits(sv, h[r]) || !same_bits(nv, h[n + r]) || !same_bits(rv, h[2 * n + r]) ||
+                       !same_bits(hv, h[3 * n + r]) || memcmp(row, q8 + r * KP, (size_t)KP) != 0;
+            if (diff && bad++ < 3)
+                fprintf(stderr, "  quantise K %lld kind %d row %lld: s %a/%a N %a/%a R %a/%a H %a/%a (host/device)\n",
+                        (long long)K, kind, (long long)r, sv, h[r], nv, h[n + r], rv, h[2 * n + r], hv, h[3 * n + r]);
+        }
+        ok = ok && bad == 0;
+    }
+    if (dev)
+        cudaFree(dev);
+    free(x), free(h), free(q8), free(row);
+    return ok;
+}
+
+/* The bound kernel against mieb_si8_interval on the host, bit for bit, on the coefficients
+   and norm bounds the screen really uses (queries and documents quantised on the host). */
+static int bound_vs_host(struct mieb_cuda_ctx *c, int64_t nq, int64_t nd, int64_t K, int kind)
+{
+    const int64_t KP = (K + 15) / 16 * 16, ld = (nd + 3) / 4 * 4;
+    float *q = malloc(sizeof(float) * (size_t)(nq * K)), *d = malloc(sizeof(float) * (size_t)(nd * K));
+    float *par = malloc(sizeof(float) * (size_t)(3 * nq + 3 * nd)), *ub = malloc(sizeof(float) * (size_t)(2 * nq * ld));
+    int32_t *I = malloc(sizeof(int32_t) * (size_t)(nq * ld));
+    int8_t *row = malloc((size_t)KP);
+    void *dev = NULL;
+    const size_t pb = sizeof(float) * (size_t)(3 * nq + 3 * nd), tb = sizeof(float) * (size_t)(nq * ld);
+    int ok = q && d && par && ub && I && row && cudaMalloc(&dev, pb + 2 * tb) == cudaSuccess;
+    if (ok) {
+        fill_rows(q, nq, K, kind == 1 ? 2 : 0);
+        fill_rows(d, nd, K, kind);
+        float *sq = par, *al = sq + nq, *be = al + nq, *sd = be + nq, *dn = sd + nd, *dr = dn + nd;
+        for (int64_t r = 0; r < nq; r++) {
+            float nv = 0, rv = 0, hv = 0;
+            mieb_si8_quantise_row(q + r * K, K, KP, row, NULL, &sq[r], &nv, &rv, &hv);
+            mieb_si8_query_coefs(K, nv, rv, hv, 1.0f, 0, &al[r], &be[r]);
+        }
+        for (int64_t j = 0; j < nd; j++) {
+            float hv = 0;
+            mieb_si8_quantise_row(d + j * K, K, KP, row, NULL, &sd[j], &dn[j], &dr[j], &hv);
+        }
+        for (int64_t i = 0; i < nq * ld; i++)
+            I[i] = (int32_t)(gt_rand() % 400001) - 200000;
+        float *dp = dev, *dS = (float *)((char *)dev + pb), *dL = (float *)((char *)dS + tb);
+        const float s_abs = mieb_si8_s_abs(K, 0);
+        ok = copy_sync(c, dp, par, pb, cudaMemcpyHostToDevice) &&
+             copy_sync(c, dS, I, tb, cudaMemcpyHostToDevice) &&
+             mieb_cuda_si8_bound(mieb_cuda_ks(c), dS, dL, ld, nq, nd, dp, dp + nq, dp + 2 * nq, dp + 3 * nq,
+                                 dp + 3 * nq + nd, dp + 3 * nq + 2 * nd, s_abs) == MIEB_OK &&
+             cudaStreamSynchronize(c->stream) == cudaSuccess &&
+             copy_sync(c, ub, dS, 2 * tb, cudaMemcpyDeviceToHost); /* S, then lb */
+        int64_t bad = 0;
+        for (int64_t r = 0; ok && r < nq; r++)
+            for (int64_t j = 0; j < nd; j++) {
+                float l, u;
+                mieb_si8_interval(I[r * ld + j], sq[r], sd[j], al[r], be[r], dn[j], dr[j], s_abs, &l, &u);
+                if ((!same_bits(u, ub[r * ld + j]) || !same_bits(l, ub[nq * ld + r * ld + j])) && bad++ < 3)
+                    fprintf(stderr, "  bound K %lld (%lld, %lld): [%a, %a] host, [%a, %a] device\n", (long long)K,
+                            (long long)r, (long long)j, l, u, ub[nq * ld + r * ld + j], ub[r * ld + j]);
+            }
+        ok = ok && bad == 0;
+    }
+    if (dev)
+        cudaFree(dev);
+    free(q), free(d), free(par), free(ub), free(I), free(row);
+    return ok;
+}
+
+/* The queries' int8 copy as topk_block builds it (quantised on the device, coefficients
+   folded on the host and sent back): each query's scale and both coefficients, bit for bit
+   against the host's own computation. */
+static int query_set_vs_host(struct mieb_backend *scr, int64_t n, int64_t K, int kind)
+{
+    struct mieb_cuda_ctx *c = ctx_of(scr);
+    const int64_t KP = (K + 15) / 16 * 16;
+    float *x = malloc(sizeof(float) * (size_t)(n * K)), *h = malloc(sizeof(float) * (size_t)(3 * n));
+    int8_t *row = malloc((size_t)KP);
+    struct mieb_qset *qs = NULL;
+    int ok = x && h && row;
+    if (ok) {
+        fill_rows(x, n, K, kind);
+        struct mieb_vecs v = {x, NULL, n, n, K};
+        ok = mieb_backend_prepare_queries(scr, &v, MIEB_SIM_DOT, &qs) == MIEB_OK &&
+             mieb_cuda_screen_queries(c, qs) == MIEB_OK && qs->i8_state == 1 &&
+             copy_sync(c, h, qs->d_sq, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost) &&
+             copy_sync(c, h + n, qs->d_alpha, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost) &&
+             copy_sync(c, h + 2 * n, qs->d_beta, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost);
+        int64_t bad = 0;
+        for (int64_t r = 0; ok && r < n; r++) {
+            float sv = 0, nv = 0, rv = 0, hv = 0, a, b;
+            mieb_si8_quantise_row(x + r * K, K, KP, row, NULL, &sv, &nv, &rv, &hv);
+            mieb_si8_query_coefs(K, nv, rv, hv, 1.0f, 0, &a, &b);
+            if ((!same_bits(sv, h[r]) || !same_bits(a, h[n + r]) || !same_bits(b, h[2 * n + r])) && bad++ < 3)
+                fprintf(stderr, "  query K %lld row %lld: s %a/%a alpha %a/%a beta %a/%a (host/device)\n",
+                        (long long)K, (long long)r, sv, h[r], a, h[n + r], b, h[2 * n + r]);
+        }
+        ok = ok && bad == 0;
+    }
+    if (qs)
+        mieb_backend_release_queries(scr, qs);
+    free(x), free(h), free(row);
+    return ok;
+}
+
+/* Every kernel input of the bound, on the device, equal to the host's: the search-floor
+   test's shape (K = 8, integer rows) among them. */
+static void case_kernels(const struct screen_be *b)
+{
+    static const int64_t Ks[] = {1, 7, 8, 16, 17, 100, 512};
+    struct mieb_cuda_ctx *c = ctx_of(b->scr);
+    for (size_t i = 0; i < sizeof Ks / sizeof Ks[0]; i++) {
+        const int64_t K = Ks[i];
+        char name[160];
+        for (int kind = 0; kind < 3; kind++) {
+            snprintf(name, sizeof name, "int8 screen quantise on the device = host, K=%lld rows kind %d", (long long)K,
+                     kind);
+            gt_result(name, quantise_vs_host(c, 1000, K, kind));
+        }
+        snprintf(name, sizeof name, "int8 screen bound on the device = host, K=%lld", (long long)K);
+        gt_result(name, bound_vs_host(c, 4, 3001, K, 0) && bound_vs_host(c, 4, 3001, K, 1));
+        snprintf(name, sizeof name, "int8 screen query set (scale, alpha, beta) on the device = host, K=%lld",
+                 (long long)K);
+        gt_result(name, query_set_vs_host(b->scr, 37, K, 0) && query_set_vs_host(b->scr, 4, K, 2));
+    }
+}
+
 void test_screen_ops(struct mieb_backend *cpu)
 {
     struct screen_be b = {backend_with("int8", 0), backend_with("off", 0), cpu};
@@ -415,6 +597,7 @@ void test_screen_ops(struct mieb_backend *cpu)
         case_budget(&b);
         case_tiled(&b);
         case_auto(&b);
+        case_kernels(&b);
     }
     /* unset, empty or unknown: off (the screen is for measuring until its H200 failure is
        found, cuda_ctx.c); auto and int8 when asked; never where the scores are not the
