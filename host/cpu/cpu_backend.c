@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cblas.h>
@@ -370,7 +371,10 @@ static mieb_status topk_run_jobs(struct cpu_ctx *cx, struct mieb_qset *qs, const
         }
         jobs[w++].q1 = -1; /* sentinel */
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     mieb_par_run(nthreads, topk_share, starts);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     struct mieb_screen_stats sum = {0};
     for (int64_t x = 0; x < n_jobs + nthreads; x++) {
         if (jobs[x].q1 >= 0 && jobs[x].st != MIEB_OK)
@@ -379,13 +383,16 @@ static mieb_status topk_run_jobs(struct cpu_ctx *cx, struct mieb_qset *qs, const
         sum.candidates += jobs[x].stats.candidates;
         sum.overflowed += jobs[x].stats.overflowed;
         sum.aborted += jobs[x].stats.aborted;
+        if (jobs[x].q1 >= 0 && jobs[x].stats.kernel && !sum.kernel)
+            sum.kernel = jobs[x].stats.kernel;
     }
     if (pl->screen)
         MIEB_LOGD("cpu top-k: %lld x %lld screened (%s) in %lld jobs: %.2f%% of pairs scored exactly, %lld "
-                  "queries and %lld jobs handed to the exact way", (long long)nq, (long long)nd,
-                  mieb_screen_kernel_name(), (long long)n_jobs,
+                  "queries and %lld jobs handed to the exact way, %.3f s", (long long)nq, (long long)nd,
+                  sum.kernel ? sum.kernel : mieb_screen_kernel_name(), (long long)n_jobs,
                   sum.pairs ? 100.0 * (double)sum.candidates / (double)sum.pairs : 0.0,
-                  (long long)sum.overflowed, (long long)sum.aborted);
+                  (long long)sum.overflowed, (long long)sum.aborted,
+                  (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     return MIEB_OK;
 }
 

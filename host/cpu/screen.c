@@ -40,6 +40,7 @@ static enum screen_kernel g_chosen, g_forced;
 static int g_by_name; /* MIEB_CPU_SCREEN named the kernel: it runs wherever a screen can */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_enabled = 1;
+static int g_mix_floored = 1; /* MIEB_SCREEN_MIX=off: auto keeps one kernel (measurements) */
 
 int mieb_screen_kernel_usable(enum screen_kernel kern)
 {
@@ -51,13 +52,16 @@ int mieb_screen_kernel_usable(enum screen_kernel kern)
         return 1;
     if (kern == SCREEN_KERNEL_INT8_AVX2)
         return mieb_screen_i8_avx2_built && f->avx2_fma;
-    /* the VNNI and AMX-INT8 kernels quantise and offer with the AVX2 code */
+    /* the VNNI and AMX-INT8 kernels quantise with the AVX2 code; those on ZMM and AMX offer
+       with AVX-512 (screen_int8_offer512.c), the YMM one with AVX2 */
     if (kern == SCREEN_KERNEL_INT8_VNNI512)
-        return mieb_screen_i8_vnni512_built && mieb_screen_i8_avx2_built && f->avx512_vnni;
+        return mieb_screen_i8_vnni512_built && mieb_screen_i8_avx2_built && mieb_screen_i8_offer512_built &&
+               f->avx512_vnni;
     if (kern == SCREEN_KERNEL_INT8_AVXVNNI)
         return mieb_screen_i8_avxvnni_built && mieb_screen_i8_avx2_built && f->avx_vnni;
     if (kern == SCREEN_KERNEL_INT8_AMX)
-        return mieb_screen_i8_amx_built && mieb_screen_i8_avx2_built && f->amx_int8 && mieb_cpu_amx_enable();
+        return mieb_screen_i8_amx_built && mieb_screen_i8_avx2_built && mieb_screen_i8_offer512_built &&
+               f->avx512 && f->amx_int8 && mieb_cpu_amx_enable();
     if (!mieb_screen_bf16_built || !f->avx512_bf16)
         return 0;
     if (kern == SCREEN_KERNEL_AVX512BF16)
@@ -93,6 +97,8 @@ static enum screen_kernel best_int8(void)
 
 static void decide(void)
 {
+    const char *mix = getenv("MIEB_SCREEN_MIX");
+    g_mix_floored = !(mix && !strcmp(mix, "off"));
     const char *e = getenv("MIEB_CPU_SCREEN");
     enum screen_kernel want = SCREEN_KERNEL_NONE; /* NONE here: the best usable one */
     if (e && *e && strcasecmp(e, "auto") != 0) {
@@ -145,11 +151,22 @@ int mieb_screen_available(void)
     return mieb_screen_kernel() != SCREEN_KERNEL_NONE && __atomic_load_n(&g_enabled, __ATOMIC_RELAXED);
 }
 
-const char *mieb_screen_kernel_name(void)
+/* The kernel for a block whose queries all have floors (floored) or not. Under auto, a CPU
+   with AVX512_BF16 and AVX512_VNNI but no AMX (AMD Zen 4 and later) screens floored blocks
+   with VPDPBUSD: there the integer products cost half of VDPBF16PS's and the wider window
+   matters less, since a floor admits few documents. */
+static enum screen_kernel kernel_for(int floored)
 {
-    if (!mieb_screen_available())
-        return "off";
-    switch (mieb_screen_kernel()) {
+    enum screen_kernel kern = mieb_screen_kernel();
+    if (floored && !g_by_name && __atomic_load_n(&g_forced, __ATOMIC_RELAXED) == SCREEN_KERNEL_NONE &&
+        kern == SCREEN_KERNEL_AVX512BF16 && g_mix_floored && mieb_screen_kernel_usable(SCREEN_KERNEL_INT8_VNNI512))
+        return SCREEN_KERNEL_INT8_VNNI512;
+    return kern;
+}
+
+static const char *name_of(enum screen_kernel kern)
+{
+    switch (kern) {
     case SCREEN_KERNEL_AMX:
         return "amx";
     case SCREEN_KERNEL_AVX512BF16:
@@ -167,11 +184,21 @@ const char *mieb_screen_kernel_name(void)
     }
 }
 
+const char *mieb_screen_kernel_name(void)
+{
+    return mieb_screen_available() ? name_of(mieb_screen_kernel()) : "off";
+}
+
+const char *mieb_screen_kernel_name_for(int floored)
+{
+    return mieb_screen_available() ? name_of(kernel_for(floored)) : "off";
+}
+
 int mieb_screen_pays(int64_t n_docs, int64_t k, int floored)
 {
     if (!mieb_screen_available() || n_docs < MIEB_SCREEN_MIN_DOCS)
         return 0;
-    enum screen_kernel kern = mieb_screen_kernel();
+    enum screen_kernel kern = kernel_for(floored);
     /* an int8 kernel asked for by name runs where the AMX one would (benchmarks, tests) */
     int64_t per_k = kern == SCREEN_KERNEL_AMX          ? MIEB_SCREEN_MIN_DOCS_PER_K
                     : kern == SCREEN_KERNEL_AVX512BF16 ? MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16
@@ -679,7 +706,12 @@ mieb_status mieb_screen_topk(struct mieb_screen_scratch **scp, const float *Q, i
         }
         cx.used += bytes;
     }
-    enum screen_kernel kern = mieb_screen_kernel();
+    int floored = floor != NULL;
+    for (int64_t q = 0; q < m && floored; q++)
+        floored = isfinite(floor[q]);
+    enum screen_kernel kern = kernel_for(floored);
+    if (stats)
+        stats->kernel = name_of(kern);
     st = SCREEN_KERNEL_IS_INT8(kern) ? mieb_screen_i8_pass(&cx, kern, &sc->ibuf)
                                      : mieb_screen_pass(&cx, kern, &sc->buf);
     if (st != MIEB_OK)

@@ -56,6 +56,9 @@ int mieb_screen_available(void);
 /** "amx", "avx512bf16", "int8-amx", "int8-vnni512", "int8-avxvnni", "int8-avx2",
     "int8-scalar" or "off": what the screen runs on (for logs and benchmarks). */
 const char *mieb_screen_kernel_name(void);
+/** The same for a block whose queries all have floors (floored = 1) or not: under auto a
+    CPU with AVX512_BF16 and AVX512_VNNI but no AMX screens floored blocks with int8-vnni512. */
+const char *mieb_screen_kernel_name_for(int floored);
 /** Switch the screen off (0) or back to auto (1), for tests and benchmarks. */
 void mieb_screen_set_enabled(int on);
 
@@ -92,6 +95,7 @@ struct mieb_screen_stats {
     int64_t candidates; /**< of those, exact scores computed */
     int64_t overflowed; /**< queries handed back for the exact path (too many candidates) */
     int64_t aborted;    /**< jobs handed back whole (a norm beyond 2^60) */
+    const char *kernel; /**< the kernel that screened (mieb_screen_kernel_name's names), or NULL */
 };
 
 struct mieb_screen_scratch; /**< per-thread buffers, reused across calls */

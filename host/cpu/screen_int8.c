@@ -194,19 +194,20 @@ void mieb_screen_i8_offer_scalar(struct screen_ctx *cx, const struct screen_i8_o
 static const struct screen_i8_kernel k_scalar = {SCREEN_I8_MQ, 1, SCREEN_I8_KSTEP, 0,
                                                  mieb_screen_i8_dots_scalar, NULL, mieb_screen_i8_quantise,
                                                  mieb_screen_i8_offer_scalar, NULL, NULL};
-/* The SIMD kernels quantise and offer with AVX2, which every CPU with VNNI or AMX has. */
+/* The SIMD kernels quantise with AVX2, which every CPU with VNNI or AMX has; those of CPUs
+   with AVX-512 (VNNI on ZMM, AMX-INT8) offer with it, the others with AVX2. */
 static const struct screen_i8_kernel k_avx2 = {SCREEN_I8_MQ, 1, SCREEN_I8_KSTEP, 0,
                                                mieb_screen_i8_dots_avx2, NULL, mieb_screen_i8_quantise_avx2,
                                                mieb_screen_i8_offer_avx2, NULL, NULL};
 static const struct screen_i8_kernel k_vnni512 = {SCREEN_I8_VNNI512_MQ, 1, SCREEN_I8_KSTEP, 1,
                                                   NULL, mieb_screen_i8_dots_vnni512, mieb_screen_i8_quantise_avx2,
-                                                  mieb_screen_i8_offer_avx2, NULL, NULL};
+                                                  mieb_screen_i8_offer_avx512, NULL, NULL};
 static const struct screen_i8_kernel k_avxvnni = {SCREEN_I8_AVXVNNI_MQ, 1, SCREEN_I8_KSTEP, 1,
                                                   NULL, mieb_screen_i8_dots_avxvnni, mieb_screen_i8_quantise_avx2,
                                                   mieb_screen_i8_offer_avx2, NULL, NULL};
 static const struct screen_i8_kernel k_amx = {SCREEN_I8_AMX_MQ, SCREEN_I8_AMX_NG, SCREEN_I8_AMX_KSTEP, 0,
                                               NULL, mieb_screen_i8_dots_amx, mieb_screen_i8_quantise_avx2,
-                                              mieb_screen_i8_offer_avx2, mieb_screen_i8_amx_begin,
+                                              mieb_screen_i8_offer_avx512, mieb_screen_i8_amx_begin,
                                               mieb_screen_i8_amx_end};
 
 /* The kernel's description, or NULL when this build lacks it. */
@@ -218,11 +219,11 @@ static const struct screen_i8_kernel *kernel_of(enum screen_kernel kern)
     case SCREEN_KERNEL_INT8_AVX2:
         return mieb_screen_i8_avx2_built ? &k_avx2 : NULL;
     case SCREEN_KERNEL_INT8_VNNI512:
-        return mieb_screen_i8_vnni512_built ? &k_vnni512 : NULL;
+        return mieb_screen_i8_vnni512_built && mieb_screen_i8_offer512_built ? &k_vnni512 : NULL;
     case SCREEN_KERNEL_INT8_AVXVNNI:
         return mieb_screen_i8_avxvnni_built ? &k_avxvnni : NULL;
     case SCREEN_KERNEL_INT8_AMX:
-        return mieb_screen_i8_amx_built ? &k_amx : NULL;
+        return mieb_screen_i8_amx_built && mieb_screen_i8_offer512_built ? &k_amx : NULL;
     default:
         return NULL;
     }

@@ -187,6 +187,10 @@ void mieb_screen_i8_offer_scalar(struct screen_ctx *cx, const struct screen_i8_o
 extern const int mieb_screen_i8_avx2_built;
 void mieb_screen_i8_dots_avx2(const int16_t *qa, int64_t KP, const int16_t *dv, int32_t *out);
 void mieb_screen_i8_offer_avx2(struct screen_ctx *cx, const struct screen_i8_offer *o);
+/* screen_int8_offer512.c: the offer 16 documents at a time, for the kernels of CPUs with
+   AVX-512 (VNNI on ZMM, AMX-INT8); 0 in mieb_screen_i8_offer512_built where not compiled */
+extern const int mieb_screen_i8_offer512_built;
+void mieb_screen_i8_offer_avx512(struct screen_ctx *cx, const struct screen_i8_offer *o);
 
 /** Append document idx with [lb, ub] to query q's list, cutting it when it is full. */
 void mieb_screen_append(struct screen_ctx *cx, int64_t q, int32_t idx, float lb, float ub);

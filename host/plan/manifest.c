@@ -59,6 +59,7 @@ mieb_status mieb_manifest_begin(struct mieb_manifest *m, int argc, char **argv, 
     cJSON_AddStringToObject(m->root, "precision", precision);
     cJSON_AddStringToObject(kernels, "fixed_order_dot", mieb_canon_isa_name(mieb_canon_isa()));
     cJSON_AddStringToObject(kernels, "screen", mieb_screen_kernel_name());
+    cJSON_AddStringToObject(kernels, "screen_floored", mieb_screen_kernel_name_for(1));
     cJSON_AddStringToObject(kernels, "openblas_core", mieb_blas_corename());
     cJSON_AddItemToObject(m->root, "cpu_kernels", kernels);
     cJSON_AddStringToObject(m->root, "model", model);

@@ -78,7 +78,7 @@ def test_manifest_and_produced_by(suite, tmp_path):
     man = json.loads(mf.read_text())
     assert man["tool"].startswith("mieb-eval ") and man["precision"] == "fp32" and man["device"] == "cpu"
     assert man["command"][0] == "run" and "DTD" in man["command"]
-    assert set(man["cpu_kernels"]) == {"fixed_order_dot", "screen", "openblas_core"}
+    assert set(man["cpu_kernels"]) == {"fixed_order_dot", "screen", "screen_floored", "openblas_core"}
     assert man["summary"]["scored"] == 2
     files = {Path(f["path"]).name: f for f in man["inputs"]["CIRRIT2IRetrieval"]}
     assert {"CIRRIT2IRetrieval.h5", "queries.h5", "corpus.h5"} <= set(files)

@@ -36,6 +36,7 @@
 #include "cpu/canon_dot.h"
 #include "cpu/screen.h"
 #include "cpu/screen_internal.h"
+#include "backend/screen_i8_math.h"
 #include "check.h"
 #include "check_ranked.h"
 
@@ -557,6 +558,97 @@ static void check_int8_kernels_agree(void)
     free(D);
 }
 
+/* The three int8 offers (portable, AVX2, AVX-512) on the same blocks of integer scores: the
+   same lists, bit for bit, when no cut falls inside a block. The taus are the intervals'
+   own upper bounds (ties: ub == tau must be taken), bounds just above and below them, -inf
+   and +inf; blocks with fewer live documents and queries than a full tile; integers up to
+   the int32 range, zero scales and zero norms. */
+static void check_int8_offers_agree(void)
+{
+    static const struct {
+        screen_i8_offer_fn fn;
+        int usable;
+        const char *name;
+    } offers[] = {{mieb_screen_i8_offer_scalar, 1, "portable"},
+                  {mieb_screen_i8_offer_avx2, SCREEN_KERNEL_INT8_AVX2, "avx2"},
+                  {mieb_screen_i8_offer_avx512, SCREEN_KERNEL_INT8_VNNI512, "avx512"}};
+    enum { NQ = 12, TRIALS = 4000 };
+    int n_off = 0, idx[3];
+    for (int v = 0; v < 3; v++)
+        if (offers[v].usable == 1 || mieb_screen_kernel_usable((enum screen_kernel)offers[v].usable))
+            idx[n_off++] = v;
+        else
+            printf("test_screen: int8 offer %s cannot run here: skipped\n", offers[v].name);
+    int32_t dots[NQ * SCREEN_I8_ND] __attribute__((aligned(64)));
+    float sq[NQ], sd[SCREEN_I8_ND], nd[SCREEN_I8_ND], rnd[SCREEN_I8_ND], al[32], be[32], tau[3][32];
+    struct screen_list lists[3][NQ];
+    memset(lists, 0, sizeof lists);
+    for (int v = 0; v < 3; v++)
+        for (int q = 0; q < NQ; q++)
+            CHECK(mieb_screen_list_resize(&lists[v][q], SCREEN_I8_ND * 2));
+    int differ = 0, ties = 0, taken = 0;
+    for (int t = 0; t < TRIALS; t++) {
+        int nq = 1 + (int)(next_u64() % NQ), live = 1 + (int)(next_u64() % SCREEN_I8_ND);
+        float sabs = (next_u64() % 4 == 0) ? 0.0f : ldexpf(1.0f + (float)uni(), -100);
+        for (int i = 0; i < NQ * SCREEN_I8_ND; i++) {
+            int r = (int)(next_u64() % 8);
+            dots[i] = r == 0   ? 0
+                      : r == 1 ? (next_u64() % 2 ? INT32_MAX : -INT32_MAX)
+                               : (int32_t)((int64_t)(next_u64() % 4000001) - 2000000);
+        }
+        for (int j = 0; j < SCREEN_I8_ND; j++) {
+            sd[j] = next_u64() % 10 == 0 ? 0.0f : ldexpf((float)uni(), -7);
+            nd[j] = next_u64() % 10 == 0 ? 0.0f : (float)uni();
+            rnd[j] = nd[j] * ldexpf((float)uni(), -8);
+        }
+        for (int i = 0; i < nq; i++) {
+            sq[i] = next_u64() % 10 == 0 ? 0.0f : ldexpf((float)uni(), -7);
+            al[i] = ldexpf((float)uni(), -8);
+            be[i] = (float)uni();
+            int r = (int)(next_u64() % 6), j = (int)(next_u64() % (unsigned)live);
+            float lb, ub;
+            mieb_si8_interval(dots[i * SCREEN_I8_ND + j], sq[i], sd[j], al[i], be[i], nd[j], rnd[j], sabs, &lb, &ub);
+            float tv = r == 0 ? -INFINITY : r == 1 ? INFINITY : r == 2 ? nextafterf(ub, INFINITY)
+                     : r == 3 ? nextafterf(ub, -INFINITY) : ub;
+            ties += r >= 4;
+            for (int v = 0; v < 3; v++)
+                tau[v][i] = tv;
+        }
+        for (int w = 0; w < n_off; w++) {
+            int v = idx[w];
+            struct screen_ctx cx = {0};
+            cx.m = nq;
+            cx.alpha = al;
+            cx.beta = be;
+            cx.tau = tau[v];
+            cx.s_abs = sabs;
+            cx.lists = lists[v];
+            for (int q = 0; q < nq; q++) {
+                lists[v][q].n = 0;
+                lists[v][q].cut_at = SCREEN_I8_ND + 1; /* never reached: no cut */
+            }
+            struct screen_i8_offer o = {dots, 0, nq, 1000 * t, live, sq, sd, nd, rnd};
+            offers[v].fn(&cx, &o);
+        }
+        for (int q = 0; q < nq; q++) {
+            const struct screen_list *a = &lists[idx[0]][q];
+            taken += a->n;
+            for (int w = 1; w < n_off; w++) {
+                const struct screen_list *b = &lists[idx[w]][q];
+                differ += a->n != b->n || memcmp(a->idx, b->idx, 4 * (size_t)a->n) ||
+                          memcmp(a->lb, b->lb, 4 * (size_t)a->n) || memcmp(a->ub, b->ub, 4 * (size_t)a->n);
+            }
+        }
+    }
+    printf("int8 offers: %d kernels, %d blocks, %d entries taken, %d taus equal to an upper bound\n", n_off, TRIALS,
+           taken, ties);
+    CHECK_MSG(differ == 0, "%d query blocks' int8 lists differ between the offers", differ);
+    CHECK(ties > 0 && taken > 0);
+    for (int v = 0; v < 3; v++)
+        for (int q = 0; q < NQ; q++)
+            free(lists[v][q].idx);
+}
+
 /* Part 2's lists for the int8 screen's adversaries: near-ties at the k-th score (duplicates,
    one-ulp differences), one huge component, zero and subnormal rows, K not a multiple of the
    vector width, k larger than the block. */
@@ -614,31 +706,39 @@ static void check_backend_k(int64_t k)
                   "k %lld, threads %d: screened topk_block differs from the exact one", (long long)k, threads);
     }
     /* topk_block_floor: the head at or above each floor equals topk_block's (s_off, i_off
-       from the exact way above), screened or not; floors at some rank, -inf, above all */
+       from the exact way above), screened or not; floors at some rank, -inf, above all; then
+       every query floored (auto may then take another kernel: mieb_screen_kernel_name_for) */
     float *fl = malloc(sizeof(float) * (size_t)nq);
     int64_t *n_fl = malloc(sizeof(int64_t) * (size_t)nq), *want = malloc(sizeof(int64_t) * (size_t)nq);
-    for (int64_t r = 0; r < nq; r++)
-        fl[r] = r % 7 == 0 ? -INFINITY : r % 7 == 1 ? s_off[r * k] + 1.0f : s_off[r * k + (int64_t)(next_u64() % (uint64_t)k)];
-    for (int64_t r = 0; r < nq; r++) { /* the exact list's entries at or above the floor */
-        want[r] = 0;
-        while (want[r] < k && s_off[r * k + want[r]] >= fl[r])
-            want[r]++;
-    }
-    for (int on = 0; on <= 1; on++) {
-        struct mieb_backend *be = NULL;
-        struct mieb_backend_opts opts = {.n_threads = 2, .mem_limit = (size_t)1 << 30};
-        struct mieb_qset *qs = NULL;
-        mieb_screen_set_enabled(on);
-        CHECK(mieb_backend_cpu_init(&opts, &be) == MIEB_OK);
-        CHECK(mieb_backend_prepare_queries(be, &qv, MIEB_SIM_COSINE, &qs) == MIEB_OK);
-        CHECK(mieb_backend_topk_block_floor(be, qs, nq, &dv, k, fl, s_on, i_on, n_fl) == MIEB_OK);
-        int bad = 0;
+    for (int all = 0; all <= 1; all++) {
         for (int64_t r = 0; r < nq; r++)
-            bad += n_fl[r] != want[r] || memcmp(s_on + r * k, s_off + r * k, sizeof(float) * (size_t)want[r]) ||
-                   memcmp(i_on + r * k, i_off + r * k, sizeof(int64_t) * (size_t)want[r]);
-        CHECK_MSG(bad == 0, "screen %d: %d floored lists differ from topk_block's head", on, bad);
-        mieb_backend_release_queries(be, qs);
-        mieb_backend_free(be);
+            fl[r] = r % 7 == 0 ? (all ? s_off[r * k + k - 1] : -INFINITY)
+                    : r % 7 == 1 ? s_off[r * k] + 1.0f : s_off[r * k + (int64_t)(next_u64() % (uint64_t)k)];
+        for (int64_t r = 0; r < nq; r++) { /* the exact list's entries at or above the floor */
+            want[r] = 0;
+            while (want[r] < k && s_off[r * k + want[r]] >= fl[r])
+                want[r]++;
+        }
+        if (all)
+            printf("test_screen: k %lld, every query floored: screened by %s (pays: %d)\n", (long long)k,
+                   mieb_screen_kernel_name_for(1), mieb_screen_pays(nd, k, 1));
+        for (int on = 0; on <= 1; on++) {
+            struct mieb_backend *be = NULL;
+            struct mieb_backend_opts opts = {.n_threads = 2, .mem_limit = (size_t)1 << 30};
+            struct mieb_qset *qs = NULL;
+            mieb_screen_set_enabled(on);
+            CHECK(mieb_backend_cpu_init(&opts, &be) == MIEB_OK);
+            CHECK(mieb_backend_prepare_queries(be, &qv, MIEB_SIM_COSINE, &qs) == MIEB_OK);
+            CHECK(mieb_backend_topk_block_floor(be, qs, nq, &dv, k, fl, s_on, i_on, n_fl) == MIEB_OK);
+            int bad = 0;
+            for (int64_t r = 0; r < nq; r++)
+                bad += n_fl[r] != want[r] || memcmp(s_on + r * k, s_off + r * k, sizeof(float) * (size_t)want[r]) ||
+                       memcmp(i_on + r * k, i_off + r * k, sizeof(int64_t) * (size_t)want[r]);
+            CHECK_MSG(bad == 0, "screen %d, all floored %d: %d floored lists differ from topk_block's head", on, all,
+                      bad);
+            mieb_backend_release_queries(be, qs);
+            mieb_backend_free(be);
+        }
     }
     free(fl);
     free(n_fl);
@@ -692,6 +792,7 @@ int main(void)
         ran += !SCREEN_KERNEL_IS_INT8(kernels[i].kern);
     }
     check_int8_kernels_agree();
+    check_int8_offers_agree();
     mieb_screen_force_kernel(SCREEN_KERNEL_NONE);
     if (!ran)
         printf("test_screen: no AVX512_BF16 here: the bf16 screen never runs, its bounds and lists were not tested\n");
