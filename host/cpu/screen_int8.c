@@ -140,8 +140,9 @@ static int pack_docs(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t s0,
             row = b->drow;
         }
         if (kd->dots_q)
-            mieb_screen_i8q_pack_doc(row, KP, KQ, kd->doc_u8, d % SCREEN_I8_ND,
-                                     (uint8_t *)b->dv + (int64_t)(d / SCREEN_I8_ND) * SCREEN_I8_ND * KQ);
+            (kd->pack_doc ? kd->pack_doc : mieb_screen_i8q_pack_doc)(
+                row, KP, KQ, kd->doc_u8, d % SCREEN_I8_ND,
+                (uint8_t *)b->dv + (int64_t)(d / SCREEN_I8_ND) * SCREEN_I8_ND * KQ);
         else
             put_doc_pairs(b, KP, d, row);
     }
@@ -193,22 +194,24 @@ void mieb_screen_i8_offer_scalar(struct screen_ctx *cx, const struct screen_i8_o
 
 static const struct screen_i8_kernel k_scalar = {SCREEN_I8_MQ, 1, SCREEN_I8_KSTEP, 0,
                                                  mieb_screen_i8_dots_scalar, NULL, mieb_screen_i8_quantise,
-                                                 mieb_screen_i8_offer_scalar, NULL, NULL};
+                                                 mieb_screen_i8_offer_scalar, NULL, NULL, NULL};
 /* The SIMD kernels quantise with AVX2, which every CPU with VNNI or AMX has; those of CPUs
    with AVX-512 (VNNI on ZMM, AMX-INT8) offer with it, the others with AVX2. */
 static const struct screen_i8_kernel k_avx2 = {SCREEN_I8_MQ, 1, SCREEN_I8_KSTEP, 0,
                                                mieb_screen_i8_dots_avx2, NULL, mieb_screen_i8_quantise_avx2,
-                                               mieb_screen_i8_offer_avx2, NULL, NULL};
+                                               mieb_screen_i8_offer_avx2, NULL, NULL, NULL};
 static const struct screen_i8_kernel k_vnni512 = {SCREEN_I8_VNNI512_MQ, 1, SCREEN_I8_KSTEP, 1,
                                                   NULL, mieb_screen_i8_dots_vnni512, mieb_screen_i8_quantise_avx2,
-                                                  mieb_screen_i8_offer_avx512, NULL, NULL};
+                                                  mieb_screen_i8_offer_avx512, NULL, NULL,
+                                                  mieb_screen_i8q_pack_doc_avx2};
 static const struct screen_i8_kernel k_avxvnni = {SCREEN_I8_AVXVNNI_MQ, 1, SCREEN_I8_KSTEP, 1,
                                                   NULL, mieb_screen_i8_dots_avxvnni, mieb_screen_i8_quantise_avx2,
-                                                  mieb_screen_i8_offer_avx2, NULL, NULL};
+                                                  mieb_screen_i8_offer_avx2, NULL, NULL,
+                                                  mieb_screen_i8q_pack_doc_avx2};
 static const struct screen_i8_kernel k_amx = {SCREEN_I8_AMX_MQ, SCREEN_I8_AMX_NG, SCREEN_I8_AMX_KSTEP, 0,
                                               NULL, mieb_screen_i8_dots_amx, mieb_screen_i8_quantise_avx2,
                                               mieb_screen_i8_offer_avx512, mieb_screen_i8_amx_begin,
-                                              mieb_screen_i8_amx_end};
+                                              mieb_screen_i8_amx_end, mieb_screen_i8q_pack_doc_avx2};
 
 /* The kernel's description, or NULL when this build lacks it. */
 static const struct screen_i8_kernel *kernel_of(enum screen_kernel kern)

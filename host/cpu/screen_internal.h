@@ -235,6 +235,10 @@ void mieb_screen_i8_buf_free(struct screen_i8_buf *buf);
 typedef void (*screen_i8q_dots_fn)(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
                                    int32_t *out);
 
+/** Packs one document's integers into column col of a group of the quad layout. */
+typedef void (*screen_i8q_pack_doc_fn)(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col,
+                                       uint8_t *group);
+
 /** How the int8 pass drives a kernel: its tile, its layout and its functions. */
 struct screen_i8_kernel {
     int mq;                           /* queries per call */
@@ -246,6 +250,7 @@ struct screen_i8_kernel {
     screen_i8_quantise_fn quantise;
     screen_i8_offer_fn offer;
     void (*begin)(void), (*end)(void); /* around a pass on the calling thread (AMX's tile configuration) */
+    screen_i8q_pack_doc_fn pack_doc;  /* the quad layout's document packing; NULL: the portable one */
 };
 #define SCREEN_I8_MQ_MAX 32
 #define SCREEN_I8_NG_MAX 2
@@ -260,6 +265,9 @@ mieb_status mieb_screen_i8_pass_with(struct screen_ctx *cx, const struct screen_
     must give; the test suite compares the SIMD and tile kernels' models with it. */
 void mieb_screen_i8q_pack_query(const int16_t *q16, int64_t KP, int64_t KQ, int8_t *out, int32_t *qsum);
 void mieb_screen_i8q_pack_doc(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group);
+/** The same bytes with AVX2 (screen_int8_avx2.c), for the kernels of CPUs that have it. */
+void mieb_screen_i8q_pack_doc_avx2(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col,
+                                   uint8_t *group);
 void mieb_screen_i8q_dots_scalar(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
                                  int32_t *out, int mq, int ng, int doc_u8);
 

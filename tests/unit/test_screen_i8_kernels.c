@@ -20,6 +20,7 @@
  *    document counts not multiples of the kernels' tiles. lb, ub and indices bit for bit.
  * 3. The checks can fail: a kernel one integer off, and the VNNI kernel fed documents without
  *    their +128, must each change the lists.
+ * 4. The AVX2 packing of documents into the quad layout gives the portable packing's bytes.
  */
 #include <math.h>
 #include <stdint.h>
@@ -60,26 +61,26 @@ static void quad_32x2_s8(const int8_t *qa, int64_t KQ, const uint8_t *dv, const 
 struct kernel_case {
     const char *name;
     enum screen_kernel native; /* the real kernel's id (run where usable), or NONE */
-    struct screen_i8_kernel kd; /* the model's (or the portable quad kernel's) description */
+    struct screen_i8_kernel kd; /* the model's (or the portable quad kernel's) description; packing: portable */
 };
 
 static struct kernel_case g_cases[] = {
     {"vnni512 model", SCREEN_KERNEL_INT8_VNNI512,
      {SCREEN_I8_VNNI512_MQ, 1, SCREEN_I8_KSTEP, 1, NULL, mieb_screen_i8_dots_vnni512_emu, mieb_screen_i8_quantise,
-      mieb_screen_i8_offer_scalar, NULL, NULL}},
+      mieb_screen_i8_offer_scalar, NULL, NULL, NULL}},
     {"avxvnni model", SCREEN_KERNEL_INT8_AVXVNNI,
      {SCREEN_I8_AVXVNNI_MQ, 1, SCREEN_I8_KSTEP, 1, NULL, mieb_screen_i8_dots_avxvnni_emu, mieb_screen_i8_quantise,
-      mieb_screen_i8_offer_scalar, NULL, NULL}},
+      mieb_screen_i8_offer_scalar, NULL, NULL, NULL}},
     {"amx-int8 model", SCREEN_KERNEL_INT8_AMX,
      {SCREEN_I8_AMX_MQ, SCREEN_I8_AMX_NG, SCREEN_I8_AMX_KSTEP, 0, NULL, mieb_screen_i8_dots_amx_emu,
       mieb_screen_i8_quantise, mieb_screen_i8_offer_scalar, mieb_screen_i8_amx_begin_emu,
-      mieb_screen_i8_amx_end_emu}},
+      mieb_screen_i8_amx_end_emu, NULL}},
     {"portable quads 12 x 16, u8", SCREEN_KERNEL_NONE,
-     {12, 1, SCREEN_I8_KSTEP, 1, NULL, quad_12_u8, mieb_screen_i8_quantise, mieb_screen_i8_offer_scalar, NULL, NULL}},
+     {12, 1, SCREEN_I8_KSTEP, 1, NULL, quad_12_u8, mieb_screen_i8_quantise, mieb_screen_i8_offer_scalar, NULL, NULL, NULL}},
     {"portable quads 6 x 16, u8", SCREEN_KERNEL_NONE,
-     {6, 1, SCREEN_I8_KSTEP, 1, NULL, quad_6_u8, mieb_screen_i8_quantise, mieb_screen_i8_offer_scalar, NULL, NULL}},
+     {6, 1, SCREEN_I8_KSTEP, 1, NULL, quad_6_u8, mieb_screen_i8_quantise, mieb_screen_i8_offer_scalar, NULL, NULL, NULL}},
     {"portable quads 32 x 32, s8", SCREEN_KERNEL_NONE,
-     {32, 2, 64, 0, NULL, quad_32x2_s8, mieb_screen_i8_quantise, mieb_screen_i8_offer_scalar, NULL, NULL}},
+     {32, 2, 64, 0, NULL, quad_32x2_s8, mieb_screen_i8_quantise, mieb_screen_i8_offer_scalar, NULL, NULL, NULL}},
 };
 #define N_CASES (int)(sizeof g_cases / sizeof g_cases[0])
 
@@ -337,8 +338,44 @@ static void check_mutants(void)
     free(D);
 }
 
+/* 4. The AVX2 document packing against the portable one: the whole group, bit for bit (bytes
+   of other columns left as they were), for random integers and +-127, K padded to 4 and to
+   64, every column, signed and unsigned (+ 128) layouts, and the zero rows of a short group. */
+static void check_pack_doc(void)
+{
+    if (!mieb_screen_kernel_usable(SCREEN_KERNEL_INT8_AVX2)) {
+        printf("test_screen_i8_kernels: no AVX2 here: the AVX2 packing was not tested\n");
+        return;
+    }
+    static const int64_t Ks[] = {1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 127, 768, 769, 4096};
+    int bad = 0, cases = 0;
+    for (size_t c = 0; c < sizeof Ks / sizeof Ks[0]; c++)
+        for (int kstep = 4; kstep <= 64; kstep += 60) {
+            int64_t K = Ks[c], KP = (K + 3) / 4 * 4, KQ = (K + kstep - 1) / kstep * kstep;
+            int16_t *row = malloc(sizeof(int16_t) * (size_t)KP);
+            uint8_t *g0 = malloc((size_t)(SCREEN_I8_ND * KQ)), *g1 = malloc((size_t)(SCREEN_I8_ND * KQ));
+            for (int trial = 0; trial < 2 * SCREEN_I8_ND; trial++) {
+                int col = trial % SCREEN_I8_ND, doc_u8 = (trial / SCREEN_I8_ND) & 1, none = trial % 7 == 3;
+                for (int64_t k = 0; k < KP; k++)
+                    row[k] = k >= K ? 0 : trial % 5 == 0 ? (k & 1 ? 127 : -127) : (int16_t)((int)(check_rng_u64(&rng) % 255) - 127);
+                for (int64_t x = 0; x < SCREEN_I8_ND * KQ; x++)
+                    g0[x] = g1[x] = (uint8_t)check_rng_u64(&rng);
+                mieb_screen_i8q_pack_doc(none ? NULL : row, KP, KQ, doc_u8, col, g0);
+                mieb_screen_i8q_pack_doc_avx2(none ? NULL : row, KP, KQ, doc_u8, col, g1);
+                bad += memcmp(g0, g1, (size_t)(SCREEN_I8_ND * KQ)) != 0;
+                cases++;
+            }
+            free(row);
+            free(g0);
+            free(g1);
+        }
+    printf("document packing: %d cases, %d differ from the portable packing\n", cases, bad);
+    CHECK_MSG(bad == 0, "%d AVX2 packings differ from the portable one", bad);
+}
+
 int main(void)
 {
+    check_pack_doc();
     check_integers();
     check_lists();
     check_mutants();
