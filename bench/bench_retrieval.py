@@ -3,7 +3,9 @@
 
   mieb-eval  (`mieb-eval run`, CPU backend or --device cuda; stage times from the result's
              evaluation_phases); on the CPU twice: with the bf16 screen (MIEB_CPU_SCREEN=auto: AMX or VDPBF16PS,
-             host/cpu/screen.h) and with the exact way only (MIEB_CPU_SCREEN=off); with
+             host/cpu/screen.h; on Zen 4 class CPUs int8-vnni512 once every query is floored) and
+             with the exact way only (MIEB_CPU_SCREEN=off); with --mix-ab also with auto's first
+             kernel for every block (MIEB_SCREEN_MIX=off); with
              --floors-ab also without search floors (MIEB_SEARCH_FLOORS=off: every block's
              whole top-k list, as before the floors), the saving as a ratio; with --mmap-ab also
              with corpus blocks read by copy (MIEB_STREAM_MMAP=off) instead of mapped from the
@@ -24,7 +26,7 @@ the share of scoring time spent in metric reduction.
 
   .venv/bin/python bench/bench_retrieval.py [--nq 1000] [--nd 100000] [--dim 768] [--threads 2]
                                             [--device cpu|cuda] [--binary build/mieb-eval] [--reps 3]
-                                            [--no-numpy] [--floors-ab] [--mmap-ab] [--sim dot|cosine]
+                                            [--no-numpy] [--floors-ab] [--mmap-ab] [--mix-ab] [--sim dot|cosine]
                                             [--int8] [--int8-kernel NAME[,NAME...]] [--planted N] [--process]
 
 On a GPU machine (tests/gpu/run.sh runs it when faiss is importable there) the ratio vs
@@ -91,21 +93,22 @@ def screened_shares(log):
     return out, kernels
 
 
-def run_mieb(binary, td, ed, out, threads, device="cpu", screen="auto", floors="on", mmap="on"):
+def run_mieb(binary, td, ed, out, threads, device="cpu", screen="auto", floors="on", mmap="on", mix="on"):
     t0 = time.perf_counter()
     p = subprocess.run([binary, "run", "--task-data", td, "--embeddings", ed, "-t", TASK, "--output-folder", out,
                         "--device", device, "--threads", str(threads), "--overwrite-strategy", "always", "-v"],
                        check=True, capture_output=True, text=True,
-                       env=dict(os.environ, MIEB_CPU_SCREEN=screen, MIEB_SEARCH_FLOORS=floors, MIEB_STREAM_MMAP=mmap))
+                       env=dict(os.environ, MIEB_CPU_SCREEN=screen, MIEB_SEARCH_FLOORS=floors, MIEB_STREAM_MMAP=mmap,
+                                MIEB_SCREEN_MIX=mix))
     wall = time.perf_counter() - t0
-    run_mieb.shares[screen] = screened_shares(p.stderr)
+    run_mieb.last_shares = screened_shares(p.stderr)
     path = os.path.join(out, "results", "test-org__test-model", "rev0", f"{TASK}.json")
     res = json.load(open(path))
     stages = {p["name"]: p["end"] - p["start"] for p in res["evaluation_phases"]}
     return wall, stages, res
 
 
-run_mieb.shares = {}
+run_mieb.last_shares = None
 
 
 def run_faiss(q, d, k, threads):
@@ -194,6 +197,8 @@ def main():
                     help="also run mieb-eval without search floors (MIEB_SEARCH_FLOORS=off) to show what they save")
     ap.add_argument("--mmap-ab", action="store_true",
                     help="also run mieb-eval reading corpus blocks by copy (MIEB_STREAM_MMAP=off)")
+    ap.add_argument("--mix-ab", action="store_true",
+                    help="also run mieb-eval with one screen kernel for every block (MIEB_SCREEN_MIX=off)")
     ap.add_argument("--sim", default="dot", choices=["dot", "cosine"], help="the model's similarity")
     ap.add_argument("--int8", action="store_true", help="also run the int8 screen by name (MIEB_CPU_SCREEN=int8)")
     ap.add_argument("--int8-kernel", default="int8",
@@ -212,24 +217,29 @@ def main():
         flop = 2.0 * qdd
         # On the CPU, mieb-eval runs twice: with the bf16 screen (host/cpu/screen.h; the
         # default where the CPU has AMX-BF16 or AVX512_BF16) and with the exact way only (MIEB_CPU_SCREEN=off).
-        # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS, MIEB_STREAM_MMAP); "nofloor" is the default
-        # screen without floors, "copy" the default with blocks read by copy
-        env_of = {"auto": ("auto", "on", "on"), "off": ("off", "on", "on"), "nofloor": ("auto", "off", "on"),
-                  "copy": ("auto", "on", "off")}
+        # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS, MIEB_STREAM_MMAP, MIEB_SCREEN_MIX); "nofloor" is the
+        # default screen without floors, "copy" the default with blocks read by copy, "nomix" auto with
+        # one kernel for every block
+        env_of = {"auto": ("auto", "on", "on", "on"), "off": ("off", "on", "on", "on"),
+                  "nofloor": ("auto", "off", "on", "on"), "copy": ("auto", "on", "off", "on"),
+                  "nomix": ("auto", "on", "on", "off")}
         int8_modes = [kern.strip() for kern in a.int8_kernel.split(",") if kern.strip()]
         for kern in int8_modes:
-            env_of[kern] = (kern, "on", "on")
+            env_of[kern] = (kern, "on", "on", "on")
         modes = ["auto", "off"] if a.device == "cpu" else ["auto"]
         if a.floors_ab:
             modes.append("nofloor")
         if a.mmap_ab:
             modes.append("copy")
+        if a.mix_ab:
+            modes.append("nomix")
         if a.int8 and a.device == "cpu":
             modes += int8_modes
         else:
             int8_modes = []
         best = {m: None for m in modes}
         scores = {}
+        shares = {}
         tf = tn = tfp = None
         best_wall = {}
         for _ in range(a.reps):  # interleaved, so that a noisy moment hurts every peer alike
@@ -237,6 +247,7 @@ def main():
                 wall, st, res = run_mieb(a.binary, td, ed, os.path.join(tmp, "out-" + m), a.threads, a.device,
                                          *env_of[m])
                 scores[m] = json.dumps(res["scores"], sort_keys=True)
+                shares[m] = run_mieb.last_shares
                 best_wall[m] = min(best_wall.get(m, wall), wall)
                 if best[m] is None or st["Stage: similarity and top-k"] < best[m][1]["Stage: similarity and top-k"]:
                     best[m] = (wall, st)
@@ -254,7 +265,8 @@ def main():
         rows = []
         for m in modes:
             wall, st = best[m]
-            label = (" [no floors]" if m == "nofloor" else " [read by copy]" if m == "copy" else ""
+            label = (" [no floors]" if m == "nofloor" else " [read by copy]" if m == "copy"
+                     else " [one kernel]" if m == "nomix" else ""
                      if a.device != "cpu"
                      else f" [{m} screen]" if m in int8_modes
                      else " [screen]" if m == "auto" else " [exact]")
@@ -271,15 +283,16 @@ def main():
             wall, st = best[m]
             sim, ev, metrics = st["Stage: similarity and top-k"], st["Evaluation"], st["Stage: metrics"]
             what = ("MIEB_SEARCH_FLOORS=off" if m == "nofloor" else "MIEB_STREAM_MMAP=off" if m == "copy"
-                    else "MIEB_CPU_SCREEN=" + env_of[m][0] if a.device == "cpu" else f"--device {a.device}")
+                    else "MIEB_SCREEN_MIX=off" if m == "nomix" else "MIEB_CPU_SCREEN=" + env_of[m][0] if a.device == "cpu" else f"--device {a.device}")
             print(f"  {what}: similarity stage {flop / sim / 1e9:.1f} GFLOP/s-equivalent "
                   f"(incl. top-k selection); metric reduction {metrics:.3f} s = {100 * metrics / ev:.1f}% of "
                   f"scoring time; process wall time {wall:.3f} s")
         for m in modes:
-            got = run_mieb.shares.get(env_of[m][0]) if a.device == "cpu" and (m == "auto" or m in int8_modes) else None
+            got = shares.get(m) if a.device == "cpu" and (m in ("auto", "nomix") or m in int8_modes) else None
             if got is not None:
                 sh, kern = got
-                print(f"  MIEB_CPU_SCREEN={env_of[m][0]}: screened blocks {len(sh)}"
+                what = "MIEB_SCREEN_MIX=off" if m == "nomix" else f"MIEB_CPU_SCREEN={env_of[m][0]}"
+                print(f"  {what}: screened blocks {len(sh)}"
                       f"{' on ' + ', '.join(kern) if kern else ''}, share of pairs scored exactly per "
                       f"block: {', '.join(f'{x:.2f}%' for x in sh) or 'none (the exact way ran)'}")
         for m in int8_modes:
@@ -287,7 +300,7 @@ def main():
             print(f"  {m} screen vs exact way: similarity + top-k stage {i8:.3f} s vs {ex:.3f} s "
                   f"(speed-up {ex / i8:.2f}x); vs faiss-cpu {tf / i8:.2f}x")
         for m, what in [("off", "screen on and off"), ("nofloor", "floors on and off"),
-                        ("copy", "mapped and copied blocks")] + [(m, f"{m} screen and default") for m in int8_modes]:
+                        ("copy", "mapped and copied blocks"), ("nomix", "mixed and single screen kernels")] + [(m, f"{m} screen and default") for m in int8_modes]:
             if m in modes:
                 same = scores["auto"] == scores[m]
                 print(f"  {what} give identical scores: {'yes' if same else 'NO'}")
@@ -298,6 +311,11 @@ def main():
             sim_off = best["nofloor"][1]["Stage: similarity and top-k"]
             print(f"  search floors: similarity + top-k stage {sim_off:.3f} s without, {sim_on:.3f} s with them "
                   f"(speed-up {sim_off / sim_on:.2f}x)")
+        if "nomix" in modes:
+            sim_mix = best["auto"][1]["Stage: similarity and top-k"]
+            sim_one = best["nomix"][1]["Stage: similarity and top-k"]
+            print(f"  screen kernels: similarity + top-k stage {sim_one:.3f} s with one, {sim_mix:.3f} s with "
+                  f"auto's mix (speed-up {sim_one / sim_mix:.2f}x)")
         if "copy" in modes:
             for key in ("Stage: waiting for reads", "Stage: similarity and top-k", "Evaluation"):
                 print(f"  {key}: {best['copy'][1][key]:.3f} s read by copy, {best['auto'][1][key]:.3f} s mapped")
