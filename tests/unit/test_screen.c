@@ -24,7 +24,10 @@
  *    a mutation check: the bound halved, or without its rounding terms, must be caught
  *    (MIEB_TEST_I8_MUTATE=half|noround runs every part with that bound: the run fails);
  *    the portable and AVX2 kernels' lists are the same bits; lists against the full sort for
- *    the int8 adversaries; part 3 with the int8 screen.
+ *    the int8 adversaries; part 3 with the int8 screen (and, under auto, a block whose
+ *    queries all have floors, which Zen 4 class CPUs screen with int8-vnni512);
+ *    the AVX2 quantiser against the portable one on half-integer adversaries, and the
+ *    portable, AVX2 and AVX-512 offers on random blocks with tied taus: the same bits.
  */
 #include <math.h>
 #include <stdint.h>
@@ -558,6 +561,60 @@ static void check_int8_kernels_agree(void)
     free(D);
 }
 
+/* The AVX2 quantiser against the portable one (the definition the GPU runs too): the same
+   integers, scale and norm bounds, bit for bit, on rows with elements at and within a few
+   ulps of the half-integers of x / s (where a rounding that is not x / s's, or not to
+   nearest even, shows), random rows, exact multiples of s, scales near and below the
+   smallest normal float, subnormal elements and K not a multiple of 8. */
+static void check_int8_quantisers_agree(void)
+{
+    if (!mieb_screen_kernel_usable(SCREEN_KERNEL_INT8_AVX2)) {
+        printf("test_screen: int8-avx2 cannot run here: quantiser agreement skipped\n");
+        return;
+    }
+    static const int64_t Ks[] = {1, 3, 7, 8, 9, 16, 33, 100, 512, 768, 769};
+    static const float mxs[] = {100.0f, 1.0f, 3.7e-3f, 1e30f, 64.0f, 127.0f, 0x1p-120f, 0x1p-127f, 0x1p-140f};
+    int bad = 0, rows = 0;
+    int64_t near_half = 0;
+    for (int t = 0; t < 3000; t++) {
+        int64_t K = Ks[next_u64() % (sizeof Ks / sizeof Ks[0])], KP = (K + 3) / 4 * 4;
+        float mx = t % 3 == 0 ? (float)(uni() * 1000.0) + 1e-3f : mxs[next_u64() % (sizeof mxs / sizeof mxs[0])];
+        float sc = mx / 127.0f, *x = malloc(sizeof(float) * (size_t)K);
+        int16_t *o0 = malloc(sizeof(int16_t) * (size_t)KP), *o1 = malloc(sizeof(int16_t) * (size_t)KP);
+        int kind = (int)(next_u64() % 3);
+        for (int64_t k = 0; k < K; k++) {
+            float v;
+            if (kind == 0) {
+                v = (float)((2.0 * uni() - 1.0) * mx);
+            } else {
+                double tgt = (double)((int)(next_u64() % 253) - 126) + (kind == 1 ? 0.5 : 0.0);
+                v = (float)(tgt * (double)sc);
+                for (int j = (int)(next_u64() % 9) - 4; j != 0; j += j > 0 ? -1 : 1)
+                    v = nextafterf(v, j > 0 ? INFINITY : -INFINITY);
+            }
+            if (fabsf(v) > mx)
+                v = copysignf(mx, v);
+            double z = (double)v / (double)sc, fr = z - floor(z);
+            near_half += sc > 0.0f && fabs(fr - 0.5) <= 1e-6 * fabs(z);
+            x[k] = v;
+        }
+        x[next_u64() % (uint64_t)K] = next_u64() & 1 ? mx : -mx; /* the row's largest magnitude */
+        float s0 = 0, n0 = 0, r0 = 0, h0 = 0, s1 = 0, n1 = 0, r1 = 0, h1 = 0;
+        int ok0 = mieb_screen_i8_quantise(x, K, KP, o0, &s0, &n0, &r0, &h0);
+        int ok1 = mieb_screen_i8_quantise_avx2(x, K, KP, o1, &s1, &n1, &r1, &h1);
+        bad += ok0 != ok1 || memcmp(o0, o1, sizeof(int16_t) * (size_t)KP) ||
+               (ok0 && (memcmp(&s0, &s1, 4) || memcmp(&n0, &n1, 4) || memcmp(&r0, &r1, 4) || memcmp(&h0, &h1, 4)));
+        rows++;
+        free(x);
+        free(o0);
+        free(o1);
+    }
+    printf("int8 quantisers: %d rows, %lld elements within 1e-6 of a half-integer of x / s, %d differ\n", rows,
+           (long long)near_half, bad);
+    CHECK_MSG(bad == 0, "%d rows quantise differently with AVX2", bad);
+    CHECK(near_half > 1000);
+}
+
 /* The three int8 offers (portable, AVX2, AVX-512) on the same blocks of integer scores: the
    same lists, bit for bit, when no cut falls inside a block. The taus are the intervals'
    own upper bounds (ties: ub == tau must be taken), bounds just above and below them, -inf
@@ -793,6 +850,7 @@ int main(void)
     }
     check_int8_kernels_agree();
     check_int8_offers_agree();
+    check_int8_quantisers_agree();
     mieb_screen_force_kernel(SCREEN_KERNEL_NONE);
     if (!ran)
         printf("test_screen: no AVX512_BF16 here: the bf16 screen never runs, its bounds and lists were not tested\n");
