@@ -278,17 +278,6 @@ struct topk_plan {
     int parts;
 };
 
-/* 1 when every query has a finite floor (none is NaN, "no floor", or -inf, "not yet full"). */
-static int all_floored(const float *floor, int64_t nq)
-{
-    if (!floor)
-        return 0;
-    for (int64_t t = 0; t < nq; t++)
-        if (!isfinite(floor[t]))
-            return 0;
-    return 1;
-}
-
 static struct topk_plan topk_plan(const struct mieb_backend *be, const struct mieb_qset *qs, int64_t nd, int64_t k,
                                   const float *floor, int nt)
 {
@@ -303,7 +292,7 @@ static struct topk_plan topk_plan(const struct mieb_backend *be, const struct mi
        block's, and each document is read and converted once, not once per tile (5-6 %
        faster per floored block on Zen 4, bench/README.md). Without floors each part would
        need its own k exact scores per query. */
-    const int floored = all_floored(floor, nq);
+    const int floored = mieb_screen_all_floored(floor, nq);
     if (qs->sim != MIEB_SIM_MAXSIM && mieb_screen_pays(nd, k, floored)) {
         size_t limit = be->opts.mem_limit ? be->opts.mem_limit : (size_t)4 << 30;
         size_t budget = limit / 8 / (size_t)nt;

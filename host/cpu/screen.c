@@ -194,6 +194,16 @@ const char *mieb_screen_kernel_name_for(int floored)
     return mieb_screen_available() ? name_of(kernel_for(floored)) : "off";
 }
 
+int mieb_screen_all_floored(const float *floor, int64_t n)
+{
+    if (!floor)
+        return 0;
+    for (int64_t t = 0; t < n; t++)
+        if (!isfinite(floor[t]))
+            return 0;
+    return 1;
+}
+
 int mieb_screen_pays(int64_t n_docs, int64_t k, int floored)
 {
     if (!mieb_screen_available() || n_docs < MIEB_SCREEN_MIN_DOCS)
@@ -706,10 +716,7 @@ mieb_status mieb_screen_topk(struct mieb_screen_scratch **scp, const float *Q, i
         }
         cx.used += bytes;
     }
-    int floored = floor != NULL;
-    for (int64_t q = 0; q < m && floored; q++)
-        floored = isfinite(floor[q]);
-    enum screen_kernel kern = kernel_for(floored);
+    enum screen_kernel kern = kernel_for(mieb_screen_all_floored(floor, m));
     if (stats)
         stats->kernel = name_of(kern);
     st = SCREEN_KERNEL_IS_INT8(kern) ? mieb_screen_i8_pass(&cx, kern, &sc->ibuf)

@@ -82,6 +82,10 @@ void mieb_screen_set_enabled(int on);
     where a first chunk takes 1.28 (bench/README.md, the int8 screen). */
 #define MIEB_SCREEN_MIN_DOCS_PER_K_INT8_FLOORED 40
 
+/** 1 when floor (NULL: none) gives every one of n queries a finite floor (none is NaN, "no
+    floor", or -inf, "not yet full"): the `floored` of the functions below. */
+int mieb_screen_all_floored(const float *floor, int64_t n);
+
 /** 1 when the screen is available and pays for a block of n_docs documents and best k;
     floored: every query of the block has a floor (a finite one). */
 int mieb_screen_pays(int64_t n_docs, int64_t k, int floored);
