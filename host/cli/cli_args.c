@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/escape.h"
+
 bool mieb_cli_parse_i64(const char *s, long long lo, long long hi, long long *out)
 {
     char *end;
@@ -23,7 +25,7 @@ bool mieb_cli_parse_i64(const char *s, long long lo, long long hi, long long *ou
 
 void mieb_cli_bad_value(const char *cmd, const char *opt, const char *val, const char *expected)
 {
-    fprintf(stderr, "mieb-eval %s: bad %s '%s' (%s)\n", cmd, opt, val, expected);
+    mieb_fprintf_esc(stderr, "mieb-eval %s: bad %s '%s' (%s)\n", cmd, opt, val, expected);
 }
 
 bool mieb_cli_int(const char *cmd, const char *opt, const char *val, long long lo, long long hi, long long *out)
@@ -150,6 +152,22 @@ bool mieb_cli_path(const char *cmd, const char *opt, const char *val)
     /* "" would resolve against the current or the root folder, never what was meant */
     mieb_cli_bad_value(cmd, opt, val, "a path cannot be empty");
     return false;
+}
+
+bool mieb_cli_refuse_controls(const char *cmd, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!mieb_has_control(argv[i]))
+            continue;
+        /* the option a value belongs to, when the word before it is one */
+        bool is_value = i > 1 && argv[i][0] != '-' && argv[i - 1][0] == '-';
+        const char *what = is_value ? argv[i - 1] : argv[i][0] == '-' ? "option" : "argument";
+        mieb_cli_bad_value(cmd, what, argv[i],
+                           "it holds a control character, shown escaped; no path, name or value on the "
+                           "command line may hold one");
+        return false;
+    }
+    return true;
 }
 
 bool mieb_cli_dir(const char *cmd, const char *opt, const char *val)

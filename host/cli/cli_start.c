@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "core/escape.h"
 
 /* On a usage error: the first line of the command's synopsis and where the whole help is, on stderr. */
 static void brief_usage(const char *cmd, void (*usage)(FILE *))
@@ -19,8 +20,8 @@ static void brief_usage(const char *cmd, void (*usage)(FILE *))
     /* one line: the synopsis's first line, not the whole help */
     const char *end = text ? strchr(text, '\n') : NULL;
     if (text && end)
-        fprintf(stderr, "%.*s%s\n", (int)(end - text), text, end[1] && end[1] != '\n' ? " ..." : "");
-    fprintf(stderr, "Try 'mieb-eval %s --help' for the options and exit statuses.\n", cmd);
+        mieb_fprintf_esc(stderr, "%.*s%s\n", (int)(end - text), text, end[1] && end[1] != '\n' ? " ..." : "");
+    mieb_fprintf_esc(stderr, "Try 'mieb-eval %s --help' for the options and exit statuses.\n", cmd);
     free(text);
 }
 
@@ -45,7 +46,7 @@ int mieb_cli_log_option(const char *cmd, struct mieb_cli_log *log, int argc, cha
     if (strcmp(a, "--log-format"))
         return 0;
     if (*i + 1 >= argc) {
-        fprintf(stderr, "mieb-eval %s: %s needs a value\n", cmd, a);
+        mieb_fprintf_esc(stderr, "mieb-eval %s: %s needs a value\n", cmd, a);
         return -1;
     }
     if (!mieb_cli_choice(cmd, a, argv[++*i], fmts, &k))
@@ -58,7 +59,7 @@ bool mieb_cli_start(const struct mieb_cli_command *cmd, enum mieb_cli_parsed par
                     int *exit_status)
 {
     if (parsed == MIEB_CLI_GO && log && log->verbose && log->quiet) {
-        fprintf(stderr, "mieb-eval %s: -v and -q exclude each other\n", cmd->name);
+        mieb_fprintf_esc(stderr, "mieb-eval %s: -v and -q exclude each other\n", cmd->name);
         parsed = MIEB_CLI_BAD;
     }
     if (parsed == MIEB_CLI_HELP)

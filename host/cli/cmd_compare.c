@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "config/suggest.h"
+#include "core/escape.h"
 #include "core/fileutil.h"
 #include "core/pyfloat.h"
 #include "io/csv.h"
@@ -90,30 +91,31 @@ static void print_table(const struct mieb_cmp *c)
 {
     size_t wn = 4, wt = 4;
     for (int i = 0; i < c->n_rows; i++) {
-        size_t l = strlen(c->rows[i].name), t = strlen(c->rows[i].type);
+        size_t l = mieb_escape(NULL, 0, c->rows[i].name, (size_t)-1, MIEB_ESC_DISPLAY), /* as shown */
+               t = mieb_escape(NULL, 0, c->rows[i].type, (size_t)-1, MIEB_ESC_DISPLAY);
         wn = l > wn ? l : wn;
         wt = t > wt ? t : wt;
     }
-    printf("A: %s\nB: %s\n", c->dir[0], c->dir[1]);
-    printf("paired bootstrap, %lld resamples, %g%% CI (percentile), two-sided p (shift method); scores x 100\n",
+    mieb_printf_esc("A: %s\nB: %s\n", c->dir[0], c->dir[1]);
+    mieb_printf_esc("paired bootstrap, %lld resamples, %g%% CI (percentile), two-sided p (shift method); scores x 100\n",
            (long long)c->R, 100.0 * (1.0 - c->alpha));
-    printf("%-*s  %-*s  %8s  %8s  %8s  %8s  %8s  %8s  %8s\n", (int)wn, "task", (int)wt, "type", "n", "A", "B",
+    mieb_printf_esc("%-*s  %-*s  %8s  %8s  %8s  %8s  %8s  %8s  %8s\n", (int)wn, "task", (int)wt, "type", "n", "A", "B",
            "delta", "ci_low", "ci_high", "p");
     for (int i = 0; i < c->n_rows; i++) {
         const struct mieb_cmp_row *r = &c->rows[i];
         char a[32], b[32], d[32], lo[32], hi[32], p[32], n[32];
         if (i == c->n_task_rows)
-            printf("\n");
+            mieb_printf_esc("\n");
         fmt_pct(r->res.a, a, sizeof a), fmt_pct(r->res.b, b, sizeof b), fmt_pct(r->res.delta, d, sizeof d);
         fmt_pct(r->res.ci_low, lo, sizeof lo), fmt_pct(r->res.ci_high, hi, sizeof hi), fmt_p(r->res.p_value, p, sizeof p);
         snprintf(n, sizeof n, "%lld", (long long)r->n_samples);
-        printf("%-*s  %-*s  %8s  %8s  %8s  %8s  %8s  %8s  %8s%s\n", (int)wn, r->name, (int)wt, r->task ? r->type : "", n, a, b, d, lo,
+        mieb_printf_esc("%-*s  %-*s  %8s  %8s  %8s  %8s  %8s  %8s  %8s%s\n", (int)wn, r->name, (int)wt, r->task ? r->type : "", n, a, b, d, lo,
                hi, p, mieb_cmp_significant(r, c->alpha) ? " *" : "");
     }
     if (c->n_task_rows)
-        printf("* p < %g\n", c->alpha);
+        mieb_printf_esc("* p < %g\n", c->alpha);
     for (int i = 0; i < c->n_notes; i++)
-        printf("%s %s: %s\n", c->notes[i].is_error ? "error:" : "skipped:", c->notes[i].task, c->notes[i].reason);
+        mieb_printf_esc("%s %s: %s\n", c->notes[i].is_error ? "error:" : "skipped:", c->notes[i].task, c->notes[i].reason);
 }
 
 static void add_result(cJSON *o, const struct mieb_cmp_row *r, double alpha)
@@ -258,7 +260,7 @@ static int pick_tasks(const struct mieb_registry *reg, const char *bench_name, c
     if (bench_name) {
         const struct mieb_benchmark *b = mieb_registry_benchmark(reg, bench_name);
         if (!b) {
-            fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
+            mieb_fprintf_esc(stderr, "mieb-eval compare: %s\n", mieb_last_error());
             return MIEB_EXIT_USAGE;
         }
         for (int i = 0; i < b->n_tasks; i++)
@@ -271,7 +273,7 @@ static int pick_tasks(const struct mieb_registry *reg, const char *bench_name, c
                 if (!t) {
                     char msg[512];
                     mieb_unknown_task_msg(reg, tok, msg, sizeof msg);
-                    fprintf(stderr, "mieb-eval compare: %s\n", msg);
+                    mieb_fprintf_esc(stderr, "mieb-eval compare: %s\n", msg);
                     free(list);
                     return MIEB_EXIT_USAGE;
                 }
@@ -327,7 +329,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct compare_arg
                       : !strcmp(a, "--alpha")   ? &ca->alpha
                                                 : NULL;
         if ((dst || num) && !val) {
-            fprintf(stderr, "mieb-eval compare: %s needs a value\n", a);
+            mieb_fprintf_esc(stderr, "mieb-eval compare: %s needs a value\n", a);
             return MIEB_CLI_BAD_SAID;
         }
         if (dst) {
@@ -339,17 +341,17 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct compare_arg
                 return MIEB_CLI_BAD_SAID;
             i++;
         } else if (a[0] == '-') {
-            fprintf(stderr, "mieb-eval compare: unknown option '%s'\n", a);
+            mieb_fprintf_esc(stderr, "mieb-eval compare: unknown option '%s'\n", a);
             return MIEB_CLI_BAD;
         } else if (n_dirs < 2) {
             ca->dirs[n_dirs++] = a;
         } else {
-            fprintf(stderr, "mieb-eval compare: name exactly two folders (A and B); '%s' is a third\n", a);
+            mieb_fprintf_esc(stderr, "mieb-eval compare: name exactly two folders (A and B); '%s' is a third\n", a);
             return MIEB_CLI_BAD_SAID;
         }
     }
     if (n_dirs != 2 || (ca->n_t && ca->bench_name)) {
-        fprintf(stderr, "mieb-eval compare: %s\n", n_dirs != 2 ? "name two --per-query folders, A and B"
+        mieb_fprintf_esc(stderr, "mieb-eval compare: %s\n", n_dirs != 2 ? "name two --per-query folders, A and B"
                                                                 : "-t and -b cannot be combined");
         return MIEB_CLI_BAD;
     }
@@ -378,7 +380,7 @@ int mieb_cmd_compare(int argc, char **argv)
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval compare: %s\n", mieb_last_error());
         free(tnames);
         return MIEB_EXIT_FATAL;
     }
@@ -397,25 +399,25 @@ int mieb_cmd_compare(int argc, char **argv)
     if (st == MIEB_OK && !bench_name && !n_t)
         note_unknown_dirs(&c, &reg, &unknown, &n_unknown);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval compare: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval compare: %s\n", mieb_last_error());
         rc = MIEB_EXIT_FATAL;
         goto done;
     }
     print_table(&c);
     for (int i = 0; i < c.n_notes; i++)
         if (c.notes[i].is_error)
-            fprintf(stderr, "mieb-eval compare: %s: %s\n", c.notes[i].task, c.notes[i].reason);
+            mieb_fprintf_esc(stderr, "mieb-eval compare: %s: %s\n", c.notes[i].task, c.notes[i].reason);
     if (csv && (st = write_csv(&c, csv)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval compare: %s: %s\n", csv, mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval compare: %s: %s\n", csv, mieb_last_error());
         rc = MIEB_EXIT_FATAL;
     }
     if (json && (st = write_json(&c, (uint32_t)seed, json)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval compare: %s: %s\n", json, mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval compare: %s: %s\n", json, mieb_last_error());
         rc = MIEB_EXIT_FATAL;
     }
     if (rc == MIEB_EXIT_OK && (c.n_errors || c.n_task_rows == 0)) {
         if (!c.n_task_rows)
-            fprintf(stderr, "mieb-eval compare: no task could be compared\n");
+            mieb_fprintf_esc(stderr, "mieb-eval compare: no task could be compared\n");
         rc = MIEB_EXIT_TASK_FAILED;
     }
 done:

@@ -15,6 +15,7 @@
 #include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
+#include "core/escape.h"
 #include "core/fileutil.h"
 #include "io/embeddings.h"
 #include "io/task_data.h"
@@ -262,29 +263,29 @@ static double num_of(const cJSON *o, const char *key)
 static void print_task(const cJSON *tj)
 {
     const cJSON *g, *r;
-    printf("%s [%s]: %s\n", str_of(tj, "task"), str_of(tj, "type"),
+    mieb_printf_esc("%s [%s]: %s\n", str_of(tj, "task"), str_of(tj, "type"),
            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tj, "ok")) ? "OK" : "PROBLEM");
     if (str_of(tj, "aggregate_of"))
-        printf("  aggregate of %s: needs no files of its own\n", str_of(tj, "aggregate_of"));
+        mieb_printf_esc("  aggregate of %s: needs no files of its own\n", str_of(tj, "aggregate_of"));
     if (str_of(tj, "task_data"))
-        printf("  task data: %s%s%s\n", str_of(tj, "task_data"), str_of(tj, "dataset_revision") ? " revision " : "",
+        mieb_printf_esc("  task data: %s%s%s\n", str_of(tj, "task_data"), str_of(tj, "dataset_revision") ? " revision " : "",
                str_of(tj, "dataset_revision") ? str_of(tj, "dataset_revision") : "");
     if (str_of(tj, "error"))
-        printf("  ERROR %s\n", str_of(tj, "error"));
+        mieb_printf_esc("  ERROR %s\n", str_of(tj, "error"));
     cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(tj, "groups"))
     {
-        printf("  %s/%s:", str_of(g, "split"), str_of(g, "subset"));
+        mieb_printf_esc("  %s/%s:", str_of(g, "split"), str_of(g, "subset"));
         const char *counts[] = {"n_queries", "n_corpus", "n_qrels", "n_train", "n_eval", "n_samples", "n_pairs"};
         for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
             if (num_of(g, counts[i]) >= 0)
-                printf(" %s=%.0f", counts[i], num_of(g, counts[i]));
-        printf("\n");
+                mieb_printf_esc(" %s=%.0f", counts[i], num_of(g, counts[i]));
+        mieb_printf_esc("\n");
         if (str_of(g, "error"))
-            printf("    ERROR %s\n", str_of(g, "error"));
+            mieb_printf_esc("    ERROR %s\n", str_of(g, "error"));
         cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(g, "roles"))
         {
             if (num_of(r, "n_items") >= 0)
-                printf("    %-16s %.0f items [%.0f x %.0f] %s%s, %.0f file(s)%s%s\n", str_of(r, "role"),
+                mieb_printf_esc("    %-16s %.0f items [%.0f x %.0f] %s%s, %.0f file(s)%s%s\n", str_of(r, "role"),
                        num_of(r, "n_items"), num_of(r, "n_rows"), num_of(r, "dim"), str_of(r, "dtype"),
                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "multivector")) ? " multi-vector" : "",
                        num_of(r, "n_shards"),
@@ -293,9 +294,9 @@ static void print_task(const cJSON *tj)
                            ? " (rows stored in another order; read in the split's)"
                            : "");
             else
-                printf("    %-16s missing\n", str_of(r, "role"));
+                mieb_printf_esc("    %-16s missing\n", str_of(r, "role"));
             if (str_of(r, "error"))
-                printf("      ERROR %s\n", str_of(r, "error"));
+                mieb_printf_esc("      ERROR %s\n", str_of(r, "error"));
         }
     }
 }
@@ -322,7 +323,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct inspect_opt
                            : !strcmp(a, "--registry")                         ? &o->registry
                                                                               : NULL;
         if (!dst || !val) {
-            fprintf(stderr, dst ? "mieb-eval inspect: %s needs a value\n" : "mieb-eval inspect: unknown argument '%s'\n", a);
+            mieb_fprintf_esc(stderr, dst ? "mieb-eval inspect: %s needs a value\n" : "mieb-eval inspect: unknown argument '%s'\n", a);
             return MIEB_CLI_BAD;
         }
         if ((dst == &o->task_data || dst == &o->emb) && !mieb_cli_dir("inspect", a, val))
@@ -333,7 +334,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct inspect_opt
         i++;
     }
     if (!o->task_data || !o->emb || (!o->n_tasks && !o->bench)) {
-        fprintf(stderr, "mieb-eval inspect: --task-data, --embeddings and -t or -b are required\n");
+        mieb_fprintf_esc(stderr, "mieb-eval inspect: --task-data, --embeddings and -t or -b are required\n");
         return MIEB_CLI_BAD;
     }
     return MIEB_CLI_GO;
@@ -349,14 +350,14 @@ int mieb_cmd_inspect(int argc, char **argv)
         return rc;
     struct mieb_registry reg;
     if ((o.registry ? mieb_registry_load(o.registry, &reg) : mieb_registry_load_default(&reg)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval inspect: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval inspect: %s\n", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
     struct mieb_task_list list;
     struct mieb_task_select sel = {.purpose = MIEB_SELECT_INSPECT, .task_data = o.task_data, .tasks = o.tasks,
                                    .n_tasks = o.n_tasks, .benchmarks = &o.bench, .n_benchmarks = o.bench != NULL};
     if (mieb_select_tasks(&reg, &sel, &list) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval inspect: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval inspect: %s\n", mieb_last_error());
         rc = MIEB_EXIT_USAGE;
     }
     if (rc == MIEB_EXIT_OK) {
@@ -372,10 +373,10 @@ int mieb_cmd_inspect(int argc, char **argv)
         if (o.json) {
             char *text = cJSON_Print(all);
             if (text)
-                printf("%s\n", text);
+                puts(text); /* JSON: cJSON escaped its strings */
             free(text);
         } else {
-            printf("%d task(s) inspected, %d with problems\n", list.n, n_bad);
+            mieb_printf_esc("%d task(s) inspected, %d with problems\n", list.n, n_bad);
         }
         cJSON_Delete(all);
         rc = n_bad ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_OK;

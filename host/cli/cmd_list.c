@@ -12,6 +12,7 @@
 #include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
+#include "core/escape.h"
 #include "families/family.h"
 
 static void list_usage(FILE *f)
@@ -59,7 +60,7 @@ static bool types_known(const struct mieb_registry *reg, const char *list)
             known = strlen(reg->tasks[t].type) == len && !strncmp(reg->tasks[t].type, p, len);
         if (!known) {
             snprintf(name, sizeof name, "%.*s", (int)(len < 100 ? len : 100), p);
-            fprintf(stderr, "mieb-eval list-tasks: unknown task type '%s'\n", name);
+            mieb_fprintf_esc(stderr, "mieb-eval list-tasks: unknown task type '%s'\n", name);
             return false;
         }
         p += len + (comma ? 1 : 0);
@@ -94,7 +95,7 @@ static void print_task(const struct mieb_task *t, cJSON *json_list)
         int w = snprintf(splits + used, sizeof splits - used, "%s%s", i ? "," : "", t->splits[i]);
         used += w > 0 ? (size_t)w : 0;
     }
-    printf("%-48s %-30s %-11s %-15s %4d  %s%s\n", t->name, t->type, supported ? "supported" : "unsupported",
+    mieb_printf_esc("%-48s %-30s %-11s %-15s %4d  %s%s\n", t->name, t->type, supported ? "supported" : "unsupported",
            splits, t->n_subsets, t->main_score, t->is_aggregate ? " (aggregate)" : "");
 }
 
@@ -120,7 +121,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct list_args *
                            : !strcmp(a, "--registry")                       ? &la->registry
                                                                             : NULL;
         if (!dst || !val) {
-            fprintf(stderr, dst ? "mieb-eval list-tasks: %s needs a value\n" : "mieb-eval list-tasks: unknown argument '%s'\n",
+            mieb_fprintf_esc(stderr, dst ? "mieb-eval list-tasks: %s needs a value\n" : "mieb-eval list-tasks: unknown argument '%s'\n",
                     a);
             return MIEB_CLI_BAD;
         }
@@ -149,12 +150,12 @@ int mieb_cmd_list_tasks(int argc, char **argv)
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
     const struct mieb_benchmark *b = NULL;
     if (bench_name && !(b = mieb_registry_benchmark(&reg, bench_name))) {
-        fprintf(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());
         rc = MIEB_EXIT_USAGE;
     } else if (types && !types_known(&reg, types)) {
         rc = MIEB_EXIT_USAGE;
@@ -169,7 +170,7 @@ int mieb_cmd_list_tasks(int argc, char **argv)
         if (list) {
             char *text = cJSON_Print(list);
             if (text)
-                printf("%s\n", text);
+                puts(text); /* JSON: cJSON escaped its strings */
             free(text);
             cJSON_Delete(list);
         }

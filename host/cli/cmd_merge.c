@@ -17,6 +17,7 @@
 #include "cli/progress.h"
 #include "config/model_meta.h"
 #include "config/registry.h"
+#include "core/escape.h"
 #include "io/results_writer.h"
 #include "plan/run_loop.h"
 #include "plan/task_select.h"
@@ -84,20 +85,20 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct merge_args 
             int got = 0;
             while (i + 1 < argc && argv[i + 1][0] != '-') {
                 if (a->n_tasks >= MAX_TASKS) {
-                    fprintf(stderr, "mieb-eval merge: too many tasks\n");
+                    mieb_fprintf_esc(stderr, "mieb-eval merge: too many tasks\n");
                     return MIEB_CLI_BAD;
                 }
                 a->tasks[a->n_tasks++] = argv[++i];
                 got++;
             }
             if (!got) {
-                fprintf(stderr, "mieb-eval merge: %s needs at least one task name\n", o);
+                mieb_fprintf_esc(stderr, "mieb-eval merge: %s needs at least one task name\n", o);
                 return MIEB_CLI_BAD;
             }
             continue;
         }
         if (!val) {
-            fprintf(stderr, "mieb-eval merge: %s needs a value\n", o);
+            mieb_fprintf_esc(stderr, "mieb-eval merge: %s needs a value\n", o);
             return MIEB_CLI_BAD;
         }
         /* dst names an input folder (else one that may be absent: an output folder, or the
@@ -115,7 +116,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct merge_args 
             dst = &a->per_query, in_dir = false;
         else if (!strcmp(o, "-b") || !strcmp(o, "--benchmark") || !strcmp(o, "--benchmarks")) {
             if (a->n_benchmarks >= 16) {
-                fprintf(stderr, "mieb-eval merge: too many benchmarks\n");
+                mieb_fprintf_esc(stderr, "mieb-eval merge: too many benchmarks\n");
                 return MIEB_CLI_BAD;
             }
             a->benchmarks[a->n_benchmarks++] = val;
@@ -129,7 +130,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct merge_args 
             i++;
             continue;
         } else {
-            fprintf(stderr, "mieb-eval merge: unknown option '%s'\n", o);
+            mieb_fprintf_esc(stderr, "mieb-eval merge: unknown option '%s'\n", o);
             return MIEB_CLI_BAD;
         }
         if (!(in_dir ? mieb_cli_dir : mieb_cli_out_dir)("merge", o, val))
@@ -138,11 +139,11 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct merge_args 
         i++;
     }
     if (!a->partials || !a->task_data || !a->emb || !a->out) {
-        fprintf(stderr, "mieb-eval merge: --partials-dir, --task-data, --embeddings and --output-folder are required\n");
+        mieb_fprintf_esc(stderr, "mieb-eval merge: --partials-dir, --task-data, --embeddings and --output-folder are required\n");
         return MIEB_CLI_BAD;
     }
     if (!a->n_tasks && !a->n_benchmarks) {
-        fprintf(stderr, "mieb-eval merge: name tasks with -t or a benchmark with -b\n");
+        mieb_fprintf_esc(stderr, "mieb-eval merge: name tasks with -t or a benchmark with -b\n");
         return MIEB_CLI_BAD;
     }
     return MIEB_CLI_GO;
@@ -196,7 +197,7 @@ int mieb_cmd_merge(int argc, char **argv)
     MIEB_LOGI("merging %d retrieval task(s) for %s from %s", todo.n, meta.name, a.partials);
     mieb_run_plan_merge(&mo, &todo, &mieb_cli_loop_hooks, &merged, &failed);
     MIEB_LOGI("%d task(s) merged, %d not merged", merged, failed);
-    printf("%s\n", results_dir);
+    mieb_printf_esc("%s\n", results_dir);
     mieb_registry_free(&reg);
     return failed ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_OK;
 }

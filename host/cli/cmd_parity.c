@@ -15,6 +15,7 @@
 #include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
+#include "core/escape.h"
 #include "core/pyfloat.h"
 #include "analysis/results_compare.h"
 #include "io/results_reader.h"
@@ -111,13 +112,13 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct opts *o)
             int n0 = o->n_tasks;
             while (i + 1 < argc && argv[i + 1][0] != '-') {
                 if (o->n_tasks == MAX_TASK_FILTER) {
-                    fprintf(stderr, "mieb-eval parity: more than %d tasks after -t\n", MAX_TASK_FILTER);
+                    mieb_fprintf_esc(stderr, "mieb-eval parity: more than %d tasks after -t\n", MAX_TASK_FILTER);
                     return MIEB_CLI_BAD;
                 }
                 o->tasks[o->n_tasks++] = argv[++i];
             }
             if (o->n_tasks == n0) {
-                fprintf(stderr, "mieb-eval parity: %s needs at least one task name\n", a);
+                mieb_fprintf_esc(stderr, "mieb-eval parity: %s needs at least one task name\n", a);
                 return MIEB_CLI_BAD;
             }
             continue;
@@ -128,7 +129,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct opts *o)
                                                        : NULL;
         if (dst || !strcmp(a, "--tolerance")) {
             if (!val) {
-                fprintf(stderr, "mieb-eval parity: %s needs a value\n", a);
+                mieb_fprintf_esc(stderr, "mieb-eval parity: %s needs a value\n", a);
                 return MIEB_CLI_BAD;
             }
             i++;
@@ -137,18 +138,18 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct opts *o)
                     return MIEB_CLI_BAD;
                 *dst = val;
             } else if (parse_tolerance(val, o) != 0) {
-                fprintf(stderr, "mieb-eval parity: bad --tolerance '%s' (FAMILY=X with FAMILY one of retrieval, "
+                mieb_fprintf_esc(stderr, "mieb-eval parity: bad --tolerance '%s' (FAMILY=X with FAMILY one of retrieval, "
                                 "zero-shot, compositionality, sts, probe, clustering, unknown; X >= 0 or exact)\n",
                         val);
                 return MIEB_CLI_BAD;
             }
             continue;
         }
-        fprintf(stderr, "mieb-eval parity: unknown argument '%s'\n", a);
+        mieb_fprintf_esc(stderr, "mieb-eval parity: unknown argument '%s'\n", a);
         return MIEB_CLI_BAD;
     }
     if (!o->ref || !o->cand) {
-        fprintf(stderr, "mieb-eval parity: --reference and --candidate are required\n");
+        mieb_fprintf_esc(stderr, "mieb-eval parity: --reference and --candidate are required\n");
         return MIEB_CLI_BAD;
     }
     return MIEB_CLI_GO;
@@ -204,7 +205,7 @@ static void print_row(const struct opts *o, const char *task, const char *fam, l
         snprintf(md, sizeof md, "-");
     else
         snprintf(md, sizeof md, "%.3g", maxd);
-    printf("%-40s  %-16s  %7ld  %10s  %-13s  %s\n", task, fam, n, md, tol, status);
+    mieb_printf_esc("%-40s  %-16s  %7ld  %10s  %-13s  %s\n", task, fam, n, md, tol, status);
 }
 
 /* Compare one task present on both sides (or report it missing on one). */
@@ -214,7 +215,7 @@ static void compare_task(const struct opts *o, const struct mieb_registry *reg, 
     if (!a || !b) {
         print_row(o, task, "-", 0, NAN, "-", a ? "MISSING in candidate" : "MISSING in reference");
         if (o->quiet)
-            printf("%s: MISSING in %s\n", task, a ? "candidate" : "reference");
+            mieb_printf_esc("%s: MISSING in %s\n", task, a ? "candidate" : "reference");
         t->missing++;
         return;
     }
@@ -235,7 +236,7 @@ static void compare_task(const struct opts *o, const struct mieb_registry *reg, 
     char tt[32];
     tol_text(tol, tt, sizeof tt);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval parity: %s: %s\n", task, mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval parity: %s: %s\n", task, mieb_last_error());
         print_row(o, task, mieb_family_label(fam), 0, NAN, tt, "UNREADABLE");
         t->unreadable++;
         return;
@@ -246,10 +247,10 @@ static void compare_task(const struct opts *o, const struct mieb_registry *reg, 
         char dd[40] = "";
         if (!isnan(d->diff))
             snprintf(dd, sizeof dd, "  |diff| = %.3g", d->diff);
-        printf("    %s %s: reference %s, candidate %s%s\n", task, d->key, d->ref, d->cand, dd);
+        mieb_printf_esc("    %s %s: reference %s, candidate %s%s\n", task, d->key, d->ref, d->cand, dd);
     }
     if (r.n_diffs > MAX_DIFF_LINES)
-        printf("    %s: ... and %d more\n", task, r.n_diffs - MAX_DIFF_LINES);
+        mieb_printf_esc("    %s: ... and %d more\n", task, r.n_diffs - MAX_DIFF_LINES);
     struct fam_total *ft = &t->fam[fam];
     ft->n_tasks++;
     ft->n_values += r.n_compared;
@@ -267,7 +268,7 @@ static void compare_pair(const struct opts *o, const struct mieb_registry *reg, 
                          const struct mieb_model_results *b, struct tally *t)
 {
     if (!o->quiet)
-        printf("reference %s (%s @ %s)\ncandidate %s (%s @ %s)\n\n%-40s  %-16s  %7s  %10s  %-13s  %s\n",
+        mieb_printf_esc("reference %s (%s @ %s)\ncandidate %s (%s @ %s)\n\n%-40s  %-16s  %7s  %10s  %-13s  %s\n",
                a ? a->dir : "-", a ? a->name : "-", a ? a->revision : "-", b ? b->dir : "-", b ? b->name : "-",
                b ? b->revision : "-", "task", "family", "values", "max|diff|", "tolerance", "status");
     for (int i = 0; a && i < a->n_tasks; i++)
@@ -279,7 +280,7 @@ static void compare_pair(const struct opts *o, const struct mieb_registry *reg, 
     /* -t names found on neither side */
     for (int k = 0; k < o->n_tasks; k++)
         if (!find_task(a, o->tasks[k]) && !find_task(b, o->tasks[k])) {
-            printf("%s: MISSING on both sides\n", o->tasks[k]);
+            mieb_printf_esc("%s: MISSING on both sides\n", o->tasks[k]);
             t->missing++;
         }
 }
@@ -288,14 +289,14 @@ static void print_families(const struct tally *t, const struct opts *o)
 {
     if (o->quiet)
         return;
-    printf("\n%-16s  %5s  %7s  %10s  %s\n", "family", "tasks", "values", "max|diff|", "tolerance");
+    mieb_printf_esc("\n%-16s  %5s  %7s  %10s  %s\n", "family", "tasks", "values", "max|diff|", "tolerance");
     for (int f = 0; f <= MIEB_FAMILY_STS; f++) {
         const struct fam_total *ft = &t->fam[f];
         if (!ft->n_tasks)
             continue;
         char tt[32];
         tol_text(tolerance_for(o, (enum mieb_family)f), tt, sizeof tt);
-        printf("%-16s  %5d  %7ld  %10.3g  %s\n", mieb_family_label((enum mieb_family)f), ft->n_tasks, ft->n_values,
+        mieb_printf_esc("%-16s  %5d  %7ld  %10.3g  %s\n", mieb_family_label((enum mieb_family)f), ft->n_tasks, ft->n_values,
                ft->max_diff, tt);
     }
 }
@@ -315,10 +316,10 @@ int mieb_cmd_parity(int argc, char **argv)
     mieb_status st = o.registry ? mieb_registry_load(o.registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {
         if (o.registry) {
-            fprintf(stderr, "mieb-eval parity: %s\n", mieb_last_error());
+            mieb_fprintf_esc(stderr, "mieb-eval parity: %s\n", mieb_last_error());
             return MIEB_EXIT_FATAL;
         }
-        fprintf(stderr, "mieb-eval parity: warning: no task registry (%s); families are recognised by their keys\n",
+        mieb_fprintf_esc(stderr, "mieb-eval parity: warning: no task registry (%s); families are recognised by their keys\n",
                 mieb_last_error());
         have_reg = false;
     }
@@ -330,7 +331,7 @@ int mieb_cmd_parity(int argc, char **argv)
     if (st == MIEB_OK)
         st = mieb_results_scan(db, 1, &mb, &nb, &bad_b);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval parity: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval parity: %s\n", mieb_last_error());
         mieb_model_results_free(ma, na);
         if (have_reg)
             mieb_registry_free(&reg);
@@ -341,7 +342,7 @@ int mieb_cmd_parity(int argc, char **argv)
     memset(&t, 0, sizeof t);
     t.unreadable = bad_a + bad_b;
     if (!na || !nb) {
-        fprintf(stderr, "mieb-eval parity: no result files found under %s\n", !na ? o.ref : o.cand);
+        mieb_fprintf_esc(stderr, "mieb-eval parity: no result files found under %s\n", !na ? o.ref : o.cand);
         t.missing++;
     } else if (na == 1 && nb == 1) {
         compare_pair(&o, have_reg ? &reg : NULL, &ma[0], &mb[0], &t);
@@ -353,26 +354,26 @@ int mieb_cmd_parity(int argc, char **argv)
                 if (!strcmp(ma[i].name, mb[j].name) && !strcmp(ma[i].revision, mb[j].revision))
                     b = &mb[j];
             if (!b) {
-                printf("%s @ %s: MISSING in candidate (%s)\n", ma[i].name, ma[i].revision, ma[i].dir);
+                mieb_printf_esc("%s @ %s: MISSING in candidate (%s)\n", ma[i].name, ma[i].revision, ma[i].dir);
                 t.missing++;
                 continue;
             }
             compare_pair(&o, have_reg ? &reg : NULL, &ma[i], b, &t);
             if (!o.quiet)
-                printf("\n");
+                mieb_printf_esc("\n");
         }
         for (int j = 0; j < nb; j++) {
             bool found = false;
             for (int i = 0; i < na && !found; i++)
                 found = !strcmp(ma[i].name, mb[j].name) && !strcmp(ma[i].revision, mb[j].revision);
             if (!found) {
-                printf("%s @ %s: MISSING in reference (%s)\n", mb[j].name, mb[j].revision, mb[j].dir);
+                mieb_printf_esc("%s @ %s: MISSING in reference (%s)\n", mb[j].name, mb[j].revision, mb[j].dir);
                 t.missing++;
             }
         }
     }
     print_families(&t, &o);
-    printf("parity: %d task(s) within tolerance, %d above tolerance, %d missing, %d unreadable\n", t.ok, t.above,
+    mieb_printf_esc("parity: %d task(s) within tolerance, %d above tolerance, %d missing, %d unreadable\n", t.ok, t.above,
            t.missing, t.unreadable);
 
     mieb_model_results_free(ma, na);

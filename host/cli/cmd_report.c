@@ -13,6 +13,7 @@
 #include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
+#include "core/escape.h"
 #include "core/fileutil.h"
 #include "io/results_reader.h"
 #include "analysis/leaderboard.h"
@@ -91,13 +92,13 @@ static int ci_option(struct ci_opts *o, const char *a, const char *val)
     if (strcmp(a, "--per-query") && strcmp(a, "--resamples") && strcmp(a, "--seed") && strcmp(a, "--alpha"))
         return 0;
     if (!val) {
-        fprintf(stderr, "mieb-eval report: %s needs a value\n", a);
+        mieb_fprintf_esc(stderr, "mieb-eval report: %s needs a value\n", a);
         return -1;
     }
     if (!strcmp(a, "--per-query")) {
         const char *eq = strchr(val, '=');
         if (!eq || eq == val || !eq[1] || o->n == (int)(sizeof o->spec / sizeof *o->spec)) {
-            fprintf(stderr, "mieb-eval report: --per-query %s: expected MODEL=DIR\n", val);
+            mieb_fprintf_esc(stderr, "mieb-eval report: --per-query %s: expected MODEL=DIR\n", val);
             return -1;
         }
         o->spec[o->n++] = val;
@@ -130,7 +131,7 @@ static int compare_models(const struct ci_opts *o, const struct mieb_registry *r
         snprintf(name, sizeof name, "%.*s", (int)(eq - o->spec[k]), o->spec[k]);
         int row = find_baseline(lb, name, NULL);
         if (row < 0 || !mieb_dir_exists(eq + 1)) {
-            fprintf(stderr, "mieb-eval report: --per-query %s: %s\n", o->spec[k],
+            mieb_fprintf_esc(stderr, "mieb-eval report: --per-query %s: %s\n", o->spec[k],
                     row < 0 ? "no such model in the result folders" : "no such folder");
             rc = MIEB_EXIT_USAGE;
         } else {
@@ -138,7 +139,7 @@ static int compare_models(const struct ci_opts *o, const struct mieb_registry *r
         }
     }
     if (!rc && !dir[base]) {
-        fprintf(stderr, "mieb-eval report: --per-query: the baseline %s has no per-query folder\n",
+        mieb_fprintf_esc(stderr, "mieb-eval report: --per-query: the baseline %s has no per-query folder\n",
                 lb->rows[base].model->name);
         rc = MIEB_EXIT_USAGE;
     }
@@ -147,12 +148,12 @@ static int compare_models(const struct ci_opts *o, const struct mieb_registry *r
             continue;
         if (!(cmp[i] = calloc(1, sizeof *cmp[i])) ||
             mieb_cmp_run(cmp[i], reg, tasks, n_tasks, dir[i], dir[base], o->R, o->alpha, (uint32_t)o->seed) != MIEB_OK) {
-            fprintf(stderr, "mieb-eval report: %s\n", mieb_last_error());
+            mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
             rc = MIEB_EXIT_FATAL;
             break;
         }
         for (int k = 0; k < cmp[i]->n_notes; k++)
-            fprintf(stderr, "mieb-eval report: %s against the baseline: %s %s: %s\n", lb->rows[i].model->name,
+            mieb_fprintf_esc(stderr, "mieb-eval report: %s against the baseline: %s %s: %s\n", lb->rows[i].model->name,
                     cmp[i]->notes[k].is_error ? "error:" : "no interval for", cmp[i]->notes[k].task,
                     cmp[i]->notes[k].reason);
     }
@@ -192,7 +193,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct report_args
                                                                             : NULL;
         if (dst) {
             if (!val) {
-                fprintf(stderr, "mieb-eval report: %s needs a value\n", a);
+                mieb_fprintf_esc(stderr, "mieb-eval report: %s needs a value\n", a);
                 return MIEB_CLI_BAD_SAID;
             }
             if ((dst == &ra->html || dst == &ra->registry) && !mieb_cli_path("report", a, val))
@@ -200,20 +201,20 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct report_args
             *dst = val;
             i++;
         } else if (a[0] == '-') {
-            fprintf(stderr, "mieb-eval report: unknown option '%s'\n", a);
+            mieb_fprintf_esc(stderr, "mieb-eval report: unknown option '%s'\n", a);
             return MIEB_CLI_BAD;
         } else if (!mieb_cli_path("report", "result folder", a)) {
             return MIEB_CLI_BAD_SAID;
         } else if (n_dirs < (int)(sizeof ra->dirs / sizeof *ra->dirs)) {
             dirs[n_dirs++] = a;
         } else {
-            fprintf(stderr, "mieb-eval report: at most %d result folders\n", (int)(sizeof ra->dirs / sizeof *ra->dirs));
+            mieb_fprintf_esc(stderr, "mieb-eval report: at most %d result folders\n", (int)(sizeof ra->dirs / sizeof *ra->dirs));
             return MIEB_CLI_BAD_SAID;
         }
     }
     ra->n_dirs = n_dirs;
     if (!n_dirs || !ra->html) {
-        fprintf(stderr, "mieb-eval report: %s\n", !n_dirs ? "name at least one result folder" : "--html FILE is needed");
+        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", !n_dirs ? "name at least one result folder" : "--html FILE is needed");
         return MIEB_CLI_BAD;
     }
     return MIEB_CLI_GO;
@@ -234,12 +235,12 @@ int mieb_cmd_report(int argc, char **argv)
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval report: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
     const struct mieb_benchmark *bench = NULL;
     if (bench_name && !(bench = mieb_registry_benchmark(&reg, bench_name))) {
-        fprintf(stderr, "mieb-eval report: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
@@ -260,17 +261,17 @@ int mieb_cmd_report(int argc, char **argv)
     if (st == MIEB_OK && n_models)
         st = mieb_rp_docs_load(&lb, &docs, &n_bad);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval report: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
         rc = st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_FATAL;
         goto done;
     }
     if (!n_models) {
-        fprintf(stderr, "mieb-eval report: no result files found under the folders given\n");
+        mieb_fprintf_esc(stderr, "mieb-eval report: no result files found under the folders given\n");
         rc = MIEB_EXIT_TASK_FAILED;
         goto done;
     }
     if ((base = find_baseline(&lb, baseline, dirs[0])) < 0) {
-        fprintf(stderr, "mieb-eval report: --baseline %s: no such model in the result folders\n", baseline);
+        mieb_fprintf_esc(stderr, "mieb-eval report: --baseline %s: no such model in the result folders\n", baseline);
         rc = MIEB_EXIT_USAGE;
         goto done;
     }
@@ -281,7 +282,7 @@ int mieb_cmd_report(int argc, char **argv)
     if (ci.n && (rc = compare_models(&ci, &reg, &lb, base, tasks, n_tasks, cmp)) != 0)
         goto done;
     if (mieb_manifest_produced_by_rows(&lb, &produced) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval report: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
         rc = MIEB_EXIT_FATAL;
         goto done;
     }
@@ -290,13 +291,13 @@ int mieb_cmd_report(int argc, char **argv)
     if (st == MIEB_OK)
         st = mieb_write_file_atomic(html, page.buf.data, page.buf.len);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval report: %s: %s\n", html, mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval report: %s: %s\n", html, mieb_last_error());
         rc = MIEB_EXIT_FATAL;
         goto done;
     }
-    printf("%s\n", html);
+    mieb_printf_esc("%s\n", html);
     if (n_bad) {
-        fprintf(stderr, "mieb-eval report: %d result file(s) could not be read (see above)\n", n_bad);
+        mieb_fprintf_esc(stderr, "mieb-eval report: %d result file(s) could not be read (see above)\n", n_bad);
         rc = MIEB_EXIT_TASK_FAILED;
     }
 done:

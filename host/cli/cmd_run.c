@@ -27,6 +27,7 @@
 #include "cli/progress.h"
 #include "config/model_meta.h"
 #include "config/registry.h"
+#include "core/escape.h"
 #include "core/fileutil.h"
 #include "core/mem_default.h"
 #include "core/stop.h"
@@ -82,13 +83,13 @@ static int resolve_export(struct run_opts *o)
 {
     if (o->export_dir) {
         if (o->task_data || o->emb) {
-            fprintf(stderr, "mieb-eval run: --export DIR stands for --task-data DIR/task-data --embeddings "
+            mieb_fprintf_esc(stderr, "mieb-eval run: --export DIR stands for --task-data DIR/task-data --embeddings "
                             "DIR/embeddings: give one or the other\n");
             return -1;
         }
         if (snprintf(o->export_paths[0], PATH_MAX, "%s/task-data", o->export_dir) >= PATH_MAX ||
             snprintf(o->export_paths[1], PATH_MAX, "%s/embeddings", o->export_dir) >= PATH_MAX) {
-            fprintf(stderr, "mieb-eval run: --export: path too long\n");
+            mieb_fprintf_esc(stderr, "mieb-eval run: --export: path too long\n");
             return -1;
         }
         o->task_data = o->export_paths[0];
@@ -98,7 +99,7 @@ static int resolve_export(struct run_opts *o)
     const char *opt[2] = {"--task-data", "--embeddings"}, *dir[2] = {o->task_data, o->emb};
     for (int k = 0; k < 2; k++)
         if (dir[k] && is_export_dir(dir[k])) {
-            fprintf(stderr, "mieb-eval run: %s %s holds task-data/ and embeddings/: it is an export folder; "
+            mieb_fprintf_esc(stderr, "mieb-eval run: %s %s holds task-data/ and embeddings/: it is an export folder; "
                             "use --export %s (or --task-data %s/task-data --embeddings %s/embeddings)\n",
                     opt[k], dir[k], dir[k], dir[k], dir[k]);
             return -1;
@@ -240,7 +241,7 @@ static bool similarity_ok(const char *val)
 #define NEED_VAL()                                                      \
     do {                                                                \
         if (!val) {                                                     \
-            fprintf(stderr, "mieb-eval run: %s needs a value\n", a);    \
+            mieb_fprintf_esc(stderr, "mieb-eval run: %s needs a value\n", a);    \
             return -1;                                                  \
         }                                                               \
         (*i)++;                                                         \
@@ -348,7 +349,7 @@ static int parse_setting(struct run_opts *o, const char *a, const char *val, int
             o->shard_index = v;
             o->shard_index_set = 1;
         } else if (v < 1) {
-            fprintf(stderr, "mieb-eval run: --num-shards must be at least 1\n");
+            mieb_fprintf_esc(stderr, "mieb-eval run: --num-shards must be at least 1\n");
             return -1;
         } else {
             o->num_shards = v;
@@ -361,7 +362,7 @@ static int parse_setting(struct run_opts *o, const char *a, const char *val, int
             o->corpus_part = v;
             o->corpus_part_set = 1;
         } else if (v < 1) {
-            fprintf(stderr, "mieb-eval run: --corpus-parts must be at least 1\n");
+            mieb_fprintf_esc(stderr, "mieb-eval run: --corpus-parts must be at least 1\n");
             return -1;
         } else {
             o->corpus_parts = v;
@@ -387,7 +388,7 @@ static int parse_list(struct run_opts *o, int argc, char **argv, int *i)
     int cap = tasks ? MAX_TASKS : types || langs ? 32 : 16;
     while (*i + 1 < argc && argv[*i + 1][0] != '-') {
         if (*n >= cap) {
-            fprintf(stderr, tasks ? "mieb-eval run: too many tasks\n" : "mieb-eval run: too many values for %s\n", a);
+            mieb_fprintf_esc(stderr, tasks ? "mieb-eval run: too many tasks\n" : "mieb-eval run: too many values for %s\n", a);
             return -1;
         }
         if (!tasks && !argv[*i + 1][0]) { /* names nothing: every task would be skipped, exit 0 */
@@ -398,7 +399,7 @@ static int parse_list(struct run_opts *o, int argc, char **argv, int *i)
         got++;
     }
     if (!got) {
-        fprintf(stderr, tasks ? "mieb-eval run: %s needs at least one task name\n"
+        mieb_fprintf_esc(stderr, tasks ? "mieb-eval run: %s needs at least one task name\n"
                               : "mieb-eval run: %s needs at least one value\n",
                 a);
         return -1;
@@ -420,21 +421,21 @@ static int check_combination(const struct run_opts *o)
     else if (o->num_shards && !o->shard_index_set)
         bad = "--num-shards needs --shard-index";
     if (bad) {
-        fprintf(stderr, "mieb-eval run: %s\n", bad);
+        mieb_fprintf_esc(stderr, "mieb-eval run: %s\n", bad);
         return -1;
     }
     if (o->num_shards && o->shard_index >= o->num_shards) {
-        fprintf(stderr, "mieb-eval run: --shard-index %ld out of range: 0 <= I < --num-shards (%ld)\n",
+        mieb_fprintf_esc(stderr, "mieb-eval run: --shard-index %ld out of range: 0 <= I < --num-shards (%ld)\n",
                 o->shard_index, o->num_shards);
         return -1;
     }
     if ((o->corpus_parts || o->corpus_part_set || o->partials_dir) &&
         (!o->corpus_parts || !o->corpus_part_set || !o->partials_dir)) {
-        fprintf(stderr, "mieb-eval run: --corpus-parts, --corpus-part and --partials-dir go together\n");
+        mieb_fprintf_esc(stderr, "mieb-eval run: --corpus-parts, --corpus-part and --partials-dir go together\n");
         return -1;
     }
     if (o->corpus_parts && o->corpus_part >= o->corpus_parts) {
-        fprintf(stderr, "mieb-eval run: --corpus-part %ld out of range: 0 <= I < --corpus-parts (%ld)\n",
+        mieb_fprintf_esc(stderr, "mieb-eval run: --corpus-part %ld out of range: 0 <= I < --corpus-parts (%ld)\n",
                 o->corpus_part, o->corpus_parts);
         return -1;
     }
@@ -459,7 +460,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct run_opts *o
             if (r < 0)
                 return MIEB_CLI_BAD;
         } else {
-            fprintf(stderr, "mieb-eval run: unknown option '%s'\n", a);
+            mieb_fprintf_esc(stderr, "mieb-eval run: unknown option '%s'\n", a);
             return MIEB_CLI_BAD;
         }
     }
@@ -631,7 +632,7 @@ static int score_all(const struct run_opts *o, const struct mieb_registry *reg, 
     mieb_progress_stop();
     closing_summary(o, &outcomes, &man, results_dir);
     int rc_exit = run_exit(failed, fatal);
-    printf("%s\n", results_dir);
+    mieb_printf_esc("%s\n", results_dir);
     mieb_outcomes_free(&outcomes);
     mieb_manifest_free(&man);
     return rc_exit;

@@ -14,6 +14,7 @@
 #include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
+#include "core/escape.h"
 #include "core/fileutil.h"
 #include "core/pyfloat.h"
 #include "io/csv.h"
@@ -67,15 +68,16 @@ static void print_table(const struct mieb_leaderboard *lb, char *const *by)
     char b1[32], b2[32];
     size_t wname = 5, wrev = 8;
     for (int i = 0; i < lb->n_models; i++) {
-        size_t l = strlen(lb->rows[i].model->name), r = strlen(lb->rows[i].model->revision);
+        size_t l = mieb_escape(NULL, 0, lb->rows[i].model->name, (size_t)-1, MIEB_ESC_DISPLAY), /* as shown */
+               r = mieb_escape(NULL, 0, lb->rows[i].model->revision, (size_t)-1, MIEB_ESC_DISPLAY);
         wname = l > wname ? l : wname;
         wrev = r > wrev ? r : wrev;
     }
-    printf("%-4s  %-*s  %-*s  %14s  %10s  %11s  %9s", "Rank", (int)wname, "Model", (int)wrev, "Revision",
+    mieb_printf_esc("%-4s  %-*s  %-*s  %14s  %10s  %11s  %9s", "Rank", (int)wname, "Model", (int)wrev, "Revision",
            "Mean(TaskType)", "Mean(Task)", "Rank(Borda)", "Tasks");
     for (int k = 0; k < lb->n_types; k++)
-        printf("  %s", lb->types[k]);
-    printf("  Produced by\n");
+        mieb_printf_esc("  %s", lb->types[k]);
+    mieb_printf_esc("  Produced by\n");
     for (int p = 0; p < lb->n_models; p++) {
         const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
         char tasks[32], brank[16];
@@ -86,13 +88,13 @@ static void print_table(const struct mieb_leaderboard *lb, char *const *by)
             snprintf(brank, sizeof brank, "%d", row->borda_rank);
         else
             snprintf(brank, sizeof brank, "-");
-        printf("%-4d  %-*s  %-*s  %14s  %10s  %11s  %9s", row->rank, (int)wname, row->model->name, (int)wrev,
+        mieb_printf_esc("%-4d  %-*s  %-*s  %14s  %10s  %11s  %9s", row->rank, (int)wname, row->model->name, (int)wrev,
                row->model->revision, b1, b2, brank, tasks);
         for (int k = 0; k < lb->n_types; k++) {
             fmt_pct(row->type_mean[k], b1, sizeof b1);
-            printf("  %*s", (int)strlen(lb->types[k]), b1);
+            mieb_printf_esc("  %*s", (int)strlen(lb->types[k]), b1);
         }
-        printf("  %s\n", by[lb->order[p]][0] ? by[lb->order[p]] : "-");
+        mieb_printf_esc("  %s\n", by[lb->order[p]][0] ? by[lb->order[p]] : "-");
     }
 }
 
@@ -226,7 +228,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct summary_arg
                                                                             : NULL;
         if (dst) {
             if (!val) {
-                fprintf(stderr, "mieb-eval summary: %s needs a value\n", a);
+                mieb_fprintf_esc(stderr, "mieb-eval summary: %s needs a value\n", a);
                 return MIEB_CLI_BAD_SAID;
             }
             if (dst != &sa->bench_name && !mieb_cli_path("summary", a, val))
@@ -234,7 +236,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct summary_arg
             *dst = val;
             i++;
         } else if (a[0] == '-') {
-            fprintf(stderr, "mieb-eval summary: unknown option '%s'\n", a);
+            mieb_fprintf_esc(stderr, "mieb-eval summary: unknown option '%s'\n", a);
             return MIEB_CLI_BAD;
         } else if (!mieb_cli_path("summary", "result folder", a)) {
             return MIEB_CLI_BAD_SAID;
@@ -243,7 +245,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct summary_arg
         }
     }
     if (!sa->n_dirs) {
-        fprintf(stderr, "mieb-eval summary: name at least one result folder\n");
+        mieb_fprintf_esc(stderr, "mieb-eval summary: name at least one result folder\n");
         return MIEB_CLI_BAD;
     }
     return MIEB_CLI_GO;
@@ -264,12 +266,12 @@ int mieb_cmd_summary(int argc, char **argv)
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval summary: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
     const struct mieb_benchmark *bench = NULL;
     if (bench_name && !(bench = mieb_registry_benchmark(&reg, bench_name))) {
-        fprintf(stderr, "mieb-eval summary: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
@@ -285,33 +287,33 @@ int mieb_cmd_summary(int argc, char **argv)
     if (st == MIEB_OK)
         st = mieb_leaderboard_compute(tasks, n_tasks, models, n_models, &lb);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval summary: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
         rc = st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_FATAL;
         goto done;
     }
     if (!n_models) {
-        fprintf(stderr, "mieb-eval summary: no result files found under the folders given\n");
+        mieb_fprintf_esc(stderr, "mieb-eval summary: no result files found under the folders given\n");
         rc = MIEB_EXIT_TASK_FAILED;
         goto done;
     }
-    printf("benchmark: %s (%d tasks, %d task types), %d model revisions\n", bench ? bench->name : "(tasks found)",
+    mieb_printf_esc("benchmark: %s (%d tasks, %d task types), %d model revisions\n", bench ? bench->name : "(tasks found)",
            n_tasks, lb.n_types, n_models);
     if ((st = mieb_manifest_produced_by_rows(&lb, &by)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval summary: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
         rc = MIEB_EXIT_FATAL;
         goto done;
     }
     print_table(&lb, by);
     if (csv && (st = write_csv(&lb, by, csv)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval summary: %s: %s\n", csv, mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval summary: %s: %s\n", csv, mieb_last_error());
         rc = MIEB_EXIT_FATAL;
     }
     if (json && (st = write_json(&lb, by, bench ? bench->name : NULL, json)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval summary: %s: %s\n", json, mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval summary: %s: %s\n", json, mieb_last_error());
         rc = MIEB_EXIT_FATAL;
     }
     if (rc == MIEB_EXIT_OK && n_bad) {
-        fprintf(stderr, "mieb-eval summary: %d result file(s) could not be read (see above)\n", n_bad);
+        mieb_fprintf_esc(stderr, "mieb-eval summary: %d result file(s) could not be read (see above)\n", n_bad);
         rc = MIEB_EXIT_TASK_FAILED;
     }
 done:

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "config/suggest.h"
+#include "core/escape.h"
 #include "core/fileutil.h"
 #include "families/family.h"
 #include "io/h5_write.h"
@@ -128,7 +129,7 @@ static enum mieb_cli_parsed synth_option(const char *a, const char *val, struct 
         sa->registry = val;
         ok = mieb_cli_path("synth", a, val);
     } else {
-        fprintf(stderr, "mieb-eval synth: unknown option '%s'\n", a);
+        mieb_fprintf_esc(stderr, "mieb-eval synth: unknown option '%s'\n", a);
         return MIEB_CLI_BAD;
     }
     return ok ? MIEB_CLI_GO : MIEB_CLI_BAD_SAID;
@@ -147,7 +148,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct synth_args 
             continue;
         }
         if (!val) {
-            fprintf(stderr, "mieb-eval synth: %s needs a value\n", a);
+            mieb_fprintf_esc(stderr, "mieb-eval synth: %s needs a value\n", a);
             return MIEB_CLI_BAD;
         }
         i++;
@@ -156,7 +157,7 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct synth_args 
             return r;
     }
     if (!sa->o.out_dir) {
-        fprintf(stderr, "mieb-eval synth: --out DIR is required\n");
+        mieb_fprintf_esc(stderr, "mieb-eval synth: --out DIR is required\n");
         return MIEB_CLI_BAD;
     }
     return MIEB_CLI_GO;
@@ -176,7 +177,7 @@ int mieb_cmd_synth(int argc, char **argv)
     struct mieb_registry reg;
     mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
     if (st != MIEB_OK) {
-        fprintf(stderr, "mieb-eval synth: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval synth: %s\n", mieb_last_error());
         return MIEB_EXIT_FATAL;
     }
     /* The selection: named tasks (all must exist), else the whole registry. */
@@ -184,7 +185,7 @@ int mieb_cmd_synth(int argc, char **argv)
     char *names = tasks_arg ? strdup(tasks_arg) : NULL;
     int n_sel = 0;
     if (!sel || (tasks_arg && !names)) {
-        fprintf(stderr, "mieb-eval synth: out of memory\n");
+        mieb_fprintf_esc(stderr, "mieb-eval synth: out of memory\n");
         rc = MIEB_EXIT_FATAL;
         goto out;
     }
@@ -198,7 +199,7 @@ int mieb_cmd_synth(int argc, char **argv)
             if (!t) {
                 char msg[512];
                 mieb_unknown_task_msg(&reg, tok, msg, sizeof msg);
-                fprintf(stderr, "mieb-eval synth: %s\n", msg);
+                mieb_fprintf_esc(stderr, "mieb-eval synth: %s\n", msg);
                 rc = MIEB_EXIT_USAGE;
                 goto out;
             }
@@ -219,7 +220,7 @@ int mieb_cmd_synth(int argc, char **argv)
     }
 
     if ((st = write_model_meta(o.out_dir, sim)) != MIEB_OK) {
-        fprintf(stderr, "mieb-eval synth: %s\n", mieb_last_error());
+        mieb_fprintf_esc(stderr, "mieb-eval synth: %s\n", mieb_last_error());
         rc = MIEB_EXIT_FATAL;
         goto out;
     }
@@ -229,18 +230,18 @@ int mieb_cmd_synth(int argc, char **argv)
         mieb_status (*gen)(const struct mieb_synth_opts *, const struct mieb_task *) = generator_of(t->family);
         if (!gen) {
             if (names) /* only worth a line each when the user asked for the task by name */
-                fprintf(stderr, "mieb-eval synth: skipping %s: no generator for type %s yet\n", t->name, t->type);
+                mieb_fprintf_esc(stderr, "mieb-eval synth: skipping %s: no generator for type %s yet\n", t->name, t->type);
             skipped++;
             continue;
         }
         if ((st = gen(&o, t)) != MIEB_OK) {
-            fprintf(stderr, "mieb-eval synth: %s: %s\n", t->name, mieb_last_error());
+            mieb_fprintf_esc(stderr, "mieb-eval synth: %s: %s\n", t->name, mieb_last_error());
             rc = MIEB_EXIT_FATAL;
             goto out;
         }
     }
     if (skipped && !names)
-        fprintf(stderr, "mieb-eval synth: skipped %d task(s) of families without a generator yet\n", skipped);
+        mieb_fprintf_esc(stderr, "mieb-eval synth: skipped %d task(s) of families without a generator yet\n", skipped);
 out:
     free(names);
     free(sel);

@@ -46,6 +46,14 @@ bool mieb_cli_real(const char *cmd, const char *opt, const char *val, double lo,
 bool mieb_cli_bootstrap_number(const char *cmd, const char *opt, const char *val, double *num);
 /** One of the NULL-terminated choices; *idx its index. */
 bool mieb_cli_choice(const char *cmd, const char *opt, const char *val, const char *const *choices, int *idx);
+/**
+ * No word of the command line (argv[1..argc-1], argv[0] the command) holds a control
+ * character (core/escape.h: C0, DEL, C1, line separators, bidirectional controls): a path
+ * ending in a newline would create a folder of that name and split every line that shows
+ * it. Otherwise one line names the option (or "argument") and shows the value escaped, and
+ * false is returned: the command exits MIEB_EXIT_USAGE before anything runs.
+ */
+bool mieb_cli_refuse_controls(const char *cmd, int argc, char **argv);
 /** A path: not empty. */
 bool mieb_cli_path(const char *cmd, const char *opt, const char *val);
 /** An input folder: not empty, and an existing folder. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/escape.h"
 #include "cpu/blas_tune.h"
 #include "cli/commands.h"
 #include "json/json_alloc.h"
@@ -61,9 +62,11 @@ static int dispatch(int argc, char **argv)
         return MIEB_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("mieb-eval %s\n", MIEB_VERSION);
+        mieb_printf_esc("mieb-eval %s\n", MIEB_VERSION);
         return MIEB_EXIT_OK;
     }
+    if (!mieb_cli_refuse_controls(argv[1], argc - 1, argv + 1))
+        return MIEB_EXIT_USAGE;
     if (!strcmp(argv[1], "run"))
         return mieb_cmd_run(argc - 1, argv + 1);
     if (!strcmp(argv[1], "synth"))
@@ -82,7 +85,7 @@ static int dispatch(int argc, char **argv)
         return mieb_cmd_compare(argc - 1, argv + 1);
     if (!strcmp(argv[1], "parity"))
         return mieb_cmd_parity(argc - 1, argv + 1);
-    fprintf(stderr, "mieb-eval: unknown command '%s'\n", argv[1]);
+    mieb_fprintf_esc(stderr, "mieb-eval: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return MIEB_EXIT_USAGE;
 }

@@ -14,6 +14,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/escape.h"
+
 static const char *const level_names[] = {"debug", "info", "warning", "error"};
 
 static struct {
@@ -37,11 +39,11 @@ static double mono(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Names shown on the progress line and in json logs come from the registry and task data:
+   stored escaped (core/escape.h). */
 static void set_str(char *dst, size_t n, const char *src)
 {
-    if (!src)
-        src = "";
-    snprintf(dst, n, "%s", src);
+    mieb_escape(dst, n, src ? src : "", (size_t)-1, MIEB_ESC_DISPLAY);
 }
 
 /* "2025-06-01T12:34:56.789Z" */
@@ -215,7 +217,7 @@ void mieb_cli_say(enum mieb_log_level lvl, const char *text_prefix, const char *
     char msg[4096];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    mieb_vsnprintf_esc(msg, sizeof msg, fmt, ap);
     va_end(ap);
     pthread_mutex_lock(&S.mu);
     if (S.tty)
@@ -361,7 +363,7 @@ static void mieb_progress_task_end(const char *task, const char *outcome, long u
             draw_line();
         } else {
             char ev[512];
-            snprintf(ev, sizeof ev, "(%s %s)", task ? task : "", outcome ? outcome : "done");
+            mieb_snprintf_esc(ev, sizeof ev, "(%s %s)", task ? task : "", outcome ? outcome : "done");
             plain_line(ev);
         }
     }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/escape.h"
 #include "../families/mteb_heap.h"
 #include "../io/results_writer.h"
 #include "fingerprint.h"
@@ -39,7 +40,7 @@ static void problem(struct problems *p, const char *fmt, ...)
     char line[8192];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    mieb_vsnprintf_esc(line, sizeof line, fmt, ap);
     va_end(ap);
     size_t l = strlen(line);
     if (p->len + l + 4 > p->cap) {
@@ -50,7 +51,8 @@ static void problem(struct problems *p, const char *fmt, ...)
         p->buf = nb;
         p->cap = cap;
     }
-    p->len += (size_t)snprintf(p->buf + p->len, p->cap - p->len, "\n  %s", line);
+    /* one line, as every message is (core/escape.h would show a newline as \x0a) */
+    p->len += (size_t)snprintf(p->buf + p->len, p->cap - p->len, "%s%s", p->n ? "; " : " ", line);
     p->n++;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../core/escape.h"
 #include "../core/fileutil.h"
 #include "../json/json_strict.h"
 
@@ -34,6 +35,9 @@ static mieb_status check_name(const char *path, const cJSON *name)
                          path, len, fl, MIEB_FOLDER_NAME_MAX);
     if (!strcmp(name->valuestring, ".") || !strcmp(name->valuestring, ".."))
         return mieb_fail(MIEB_ERR_CONFIG, "%s: \"name\" cannot be '%s'", path, name->valuestring);
+    if (mieb_has_control(name->valuestring)) /* it names the results folder */
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: \"name\" '%s' holds a control character (shown escaped)", path,
+                         name->valuestring);
     return MIEB_OK;
 }
 
@@ -52,6 +56,9 @@ static mieb_status check_revision(const char *path, const cJSON *rev)
                          MIEB_FOLDER_NAME_MAX);
     if (strchr(rev->valuestring, '/') || !strcmp(rev->valuestring, ".") || !strcmp(rev->valuestring, ".."))
         return mieb_fail(MIEB_ERR_CONFIG, "%s: \"revision\" '%s' cannot name a folder (no '/', '.' or '..')", path,
+                         rev->valuestring);
+    if (mieb_has_control(rev->valuestring))
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: \"revision\" '%s' holds a control character (shown escaped)", path,
                          rev->valuestring);
     return MIEB_OK;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/escape.h"
 #include "../core/fileutil.h"
 #include "../json/json_alloc.h"
 #include "../json/json_strict.h"
@@ -31,6 +32,19 @@ static enum mieb_family family_of(const char *type)
     return MIEB_FAMILY_UNKNOWN;
 }
 
+/* A task's name, splits and subsets name files and folders (<Task>.json, the per-query
+   folders <task>/<split>/<subset>): each one path component, shown and written as it is. */
+static mieb_status check_component(const char *path, const char *task, const char *what, const char *s)
+{
+    if (!s[0] || strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, ".."))
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: task %s: %s '%s' cannot name a file (empty, '.', '..' or holding '/')",
+                         path, task, what, s);
+    if (mieb_has_control(s))
+        return mieb_fail(MIEB_ERR_CONFIG, "%s: task %s: %s '%s' holds a control character (shown escaped)", path,
+                         task, what, s);
+    return MIEB_OK;
+}
+
 static mieb_status string_list(const char *path, const char *task, const cJSON *arr, const char *key,
                                const char ***out, int *n)
 {
@@ -47,6 +61,11 @@ static mieb_status string_list(const char *path, const char *task, const cJSON *
             return mieb_fail(MIEB_ERR_CONFIG, "%s: task %s: '%s'[%d] is not a string", path, task, key, i);
         }
         v[i] = e->valuestring;
+        mieb_status st = check_component(path, task, key, v[i]);
+        if (st != MIEB_OK) {
+            free(v);
+            return st;
+        }
     }
     *out = v;
     *n = cnt;
@@ -113,7 +132,9 @@ mieb_status mieb_registry_load(const char *path, struct mieb_registry *out)
         if (!t->revision)
             t->revision = "";
         t->family = family_of(t->type);
-        st = string_list(path, t->name, cJSON_GetObjectItemCaseSensitive(e, "eval_splits"), "eval_splits",
+        st = check_component(path, t->name, "name", t->name);
+        if (st == MIEB_OK)
+            st = string_list(path, t->name, cJSON_GetObjectItemCaseSensitive(e, "eval_splits"), "eval_splits",
                          &t->splits, &t->n_splits);
         if (st == MIEB_OK)
             st = string_list(path, t->name, cJSON_GetObjectItemCaseSensitive(e, "hf_subsets"), "hf_subsets",

@@ -1,6 +1,8 @@
 /* status.c - status strings, thread-local last error, and the log sink. */
 #include "status.h"
 
+#include "escape.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -32,7 +34,7 @@ mieb_status mieb_fail(mieb_status st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    mieb_vsnprintf_esc(last_error, sizeof last_error, fmt, ap); /* outside strings escaped (escape.h) */
     va_end(ap);
     /* terse OOM messages ("registry") still have to say what happened */
     size_t n = strlen(last_error);
@@ -46,7 +48,7 @@ mieb_status mieb_fail_context(mieb_status st, const char *fmt, ...)
     char prefix[1024], old[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    mieb_vsnprintf_esc(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, last_error, sizeof old);
     /* "<prefix>: <old>", cut to fit: the start of a message names the file, keep it */
@@ -95,7 +97,7 @@ void mieb_log(enum mieb_log_level lvl, const char *fmt, ...)
     if (lvl < log_min)
         return;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    mieb_vsnprintf_esc(buf, sizeof buf, fmt, ap);
     va_end(ap);
     log_fn(lvl, buf, log_user);
 }

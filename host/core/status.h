@@ -40,7 +40,9 @@ const char *mieb_status_str(mieb_status st);
 /**
  * Record the detail of a failure in this thread's last-error record and return st,
  * so that `return mieb_fail(MIEB_ERR_IO, "cannot open %s: %s", path, strerror(errno));`
- * reads naturally. The message replaces any earlier one.
+ * reads naturally. The message replaces any earlier one. Every %s argument is escaped
+ * (escape.h: a path, an id or a name from a file can never act on the terminal the message
+ * reaches); the same holds for mieb_fail_context and mieb_log.
  */
 mieb_status mieb_fail(mieb_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "../cpu/cpu_kernels.h"
+#include "../core/escape.h"
 #include "../core/fileutil.h"
 #include "../core/tmpfiles.h"
 #include "../core/pyfloat.h"
-#include "../io/trec_id.h"
 #include "../metrics/retrieval_metrics.h"
 #include "mteb_heap.h"
 #include "retrieval_post.h"
@@ -256,21 +256,32 @@ static mieb_status pq_write_query(struct pq_files *pq, const struct mieb_ret_que
                                   size_t *order)
 {
     MIEB_TRY(mieb_ret_trec_order(r, order));
-    /* ids with white space, control characters or backslashes are escaped (io/trec_id.h) */
+    /* ids with white space, control characters or backslashes are escaped (core/escape.h) */
     for (int64_t k = 0; k < r->n; k++) {
         size_t j = order[k];
-        mieb_trec_id_put(pq->f[PQ_RUN], qid);
+        mieb_escape_put(pq->f[PQ_RUN], qid, MIEB_ESC_WORD);
         fputs(" Q0 ", pq->f[PQ_RUN]);
-        mieb_trec_id_put(pq->f[PQ_RUN], r->doc_ids[j]);
+        mieb_escape_put(pq->f[PQ_RUN], r->doc_ids[j], MIEB_ESC_WORD);
         fprintf(pq->f[PQ_RUN], " %lld %.9g mieb-eval\n", (long long)(k + 1), (double)r->scores[j]);
     }
     for (int64_t j = 0; j < nqr; j++) {
-        mieb_trec_id_put(pq->f[PQ_QRELS], qid);
+        mieb_escape_put(pq->f[PQ_QRELS], qid, MIEB_ESC_WORD);
         fputs(" 0 ", pq->f[PQ_QRELS]);
-        mieb_trec_id_put(pq->f[PQ_QRELS], rd->corpus_ids[qr[j].doc]);
+        mieb_escape_put(pq->f[PQ_QRELS], rd->corpus_ids[qr[j].doc], MIEB_ESC_WORD);
         fprintf(pq->f[PQ_QRELS], " %d\n", (int)qr[j].score);
     }
     return MIEB_OK;
+}
+
+/* A query id in per_query.tsv: escaped as in the TREC files, and the id "all" written as
+   \x61ll (the same after one unescaping pass), so that it is not read as trec_eval's row of
+   means, which `compare` skips. */
+static void pq_put_qid(FILE *f, const char *qid)
+{
+    if (!strcmp(qid, "all"))
+        fputs("\\x61ll", f);
+    else
+        mieb_escape_put(f, qid, MIEB_ESC_WORD);
 }
 
 /* trec_eval -q style: "measure \t qid \t value" per query, then "measure \t all \t mean". */
@@ -286,7 +297,7 @@ static mieb_status pq_write_measures(struct pq_files *pq, const struct mieb_ret_
             for (int ki = 0; ki < MIEB_RET_NK; ki++) {
                 mieb_py_repr(v[m][ki], num, sizeof num);
                 fprintf(f, "%s_%d\t", mieb_ret_measures[m].trec, mieb_ret_k_values[ki]);
-                mieb_trec_id_put(f, rd->query_ids[kept[i]]);
+                pq_put_qid(f, rd->query_ids[kept[i]]);
                 fprintf(f, "\t%s\n", num);
             }
     }

@@ -1,7 +1,9 @@
 /**
- * csv.h - RFC 4180 fields for the CSV tables that summary and compare write: a field is
- * quoted when it holds a comma, a quote or a newline, and a quote inside is doubled, which
- * is what Python's csv module and spreadsheets read back.
+ * csv.h - fields for the CSV tables that summary and compare write. A field's text is escaped
+ * first (core/escape.h, MIEB_ESC_CSV: control characters and the backslash as \xHH), so that
+ * no field holds a line break and every row is one line; it is then quoted when it holds a
+ * comma or a quote, with a quote inside doubled, as RFC 4180 says, which is what Python's csv
+ * module and spreadsheets read back.
  */
 #ifndef MIEB_IO_CSV_H
 #define MIEB_IO_CSV_H

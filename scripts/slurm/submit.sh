@@ -32,6 +32,13 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 die() { echo "submit.sh: $*" >&2; exit 2; }
 abspath() { realpath -m -- "$1"; }
 
+# No argument may hold a control character (mieb-eval refuses them too): a path ending in a
+# newline would create a folder of that name and split the lines of every log that shows it.
+# The refusal shows the word escaped (printf %q), never raw.
+for a in "$@" "${MIEB_BIN:-}"; do
+  if [[ "$a" == *[[:cntrl:]]* ]]; then die "an argument holds a control character: $(printf '%q' "$a")"; fi
+done
+
 task_data="" emb="" out="" partials="" logs="" device="cuda" bin="${MIEB_BIN:-}"
 n_shards=1 n_parts=1 max_parallel="" cpus=""
 sel=() run_extra=() sb=() sb_merge=()

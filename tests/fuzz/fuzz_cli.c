@@ -118,7 +118,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     int rc = 0;
-    if (!strcmp(norm[0], "run"))
+    if (!mieb_cli_refuse_controls(norm[0], n_norm, norm)) /* as main() refuses them, before the command */
+        rc = 2;
+    else if (!strcmp(norm[0], "run"))
         rc = mieb_cmd_run(n_norm, norm);
     else if (is_synth)
         rc = mieb_cmd_synth(n_norm, norm);

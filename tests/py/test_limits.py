@@ -257,7 +257,7 @@ WEIRD_DOCS = ["d \"quoted\"", "d\\back", "d\ttab", "d\nnl", "d\x1funit", "docðŸ˜
 
 
 def unescape(tok: str) -> str:
-    """Inverse of io/trec_id.c: \\xHH -> that byte (everything else is literal UTF-8)."""
+    """Inverse of core/escape.c's rule for ids: \\xHH -> that byte (everything else is literal UTF-8)."""
     raw, i, b = tok.encode(), 0, bytearray()
     while i < len(raw):
         if raw[i:i + 2] == b"\\x":
