@@ -19,9 +19,10 @@
  *   MIEB_FAULT_WRITE=N[+]    the Nth write-side call on a watched file (write, pwrite, fsync,
  *                            fdatasync, rename) fails with ENOSPC; a write first writes half of
  *                            its bytes, as a disk that fills up mid-write does; '+': all later
- *   MIEB_FAULT_FIFO=N        just before the Nth read-only open of a watched path (open, openat;
- *                            counted over all watched paths), a FIFO is renamed over that path:
- *                            a file swapped between a program's check of it and its open
+ *   MIEB_FAULT_SWAP=N[:copy] just before the Nth read-only open of a watched path (open, openat;
+ *                            counted over all watched paths), a FIFO is renamed over that path (a
+ *                            file swapped between a program's check of it and its open); with
+ *                            :copy, a copy of the file instead (same bytes, another file)
  *   MIEB_FAULT_TRACE=1       print a stack trace on stderr where each fault is injected (debugging)
  *   MIEB_FAULT_REPORT=F      at exit, write "allocs=A reads=R writes=W opens=O injected=I site=S"
  *                            to F (opens: read-only opens of watched paths)
@@ -54,7 +55,8 @@ extern void *__libc_memalign(size_t, size_t);
 
 static atomic_int armed; /* set when main() starts */
 static atomic_long n_alloc, n_read, n_write, n_open, n_injected;
-static long alloc_at = -1, read_at = -1, write_at = -1, fifo_at = -1;
+static long alloc_at = -1, read_at = -1, write_at = -1, swap_at = -1;
+static bool swap_copy;
 static bool alloc_persist, read_persist, write_persist, read_short, read_block;
 static const char *watch;
 static atomic_bool watched[MAX_FD];
@@ -82,8 +84,10 @@ __attribute__((constructor)) static void fault_init(void)
     read_short = strncmp(mode, "short", 5) == 0;
     read_block = strncmp(mode, "block", 5) == 0;
     write_at = parse_spec(getenv("MIEB_FAULT_WRITE"), &write_persist, NULL);
-    bool fifo_persist;
-    fifo_at = parse_spec(getenv("MIEB_FAULT_FIFO"), &fifo_persist, NULL);
+    bool swap_persist;
+    const char *swap_mode = "";
+    swap_at = parse_spec(getenv("MIEB_FAULT_SWAP"), &swap_persist, &swap_mode);
+    swap_copy = strncmp(swap_mode, "copy", 4) == 0;
     trace = getenv("MIEB_FAULT_TRACE") != NULL;
     watch = getenv("MIEB_FAULT_PATH");
     if (watch && !*watch)
@@ -216,20 +220,37 @@ static mode_t mode_arg(int flags, va_list ap)
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
+/* Copy the file at path (relative to dir) to tmp: raw system calls, nothing here is counted. */
+static bool copy_file(int dir, const char *path, const char *tmp)
+{
+    int in = (int)syscall(SYS_openat, dir, path, O_RDONLY | O_CLOEXEC);
+    int out = (int)syscall(SYS_openat, dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    bool ok = in >= 0 && out >= 0;
+    char buf[65536];
+    for (long n; ok && (n = syscall(SYS_read, in, buf, sizeof buf)) != 0;)
+        ok = n > 0 && syscall(SYS_write, out, buf, (size_t)n) == n;
+    if (in >= 0)
+        syscall(SYS_close, in);
+    if (out >= 0)
+        syscall(SYS_close, out);
+    return ok;
+}
+
 /* Before a read-only open of a watched path: count it, and on the chosen one rename a fresh FIFO
-   over the path (relative to dir, as the open resolves it). Raw system calls: the interposed
-   rename would count as a write. */
+   (or a copy of the file) over the path, relative to dir as the open resolves it. Raw system
+   calls: the interposed rename would count as a write. */
 static void before_open(int dir, const char *path, int flags)
 {
     if ((flags & O_ACCMODE) != O_RDONLY || !path_watched(path) || !atomic_load_explicit(&armed, memory_order_relaxed))
         return;
     long k = atomic_fetch_add(&n_open, 1) + 1;
-    if (!hit(k, fifo_at, false))
+    if (!hit(k, swap_at, false))
         return;
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.fault-fifo", path) >= (int)sizeof tmp ||
-        syscall(SYS_mknodat, dir, tmp, S_IFIFO | 0644, 0) != 0 || syscall(SYS_renameat, dir, tmp, dir, path) != 0)
-        fprintf(stderr, "fault_inject: cannot put a FIFO in place of %s\n", path);
+    if (snprintf(tmp, sizeof tmp, "%s.fault-swap", path) >= (int)sizeof tmp ||
+        !(swap_copy ? copy_file(dir, path, tmp) : syscall(SYS_mknodat, dir, tmp, S_IFIFO | 0644, 0) == 0) ||
+        syscall(SYS_renameat, dir, tmp, dir, path) != 0)
+        fprintf(stderr, "fault_inject: cannot put a %s in place of %s\n", swap_copy ? "copy" : "FIFO", path);
 }
 
 int open(const char *path, int flags, ...)

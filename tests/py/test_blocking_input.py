@@ -8,6 +8,12 @@
   LD_PRELOAD shim tests/fault/fault_inject.c blocks it as a hung network file system would)
   ends the run with 130 within the watchdog's grace: the finished task's result is kept, the
   interrupted one has none, no temporary is left.
+- An input renamed over by a FIFO just before any of the run's opens of it (the shim's
+  MIEB_FAULT_SWAP): task-data, role and shard files, merge partials, model_meta.json, the
+  registry, a result read on resume. Each is refused at once, named; the other task is
+  scored. Before, a check by path followed by HDF5's (or a guard's, or a later reopen's) open
+  by path waited for a writer forever. A role file replaced by a copy of itself after its
+  check is refused at the later reopen, not read unchecked.
 
 Every deadline below is generous and named in its failure message."""
 from __future__ import annotations
@@ -177,7 +183,7 @@ def test_sigterm_ends_a_run_blocked_in_a_read(tmp_path):
 
 # ---- an input swapped for a FIFO between its check and its open ----
 # The shim renames a FIFO over a watched path just before the program's Kth read-only open of
-# it (MIEB_FAULT_FIFO=K), for every K up to the number of opens an undisturbed run makes: a
+# it (MIEB_FAULT_SWAP=K), for every K up to the number of opens an undisturbed run makes: a
 # check by path followed by another open by path (HDF5's, a guard's, a reopen later in the
 # stream) would open the FIFO and wait for a writer forever. Each input is opened once,
 # checked on the descriptor, and read through it: the run ends at once, the input named.
@@ -185,14 +191,14 @@ def test_sigterm_ends_a_run_blocked_in_a_read(tmp_path):
 SWAP_DEADLINE = 20  # seconds for one run (scaled by MIEB_TEST_TIME_SCALE): they take well under 1 s
 
 
-def shim_run(cmd, watch, report, fifo_at=None, env=None):
+def shim_run(cmd, watch, report, swap_at=None, env=None, mode="fifo"):
     env = dict(env or os.environ, LD_PRELOAD=str(FAULT_LIB), MIEB_FAULT_PATH=watch, MIEB_FAULT_REPORT=report)
-    if fifo_at:
-        env["MIEB_FAULT_FIFO"] = str(fifo_at)
+    if swap_at:
+        env["MIEB_FAULT_SWAP"] = f"{swap_at}:{mode}"
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=SWAP_DEADLINE, env=env)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"{watch} swapped for a FIFO before open {fifo_at}: the run did not end within "
+        pytest.fail(f"{watch} swapped for a {mode} before open {swap_at}: the run did not end within "
                     f"{SWAP_DEADLINE} s (x MIEB_TEST_TIME_SCALE): it blocked opening the FIFO")
 
 
@@ -205,9 +211,9 @@ def run_cmd(td, ed, out, *extra):
             "--device", "cpu", "--progress", "off", *extra]
 
 
-def sweep(tmp_path, cmd_for, watch, files, check, env=None):
+def sweep(tmp_path, cmd_for, watch, files, check, env=None, mode="fifo"):
     """Run cmd_for(out) undisturbed under the shim, then once for each of its opens of the
-    watched files with the FIFO put in place before that open; `files` are restored between
+    watched files with a FIFO (or a copy: mode) put in place before that open; `files` are restored between
     runs; check(p, k) judges each disturbed run."""
     keep = {f: open(f, "rb").read() for f in files}
     rep = str(tmp_path / "report")
@@ -219,8 +225,8 @@ def sweep(tmp_path, cmd_for, watch, files, check, env=None):
             tmp = f + ".restore"
             open(tmp, "wb").write(data)
             os.replace(tmp, f)
-        p = shim_run(cmd_for(str(tmp_path / f"out{k}")), watch, rep, fifo_at=k, env=env)
-        assert shim_report(rep)["injected"] == "1", f"open {k} of {watch}: no FIFO put in place\n{p.stderr}"
+        p = shim_run(cmd_for(str(tmp_path / f"out{k}")), watch, rep, swap_at=k, env=env, mode=mode)
+        assert shim_report(rep)["injected"] == "1", f"open {k} of {watch}: no {mode} put in place\n{p.stderr}"
         check(p, k)
     return n
 
@@ -320,3 +326,27 @@ def test_merge_partial_swapped_for_a_fifo_after_its_check(tmp_path):
         assert os.path.isfile(result_path(out, GOOD)) and not os.path.exists(result_path(out, BAD)), p.stderr
 
     sweep(tmp_path, cmd_for, f"{BAD}/test/default/part-", files, check)
+
+
+@pytest.mark.skipif(not FAULT_LIB.exists(), reason="no fault shim in this build (a sanitizer build)")
+def test_role_file_replaced_by_another_file_after_its_check(tmp_path):
+    """A regular file renamed over a role file after the role was opened and checked (a copy:
+    same bytes, another file) is refused at the reopen later in the stream, not read unchecked;
+    before the check, the copy is what is checked and read."""
+    td, ed = two_tasks(tmp_path)
+    watch, files = hdf5_input(td, ed, "queries")
+    said = []
+
+    def check(p, k):
+        out = str(tmp_path / f"out{k}")
+        assert p.returncode in (0, 1), f"open {k}: exit {p.returncode}\n{p.stderr}"
+        assert os.path.exists(result_path(out, GOOD))
+        if p.returncode == 1:
+            assert f"{watch}.h5: the file was replaced or changed since it was checked" in p.stderr, p.stderr
+            assert not os.path.exists(result_path(out, BAD))
+            said.append(k)
+        else:
+            assert os.path.exists(result_path(out, BAD)), p.stderr
+
+    n = sweep(tmp_path, lambda out: run_cmd(td, ed, out), watch, files, check, mode="copy")
+    assert said, f"none of the {n} opens found the replaced file refused"
