@@ -350,3 +350,34 @@ def test_role_file_replaced_by_another_file_after_its_check(tmp_path):
 
     n = sweep(tmp_path, lambda out: run_cmd(td, ed, out), watch, files, check, mode="copy")
     assert said, f"none of the {n} opens found the replaced file refused"
+
+
+def test_without_proc_the_open_is_refused_with_the_reason(tmp_path):
+    """HDF5 opens a checked input through /proc/self/fd: without /proc (a private mount
+    namespace with an empty /proc) the task is refused, saying so, never opened by path again."""
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", "mount -t tmpfs none /proc"],
+                           capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.strip()}")
+    td, ed = two_tasks(tmp_path)
+    out = str(tmp_path / "out")
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        'mount -t tmpfs none /proc && exec "$@"', "sh", *run_cmd(td, ed, out)],
+                       capture_output=True, text=True, timeout=DEADLINE)
+    assert p.returncode == 1, p.stderr
+    assert f"{GOOD}.h5: cannot open it for HDF5 through /proc/self/fd/" in p.stderr, p.stderr
+    assert "(is /proc mounted?)" in p.stderr, p.stderr
+
+
+@pytest.mark.skipif(not FAULT_LIB.exists(), reason="no fault shim in this build (a sanitizer build)")
+def test_hdf5_read_error_names_the_file_not_its_descriptor(tmp_path):
+    """HDF5's own message for a failed read names the file it was given, /proc/self/fd/N here:
+    the user sees the path, and '(this file)' inside HDF5's part."""
+    td, ed = two_tasks(tmp_path)
+    watch = f"{BAD}/test/default/queries"
+    n = reads_of(td, ed, str(tmp_path / "plain"), watch)  # the last one is HDF5's
+    env = dict(os.environ, LD_PRELOAD=str(FAULT_LIB), MIEB_FAULT_PATH=watch, MIEB_FAULT_READ=f"{n}:eio+")
+    p = run(td, ed, str(tmp_path / "out"), env=env)
+    assert p.returncode == 1, p.stderr
+    assert f"{watch}.h5" in p.stderr and "HDF5: file read failed" in p.stderr, p.stderr
+    assert "/proc/self/fd" not in p.stderr and "filename = '(this file)'" in p.stderr, p.stderr
