@@ -12,7 +12,6 @@
  * are. The object headers themselves are checked by h5_ohdr_check.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

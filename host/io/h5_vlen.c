@@ -11,7 +11,6 @@
  * address (the userblock size).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
