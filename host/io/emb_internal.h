@@ -9,6 +9,7 @@
 struct emb_shard {
     char *path;
     int64_t file_size;
+    struct mieb_h5_ident ident;  /* the file checked at role open: a reopen must find it again */
     int64_t item_start, n_items; /* the items it holds: row_start / n_rows attributes */
     int64_t n_rows;              /* rows of its /embeddings */
     int64_t row_base;            /* global /embeddings row of its first row */

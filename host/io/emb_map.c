@@ -111,9 +111,14 @@ mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0,
     if (r1 <= r0 || s->dtype != MIEB_EMB_F32 || !host_little_endian() || !mieb_emb_map_enabled())
         return MIEB_OK; /* nothing, or a conversion: read it */
 
+    int hfd = -1, fd = -1;
     mieb_h5_lock();
     mieb_status st = mieb_emb_shard_acquire(r, si); /* an error here is the read's error too */
     int64_t off = st == MIEB_OK ? plain_f32_offset(r) : -1;
+    /* HDF5's own descriptor, duplicated while the file is surely open: the file HDF5 reads,
+       never the path again (a FIFO renamed over it would block the open) */
+    if (off >= 0 && mieb_h5_file_fd(r->cur_file, &hfd) == MIEB_OK)
+        fd = fcntl(hfd, F_DUPFD_CLOEXEC, 0);
     mieb_h5_unlock();
     if (st != MIEB_OK || off < 0)
         return st;
@@ -122,7 +127,6 @@ mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0,
     long page = sysconf(_SC_PAGESIZE);
     int64_t map_lo = lo / (page > 0 ? page : 4096) * (page > 0 ? page : 4096);
     struct stat sb;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return MIEB_OK; /* the read reports it */
     void *base = MAP_FAILED;

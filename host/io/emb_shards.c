@@ -121,7 +121,7 @@ static mieb_status validate_file(struct mieb_emb_role *r, struct emb_shard *s, b
         if ((st = (expr)) != MIEB_OK) \
             goto done;                \
     } while (0)
-    CHECK_ST(mieb_h5_open_ro(fn, &f, &s->file_size));
+    CHECK_ST(mieb_h5_open_ro_ident(fn, &f, &s->file_size, &s->ident));
     CHECK_ST(want_attr(f, fn, "format", "mieb-emb"));
     CHECK_ST(mieb_h5_attr_i64(f, "format_version", fn, "/", &ver));
     if (ver != 1)
@@ -397,7 +397,7 @@ mieb_status mieb_emb_shard_acquire(struct mieb_emb_role *r, int si)
     if (r->cur == si)
         return MIEB_OK;
     mieb_emb_shard_release(r);
-    MIEB_TRY(mieb_h5_reopen_ro(s->path, &r->cur_file)); /* checked once at role open */
+    MIEB_TRY(mieb_h5_reopen_ro(s->path, &s->ident, &r->cur_file)); /* checked once at role open */
     r->cur_dset = H5Dopen2(r->cur_file, "/embeddings", H5P_DEFAULT);
     if (r->cur_dset < 0) {
         st = mieb_h5_fail(MIEB_ERR_HDF5, "%s: /embeddings: cannot open", s->path);

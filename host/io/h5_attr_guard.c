@@ -12,7 +12,6 @@
  * are. The object headers themselves are checked by h5_ohdr_check.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -117,21 +116,24 @@ mieb_status mieb_h5_layout_of(hid_t obj, const char *fname, struct mieb_h5_layou
     hid_t fcpl = file >= 0 ? H5Fget_create_plist(file) : -1;
     bool ok = fcpl >= 0 && H5Pget_sizes(fcpl, &sa, &ss) >= 0 && H5Pget_userblock(fcpl, &ub) >= 0 &&
               H5Fget_intent(file, &intent) >= 0;
-    ssize_t nl = ok ? H5Fget_name(file, lay->path, sizeof lay->path) : -1;
+    /* HDF5's own descriptor (borrowed): the file it opened, never the path again (h5_open.c) */
+    mieb_status fst = ok ? mieb_h5_file_fd(file, &lay->fd) : MIEB_ERR_HDF5;
     if (fcpl >= 0)
         H5Pclose(fcpl);
     if (file >= 0)
         H5Fclose(file); /* only drops the id H5Iget_file_id added */
     mieb_h5_unlock();
-    if (!ok || nl <= 0 || (size_t)nl >= sizeof lay->path)
+    if (!ok)
         return mieb_h5_fail(MIEB_ERR_HDF5, "%s: cannot query the file's layout", fname);
+    if (fst != MIEB_OK) /* another file driver: a file this program made, not an input */
+        return MIEB_ERR_UNSUPPORTED;
     if (intent & H5F_ACC_RDWR) /* a file we are writing: its metadata may not be on disk yet */
         return MIEB_ERR_UNSUPPORTED;
     if ((sa != 2 && sa != 4 && sa != 8) || (ss != 2 && ss != 4 && ss != 8))
         return mieb_fail(MIEB_ERR_UNSUPPORTED, "%s: %zu-byte addresses / %zu-byte lengths are not supported", fname,
                          sa, ss);
-    if (stat(lay->path, &sb) != 0)
-        return mieb_fail(MIEB_ERR_IO, "%s: %s", lay->path, strerror(errno));
+    if (fstat(lay->fd, &sb) != 0)
+        return mieb_fail(MIEB_ERR_IO, "%s: %s", fname, strerror(errno));
     lay->sa = (int)sa, lay->ss = (int)ss;
     lay->base = (uint64_t)ub;
     lay->file_size = (int64_t)sb.st_size;

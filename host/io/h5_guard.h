@@ -5,7 +5,7 @@
  * reads past its buffers, follows garbage heap IDs, allocates gigabytes or loops forever
  * (found by fuzzing: tests/fuzz/regressions/, docs/BAD_INPUT.md). Every HDF5 reader of
  * host/io reaches it only through the functions below, called in front of the HDF5 call
- * they protect (from h5_util.c and h5_read.c):
+ * they protect (from h5_open.c, h5_util.c and h5_read.c):
  *
  *   before H5Fopen                 mieb_h5_check_global_heaps, mieb_h5_check_root_header
  *   before HDF5 loads a header     mieb_h5_check_object (every link on a path; with the header,
@@ -58,11 +58,11 @@ mieb_status mieb_h5_vlen_strings_raw(hid_t file, hid_t ds, const char *fname, co
  * Called by mieb_h5_open_ro. Residual risk, documented: a corrupted heap *index* inside a
  * string attribute itself is not detectable without parsing object headers.
  */
-mieb_status mieb_h5_check_global_heaps(const char *path, int64_t file_size);
+mieb_status mieb_h5_check_global_heaps(int fd, const char *path, int64_t file_size);
 
 /** Where the bytes of an HDF5 file are, for the readers that parse them directly. */
 struct mieb_h5_layout {
-    char path[4096];
+    int fd;            /* HDF5's descriptor of the file (mieb_h5_file_fd), or the opener's; borrowed */
     int sa, ss;        /* sizeof_addr, sizeof_size (2, 4 or 8) */
     uint64_t base;     /* base address: the userblock size */
     int64_t file_size;
@@ -102,7 +102,7 @@ mieb_status mieb_h5_check_attr_msgs(hid_t obj, const char *fname, const char *ob
  */
 mieb_status mieb_h5_check_object(hid_t loc, const char *path, const char *fname);
 /** The same for the root group, from the superblock, before H5Fopen (mieb_h5_open_ro). */
-mieb_status mieb_h5_check_root_header(const char *path, int64_t file_size);
+mieb_status mieb_h5_check_root_header(int fd, const char *path, int64_t file_size);
 
 /* ---- dataset storage, when a dataset is opened (mieb_h5_check_plausible; HDF5 lock held) ---- */
 

@@ -21,7 +21,6 @@
  * parsed here.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -446,12 +445,8 @@ static mieb_status walk_at(const struct mieb_h5_layout *lay, uint64_t addr, bool
     if (!w)
         return mieb_fail(MIEB_ERR_OOM, "%s: out of memory", fname);
     w->lay = lay, w->fname = fname, w->objpath = objpath, w->attrs = attrs;
-    if ((w->fd = open(lay->path, O_RDONLY | O_CLOEXEC)) < 0) {
-        st = mieb_fail(MIEB_ERR_IO, "%s: %s", lay->path, strerror(errno));
-    } else {
-        st = walk_header(w, addr);
-        close(w->fd);
-    }
+    w->fd = lay->fd; /* borrowed: the opener's or HDF5's descriptor, never the path again */
+    st = walk_header(w, addr);
     free(w);
     return st;
 }
@@ -547,19 +542,15 @@ mieb_status mieb_h5_check_object(hid_t loc, const char *path, const char *fname)
     return walk_at(&lay, (uint64_t)addr, false, fname, path);
 }
 
-mieb_status mieb_h5_check_root_header(const char *path, int64_t file_size)
+mieb_status mieb_h5_check_root_header(int fd, const char *path, int64_t file_size)
 {
     static const uint8_t sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     struct mieb_h5_layout lay;
     uint8_t sb[128];
     ssize_t got = 0;
     memset(&lay, 0, sizeof lay);
-    if (snprintf(lay.path, sizeof lay.path, "%s", path) >= (int)sizeof lay.path)
-        return MIEB_OK;
+    lay.fd = fd;
     lay.file_size = file_size;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(errno));
     /* the superblock: at 0, 512, 1024, ... (after a user block) */
     int64_t at = 0;
     bool found = false;
@@ -567,7 +558,6 @@ mieb_status mieb_h5_check_root_header(const char *path, int64_t file_size)
         got = file_size - at < (int64_t)sizeof sb ? (ssize_t)(file_size - at) : (ssize_t)sizeof sb;
         if (!read_full(fd, sb, (size_t)got, (uint64_t)at)) {
             int e = errno; /* the guard is not skipped because a read failed: report it */
-            close(fd);
             return mieb_fail(MIEB_ERR_IO, "%s: cannot read the superblock: %s", path, strerror(e));
         }
         if (memcmp(sb, sig, 8) == 0) {
@@ -575,7 +565,6 @@ mieb_status mieb_h5_check_root_header(const char *path, int64_t file_size)
             break;
         }
     }
-    close(fd);
     if (!found)
         return MIEB_OK; /* no superblock: H5Fopen says so itself */
     int root_at; /* where the root group's object header address is */

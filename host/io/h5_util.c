@@ -1,15 +1,12 @@
-/* h5_util.c - HDF5 lock, error capture, opening, attributes and size sanity checks. */
+/* h5_util.c - HDF5 lock, error capture, lookups, attributes and size sanity checks (opening: h5_open.c). */
 #include "h5_guard.h"
 
-#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t h5_mutex;
@@ -81,11 +78,33 @@ struct walk_ctx {
     bool io;  /* some entry says a read or write of the file failed */
 };
 
+/* Copy HDF5's message src into buf (n bytes), "/proc/self/fd/N" written as "(this file)":
+   inputs are opened by HDF5 through that name (h5_open.c), a name that means nothing to the
+   user, and the message it ends up in already starts with the file's own path. */
+static void scrub_fd_name(char *buf, size_t n, const char *src)
+{
+    static const char fdname[] = "/proc/self/fd/", repl[] = "(this file)";
+    size_t o = 0;
+    while (*src && o + 1 < n) {
+        if (strncmp(src, fdname, sizeof fdname - 1) == 0 && src[sizeof fdname - 1] >= '0' &&
+            src[sizeof fdname - 1] <= '9') {
+            src += sizeof fdname - 1;
+            while (*src >= '0' && *src <= '9')
+                src++;
+            for (const char *r = repl; *r && o + 1 < n; r++)
+                buf[o++] = *r;
+            continue;
+        }
+        buf[o++] = *src++;
+    }
+    buf[o] = '\0';
+}
+
 static herr_t walk_cb(unsigned n, const H5E_error2_t *err, void *data)
 {
     struct walk_ctx *w = data;
     if (n == 0 && err && err->desc && w->n) { /* walking upward: entry 0 is the innermost error */
-        snprintf(w->buf, w->n, "%s", err->desc);
+        scrub_fd_name(w->buf, w->n, err->desc);
         for (char *c = w->buf; *c; c++) /* one line per message (sec2 puts a ctime() date in it) */
             if (*c == '\n')
                 *c = ' ';
@@ -146,64 +165,11 @@ mieb_status mieb_h5_fail(mieb_status st, const char *fmt, ...)
     return mieb_fail(st, "%s", msg);
 }
 
-#ifdef MIEB_H5_PROBE_IN_OPEN
-/* Measuring builds only (CMakeLists.txt, docs/BAD_INPUT.md): the forked probe of
-   tests/tools/h5_probe.c, linked in by that build, runs in every open after the guard. */
-mieb_status mieb_h5_probe_in_open(const char *path);
-#endif
-
-static mieb_status open_ro(const char *path, hid_t *out, int64_t *file_size, bool check_heaps)
+bool mieb_h5_failed_on_io(void)
 {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return mieb_fail(MIEB_ERR_NOT_FOUND, "%s: no such file", path);
-        return mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(errno));
-    }
-    if (!S_ISREG(sb.st_mode))
-        return mieb_fail(MIEB_ERR_BAD_DATA, "%s: not a regular file", path);
-    if (access(path, R_OK) != 0)
-        return mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(errno));
-    if (check_heaps) {
-        MIEB_TRY(mieb_h5_check_global_heaps(path, (int64_t)sb.st_size));
-        MIEB_TRY(mieb_h5_check_root_header(path, (int64_t)sb.st_size));
-#ifdef MIEB_H5_PROBE_IN_OPEN
-        MIEB_TRY(mieb_h5_probe_in_open(path));
-#endif
-    }
-
-    mieb_h5_lock();
-    mieb_status st = MIEB_OK;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    /* Strong close: closing the file also closes anything an error path left open. */
-    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-#if H5_VERSION_GE(1, 10, 7)
-    H5Pset_file_locking(fapl, 0, 1); /* read-only access needs no lock (NFS, read-only media) */
-#endif
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    if (f < 0) { /* before H5Pclose, which clears the error stack */
-        struct walk_ctx cause = h5_stack_cause();
-        st = cause.io || cause.oom
-                 ? mieb_h5_fail(MIEB_ERR_IO, "%s: cannot open as HDF5", path) /* the cause follows */
-                 : mieb_h5_fail(MIEB_ERR_BAD_DATA, "%s: cannot open as HDF5 (not an HDF5 file, truncated or corrupt)",
-                                path);
-    }
-    H5Pclose(fapl);
-    if (f >= 0) {
-        *out = f;
-        if (file_size)
-            *file_size = (int64_t)sb.st_size;
-    }
-    mieb_h5_unlock();
-    return st;
+    struct walk_ctx cause = h5_stack_cause();
+    return cause.io || cause.oom;
 }
-
-mieb_status mieb_h5_open_ro(const char *path, hid_t *out, int64_t *file_size)
-{
-    return open_ro(path, out, file_size, true);
-}
-
-mieb_status mieb_h5_reopen_ro(const char *path, hid_t *out) { return open_ro(path, out, NULL, false); }
 
 mieb_status mieb_h5_lookup(hid_t loc, const char *path, const char *fname, bool *found)
 {

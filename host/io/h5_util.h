@@ -36,15 +36,39 @@ void mieb_h5_unlock(void);
  * message>)" when HDF5 left one; the HDF5 error stack is cleared. Returns st.
  */
 mieb_status mieb_h5_fail(mieb_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Did the HDF5 call that just failed fail on a read of the file or out of memory (its error
+    stack says so), rather than on the file's content? The stack is left as it is. */
+bool mieb_h5_failed_on_io(void);
+
+/** Which file a checked input was: a reopen must find the same one, unchanged. */
+struct mieb_h5_ident {
+    uint64_t dev, ino;
+    int64_t size, mtime_ns;
+};
 
 /**
- * Open an existing HDF5 file read-only. Missing file: MIEB_ERR_NOT_FOUND; not HDF5,
- * truncated or otherwise unopenable: MIEB_ERR_BAD_DATA. *file_size gets the byte size
- * on disk (used to refuse impossible declared sizes); it may be NULL.
+ * Open an existing HDF5 file read-only. Missing file: MIEB_ERR_NOT_FOUND; not a regular file
+ * (a FIFO, a directory: refused without blocking): MIEB_ERR_IO; not HDF5, truncated or otherwise
+ * unopenable: MIEB_ERR_BAD_DATA. *file_size gets the byte size on disk (used to refuse
+ * impossible declared sizes); it may be NULL, and so may ident (which file it was, for
+ * mieb_h5_reopen_ro).
+ *
+ * The path is opened once (h5_open.c): the guards read that descriptor and HDF5 opens it
+ * through /proc/self/fd, so a file renamed over the path meanwhile is never read.
  */
 mieb_status mieb_h5_open_ro(const char *path, hid_t *out, int64_t *file_size);
-/** mieb_h5_open_ro without the global heap check, for a file already opened and checked once. */
-mieb_status mieb_h5_reopen_ro(const char *path, hid_t *out);
+mieb_status mieb_h5_open_ro_ident(const char *path, hid_t *out, int64_t *file_size, struct mieb_h5_ident *ident);
+/**
+ * mieb_h5_open_ro without the guards, for a file already opened and checked once: the path
+ * must still name that file (ident, unchanged), else MIEB_ERR_BAD_DATA naming the path.
+ */
+mieb_status mieb_h5_reopen_ro(const char *path, const struct mieb_h5_ident *ident, hid_t *out);
+/**
+ * HDF5's own descriptor of an open file (the sec2 driver's), borrowed: valid while the file
+ * is open, never closed by the caller. Read it with pread only (HDF5 keeps its own position).
+ * MIEB_ERR_UNSUPPORTED (no message) for another file driver.
+ */
+mieb_status mieb_h5_file_fd(hid_t file, int *fd);
 
 /**
  * Does the object at path exist? Every link on the way is looked up in turn, and each

@@ -11,7 +11,6 @@
  * address (the userblock size).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -114,7 +113,6 @@ mieb_status mieb_h5_vlen_strings_raw(hid_t file, hid_t ds, const char *fname, co
     int fd = -1;
     uint8_t *raw = NULL;
     struct gcol c = {.addr = UINT64_MAX};
-    char path[4096];
     size_t sa = 0, ss = 0;
     hsize_t ub = 0;
     mieb_h5_lock();
@@ -122,7 +120,8 @@ mieb_status mieb_h5_vlen_strings_raw(hid_t file, hid_t ds, const char *fname, co
     bool ok = dcpl >= 0 && fcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
               H5Pget_sizes(fcpl, &sa, &ss) >= 0 && H5Pget_userblock(fcpl, &ub) >= 0;
     haddr_t off = ok ? H5Dget_offset(ds) : HADDR_UNDEF;
-    ssize_t nl = ok ? H5Fget_name(file, path, sizeof path) : -1;
+    /* HDF5's own descriptor, borrowed: the file it opened, never the path again (h5_open.c) */
+    ok = ok && mieb_h5_file_fd(file, &fd) == MIEB_OK;
     if (dcpl >= 0)
         H5Pclose(dcpl);
     if (fcpl >= 0)
@@ -130,15 +129,12 @@ mieb_status mieb_h5_vlen_strings_raw(hid_t file, hid_t ds, const char *fname, co
     H5Eclear2(H5E_DEFAULT);
     mieb_h5_unlock();
     /* anything unusual (unallocated storage, odd address sizes): let HDF5 do it */
-    if (!ok || off == HADDR_UNDEF || nl <= 0 || (size_t)nl >= sizeof path || (sa != 4 && sa != 8) ||
-        (ss != 2 && ss != 4 && ss != 8))
+    if (!ok || off == HADDR_UNDEF || (sa != 4 && sa != 8) || (ss != 2 && ss != 4 && ss != 8))
         return MIEB_ERR_UNSUPPORTED;
     const uint64_t elem = 8 + sa, fsz = (uint64_t)file_size;
     if ((uint64_t)n > fsz / elem || off > fsz - (uint64_t)n * elem)
         return mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: %lld strings at %llu run past the end of the file (corrupt)",
                          fname, dpath, (long long)n, (unsigned long long)off);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(errno));
     if (!(raw = malloc(RAW_BLOCK * elem))) {
         st = mieb_fail(MIEB_ERR_OOM, "%s: %s: out of memory", fname, dpath);
         goto done;
@@ -171,8 +167,6 @@ mieb_status mieb_h5_vlen_strings_raw(hid_t file, hid_t ds, const char *fname, co
 done:
     free(c.buf), free(c.off), free(c.len);
     free(raw);
-    if (fd >= 0)
-        close(fd);
     return st;
 }
 
@@ -185,9 +179,7 @@ mieb_status mieb_h5_vlen_string_at(hid_t obj, const uint8_t *heap_id, const char
     uint64_t len = le(heap_id, 4), addr = le(heap_id + 4, lay.sa), idx = le(heap_id + 4 + lay.sa, 4);
     if (len == 0 || addr == 0) /* HDF5's empty (NULL) string */
         return (*out = strdup("")) ? MIEB_OK : mieb_fail(MIEB_ERR_OOM, "%s: %s: out of memory", fname, what);
-    int fd = open(lay.path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return mieb_fail(MIEB_ERR_IO, "%s: %s", lay.path, strerror(errno));
+    int fd = lay.fd; /* HDF5's own descriptor: borrowed, not closed here */
     mieb_status st = load_gcol(fd, &c, addr, lay.base, lay.ss, lay.file_size, fname, what);
     if (st == MIEB_OK && (idx >= c.n_idx || c.len[idx] == UINT64_MAX || len > c.len[idx]))
         st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: string refers to a missing global heap object (corrupt file)",
@@ -203,7 +195,6 @@ mieb_status mieb_h5_vlen_string_at(hid_t obj, const uint8_t *heap_id, const char
         }
     }
     free(c.buf), free(c.off), free(c.len);
-    close(fd);
     return st;
 }
 
@@ -292,11 +283,8 @@ static mieb_status scan_range(int fd, const char *path, int64_t from, int64_t to
     return MIEB_OK;
 }
 
-mieb_status mieb_h5_check_global_heaps(const char *path, int64_t file_size)
+mieb_status mieb_h5_check_global_heaps(int fd, const char *path, int64_t file_size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return mieb_fail(MIEB_ERR_IO, "%s: %s", path, strerror(errno));
     mieb_status st = MIEB_OK;
     uint8_t *buf = NULL, *gbuf = NULL;
     uint64_t gcap = 0;
@@ -316,6 +304,5 @@ mieb_status mieb_h5_check_global_heaps(const char *path, int64_t file_size)
     }
     free(buf);
     free(gbuf);
-    close(fd);
     return st;
 }

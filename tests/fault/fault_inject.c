@@ -8,7 +8,8 @@
  * constructors). Environment, all optional:
  *   MIEB_FAULT_ALLOC=N[+]    the Nth malloc/calloc/realloc/aligned allocation returns NULL
  *                            (ENOMEM); with '+' every one from the Nth on (memory stays full)
- *   MIEB_FAULT_PATH=S        files whose path contains S are "watched" (open/openat/rename)
+ *   MIEB_FAULT_PATH=S        files whose path contains S are "watched" (open/openat/rename; a
+ *                            descriptor opened as /proc/self/fd/N is watched when N is)
  *   MIEB_FAULT_READ=N:M[+]   the Nth read/pread on a watched file fails in mode M:
  *                            eio (-1, EIO) or short (returns at most half, at least 1 byte,
  *                            which a correct reader must retry) or block (the call never
@@ -18,8 +19,13 @@
  *   MIEB_FAULT_WRITE=N[+]    the Nth write-side call on a watched file (write, pwrite, fsync,
  *                            fdatasync, rename) fails with ENOSPC; a write first writes half of
  *                            its bytes, as a disk that fills up mid-write does; '+': all later
+ *   MIEB_FAULT_SWAP=N[:copy] just before the Nth read-only open of a watched path (open, openat;
+ *                            counted over all watched paths), a FIFO is renamed over that path (a
+ *                            file swapped between a program's check of it and its open); with
+ *                            :copy, a copy of the file instead (same bytes, another file)
  *   MIEB_FAULT_TRACE=1       print a stack trace on stderr where each fault is injected (debugging)
- *   MIEB_FAULT_REPORT=F      at exit, write "allocs=A reads=R writes=W injected=I site=S" to F
+ *   MIEB_FAULT_REPORT=F      at exit, write "allocs=A reads=R writes=W opens=O injected=I site=S"
+ *                            to F (opens: read-only opens of watched paths)
  *                            (calls counted since main, faults injected, and the library whose
  *                            code asked for the first failed allocation: the first stack frame
  *                            outside libc and this interposer, e.g. mieb-eval, libhdf5_serial.so.103)
@@ -48,8 +54,9 @@ extern void *__libc_memalign(size_t, size_t);
 #define MAX_FD 65536
 
 static atomic_int armed; /* set when main() starts */
-static atomic_long n_alloc, n_read, n_write, n_injected;
-static long alloc_at = -1, read_at = -1, write_at = -1;
+static atomic_long n_alloc, n_read, n_write, n_open, n_injected;
+static long alloc_at = -1, read_at = -1, write_at = -1, swap_at = -1;
+static bool swap_copy;
 static bool alloc_persist, read_persist, write_persist, read_short, read_block;
 static const char *watch;
 static atomic_bool watched[MAX_FD];
@@ -77,6 +84,10 @@ __attribute__((constructor)) static void fault_init(void)
     read_short = strncmp(mode, "short", 5) == 0;
     read_block = strncmp(mode, "block", 5) == 0;
     write_at = parse_spec(getenv("MIEB_FAULT_WRITE"), &write_persist, NULL);
+    bool swap_persist;
+    const char *swap_mode = "";
+    swap_at = parse_spec(getenv("MIEB_FAULT_SWAP"), &swap_persist, &swap_mode);
+    swap_copy = strncmp(swap_mode, "copy", 4) == 0;
     trace = getenv("MIEB_FAULT_TRACE") != NULL;
     watch = getenv("MIEB_FAULT_PATH");
     if (watch && !*watch)
@@ -180,10 +191,21 @@ int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), v
 
 static bool path_watched(const char *path) { return watch && path && strstr(path, watch); }
 
+/* Is fd (open, or about to be) watched? An open of "/proc/self/fd/N" reopens N's file: watched as N is. */
+static bool reopens_watched(const char *path)
+{
+    static const char proc[] = "/proc/self/fd/";
+    if (!path || strncmp(path, proc, sizeof proc - 1) != 0)
+        return false;
+    char *end = NULL;
+    long n = strtol(path + sizeof proc - 1, &end, 10);
+    return end && *end == '\0' && n >= 0 && n < MAX_FD && atomic_load(&watched[n]);
+}
+
 static int track(int fd, const char *path)
 {
     if (fd >= 0 && fd < MAX_FD)
-        atomic_store(&watched[fd], path_watched(path));
+        atomic_store(&watched[fd], path_watched(path) || reopens_watched(path));
     return fd;
 }
 
@@ -198,12 +220,46 @@ static mode_t mode_arg(int flags, va_list ap)
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
+/* Copy the file at path (relative to dir) to tmp: raw system calls, nothing here is counted. */
+static bool copy_file(int dir, const char *path, const char *tmp)
+{
+    int in = (int)syscall(SYS_openat, dir, path, O_RDONLY | O_CLOEXEC);
+    int out = (int)syscall(SYS_openat, dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    bool ok = in >= 0 && out >= 0;
+    char buf[65536];
+    for (long n; ok && (n = syscall(SYS_read, in, buf, sizeof buf)) != 0;)
+        ok = n > 0 && syscall(SYS_write, out, buf, (size_t)n) == n;
+    if (in >= 0)
+        syscall(SYS_close, in);
+    if (out >= 0)
+        syscall(SYS_close, out);
+    return ok;
+}
+
+/* Before a read-only open of a watched path: count it, and on the chosen one rename a fresh FIFO
+   (or a copy of the file) over the path, relative to dir as the open resolves it. Raw system
+   calls: the interposed rename would count as a write. */
+static void before_open(int dir, const char *path, int flags)
+{
+    if ((flags & O_ACCMODE) != O_RDONLY || !path_watched(path) || !atomic_load_explicit(&armed, memory_order_relaxed))
+        return;
+    long k = atomic_fetch_add(&n_open, 1) + 1;
+    if (!hit(k, swap_at, false))
+        return;
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.fault-swap", path) >= (int)sizeof tmp ||
+        !(swap_copy ? copy_file(dir, path, tmp) : syscall(SYS_mknodat, dir, tmp, S_IFIFO | 0644, 0) == 0) ||
+        syscall(SYS_renameat, dir, tmp, dir, path) != 0)
+        fprintf(stderr, "fault_inject: cannot put a %s in place of %s\n", swap_copy ? "copy" : "FIFO", path);
+}
+
 int open(const char *path, int flags, ...)
 {
     va_list ap;
     va_start(ap, flags);
     mode_t m = mode_arg(flags, ap);
     va_end(ap);
+    before_open(AT_FDCWD, path, flags);
     REAL(int, open, const char *, int, ...);
     return track(real_open(path, flags, m), path);
 }
@@ -214,6 +270,7 @@ int open64(const char *path, int flags, ...)
     va_start(ap, flags);
     mode_t m = mode_arg(flags, ap);
     va_end(ap);
+    before_open(AT_FDCWD, path, flags);
     REAL(int, open64, const char *, int, ...);
     return track(real_open64(path, flags, m), path);
 }
@@ -224,6 +281,7 @@ int openat(int dir, const char *path, int flags, ...)
     va_start(ap, flags);
     mode_t m = mode_arg(flags, ap);
     va_end(ap);
+    before_open(dir, path, flags);
     REAL(int, openat, int, const char *, int, ...);
     return track(real_openat(dir, path, flags, m), path);
 }
@@ -234,6 +292,7 @@ int openat64(int dir, const char *path, int flags, ...)
     va_start(ap, flags);
     mode_t m = mode_arg(flags, ap);
     va_end(ap);
+    before_open(dir, path, flags);
     REAL(int, openat64, int, const char *, int, ...);
     return track(real_openat64(dir, path, flags, m), path);
 }
@@ -383,9 +442,9 @@ static void write_report(void)
     if (!f || !*f)
         return;
     char buf[400];
-    int n = snprintf(buf, sizeof buf, "allocs=%ld reads=%ld writes=%ld injected=%ld site=%s\n",
-                     atomic_load(&n_alloc), atomic_load(&n_read), atomic_load(&n_write), atomic_load(&n_injected),
-                     site);
+    int n = snprintf(buf, sizeof buf, "allocs=%ld reads=%ld writes=%ld opens=%ld injected=%ld site=%s\n",
+                     atomic_load(&n_alloc), atomic_load(&n_read), atomic_load(&n_write), atomic_load(&n_open),
+                     atomic_load(&n_injected), site);
     /* raw system calls: nothing here may allocate or be counted */
     int fd = (int)syscall(SYS_openat, AT_FDCWD, f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
