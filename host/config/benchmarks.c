@@ -3,7 +3,7 @@
  * and mteb's aggregate tasks, as the pinned mteb defines them) into a loaded registry and
  * answers benchmark look-ups by name or short key.
  */
-#include "registry.h"
+#include "benchmarks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

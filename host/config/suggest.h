@@ -6,7 +6,7 @@
 #ifndef MIEB_CONFIG_SUGGEST_H
 #define MIEB_CONFIG_SUGGEST_H
 
-#include "registry.h"
+#include "task_list.h"
 
 /** The closest benchmark name or short key (returned as the benchmark's name), or NULL. */
 const char *mieb_suggest_benchmark(const struct mieb_registry *r, const char *name);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "emb_internal.h"
+#include "h5_read.h"
 
 #define MAX_SHARDS 1000000
 

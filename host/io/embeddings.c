@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "emb_internal.h"
+#include "h5_read.h"
 #include "half.h"
 
 void mieb_emb_role_close(struct mieb_emb_role *r)

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -69,7 +70,9 @@ static herr_t raw_vlen_conv(hid_t src, hid_t dst, H5T_cdata_t *cd, size_t n, siz
 
 static hid_t raw_vlen_type = -1;
 
-mieb_status mieb_h5_raw_vlen_register(void)
+/* The raw reader's conversion, registered with HDF5 once, on the first string attribute read
+   (under the HDF5 lock). On failure raw_vlen_type stays -1 and every such read fails cleanly. */
+static mieb_status raw_vlen_register(void)
 {
     hid_t vs = H5Tcopy(H5T_C_S1), op = H5Tcreate(H5T_OPAQUE, MIEB_H5_RAW_VLEN_SIZE);
     herr_t rc = vs >= 0 && op >= 0 ? H5Tset_size(vs, H5T_VARIABLE) : -1;
@@ -82,18 +85,21 @@ mieb_status mieb_h5_raw_vlen_register(void)
     if (rc < 0) {
         if (op >= 0)
             H5Tclose(op);
-        /* plain mieb_fail: this runs inside mieb_h5_init's once-routine, which mieb_h5_fail re-enters */
         return mieb_fail(MIEB_ERR_HDF5, "cannot register the raw string attribute reader");
     }
     raw_vlen_type = op; /* kept for the life of the process */
     return MIEB_OK;
 }
 
+static pthread_once_t raw_vlen_once = PTHREAD_ONCE_INIT;
+static void raw_vlen_register_once(void) { (void)raw_vlen_register(); }
+
 mieb_status mieb_h5_attr_raw_vlen(hid_t attr, const char *fname, const char *objpath, const char *name,
                                   uint8_t out[MIEB_H5_RAW_VLEN_SIZE])
 {
     mieb_status st = MIEB_OK;
     mieb_h5_lock();
+    pthread_once(&raw_vlen_once, raw_vlen_register_once);
     if (raw_vlen_type < 0)
         st = mieb_fail(MIEB_ERR_INTERNAL, "raw string attribute reader not registered");
     else if (H5Aread(attr, raw_vlen_type, out) < 0)

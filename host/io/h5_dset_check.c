@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "h5_util.h"
+#include "h5_dset_check.h"
 
 /* Filters h5py and hdf5plugin write, named in messages when the file stores no name. */
 static const char *known_filter(H5Z_filter_t id)

@@ -38,7 +38,7 @@
 #ifndef MIEB_IO_H5_GUARD_H
 #define MIEB_IO_H5_GUARD_H
 
-#include "h5_util.h"
+#include "h5_base.h"
 
 /** Receives string i of a dataset (not NUL-terminated); returns MIEB_OK to go on. */
 typedef mieb_status (*mieb_h5_str_sink)(void *user, int64_t i, const char *s, size_t len);
@@ -75,8 +75,6 @@ mieb_status mieb_h5_layout_of(hid_t obj, const char *fname, struct mieb_h5_layou
 
 /** Bytes of a raw heap ID as mieb_h5_attr_raw_vlen returns it (4 + sizeof_addr + 4, zero-padded). */
 #define MIEB_H5_RAW_VLEN_SIZE 32
-/** Register the vlen-string -> raw heap ID conversion (once, from mieb_h5_init). */
-mieb_status mieb_h5_raw_vlen_register(void);
 /** The heap ID of a one-element variable-length string attribute, as stored (HDF5 never follows it). */
 mieb_status mieb_h5_attr_raw_vlen(hid_t attr, const char *fname, const char *objpath, const char *name,
                                   uint8_t out[MIEB_H5_RAW_VLEN_SIZE]);

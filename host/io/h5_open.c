@@ -12,6 +12,8 @@
  * Without /proc (not mounted), the open is refused with a message saying so: opening the path
  * a second time would bring back the race this file exists to close.
  */
+#include "h5_util.h"
+
 #include "h5_guard.h"
 
 #include "../core/fileutil.h"
@@ -40,23 +42,6 @@ static void ident_of(const struct stat *sb, struct mieb_h5_ident *id)
 static bool same_file(const struct stat *a, const struct stat *b)
 {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-mieb_status mieb_h5_file_fd(hid_t file, int *fd)
-{
-    void *handle = NULL;
-    mieb_status st = MIEB_ERR_UNSUPPORTED;
-    mieb_h5_lock();
-    hid_t fapl = H5Fget_access_plist(file);
-    if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(file, fapl, &handle) >= 0 && handle) {
-        *fd = *(const int *)handle;
-        st = MIEB_OK;
-    }
-    if (fapl >= 0)
-        H5Pclose(fapl);
-    H5Eclear2(H5E_DEFAULT);
-    mieb_h5_unlock();
-    return st;
 }
 
 /* H5Fopen of the file open as fd (*sb: its fstat), by the name /proc/self/fd/<fd>. */

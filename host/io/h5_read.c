@@ -4,42 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5_guard.h"
+#include "h5_read.h"
 
-bool mieb_utf8_valid(const char *str, size_t len)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0;
-    while (i < len) {
-        unsigned c = s[i];
-        size_t n;
-        unsigned cp;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if (c >= 0xc2 && c <= 0xdf) {
-            n = 1, cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            n = 2, cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            n = 3, cp = c & 0x07;
-        } else {
-            return false;
-        }
-        if (i + n >= len) /* continuation bytes run past the end */
-            return false;
-        for (size_t k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return false;
-            cp = (cp << 6) | (s[i + k] & 0x3f);
-        }
-        /* reject overlong forms, UTF-16 surrogates and code points above U+10FFFF */
-        if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        i += n + 1;
-    }
-    return true;
-}
+#include "h5_dset_check.h"
+#include "h5_guard.h"
+#include "h5_util.h"
 
 /* The first of n uint64 values above INT64_MAX, refused with its position (ncols > 1: [row, col]). */
 static mieb_status check_u64(const uint64_t *v, size_t n, int64_t ncols, const char *fname, const char *dpath)

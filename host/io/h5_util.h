@@ -1,16 +1,7 @@
 /**
- * h5_util.h - small HDF5 helpers shared by the readers (task_data.c, embeddings.c).
- *
- * Thread rule: Debian's libhdf5 is the serial, non-thread-safe build, so every HDF5 call
- * made by host/io goes through one process-wide recursive lock (mieb_h5_lock). All the
- * functions here take it themselves. Only host/io calls HDF5: the other folders go through
- * its helpers (h5_write.h, h5_append.h), which take it too; a direct call elsewhere would
- * race with the embedding streamer's background thread. (The forked probe of tests/tools,
- * a measuring instrument outside the program, takes the lock to fork.)
- *
- * HDF5's own error-stack printing is switched off (mieb_h5_init); failures are reported
- * through mieb_fail() with "<file>: <dataset path>: <what is wrong>", plus the innermost
- * HDF5 message where the library itself failed.
+ * h5_util.h - small HDF5 helpers shared by the readers (task_data.c, embeddings.c): opening
+ * a file once and reopening it, looking up objects and attributes, opening a dataset with its
+ * plausibility checks. They take the HDF5 lock themselves (h5_base.h says why).
  *
  * Every function returning mieb_status leaves *out untouched (or NULL) on failure.
  */
@@ -24,21 +15,9 @@
 #include <hdf5.h>
 
 #include "../core/status.h"
+#include "h5_base.h"
 
-/** Silence HDF5's error printing (idempotent, thread-safe). Called by every open helper. */
-void mieb_h5_init(void);
-/** The process-wide recursive HDF5 lock. */
-void mieb_h5_lock(void);
-void mieb_h5_unlock(void);
 
-/**
- * mieb_fail() for a failed HDF5 call: the formatted message, then "(HDF5: <innermost
- * message>)" when HDF5 left one; the HDF5 error stack is cleared. Returns st.
- */
-mieb_status mieb_h5_fail(mieb_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/** Did the HDF5 call that just failed fail on a read of the file or out of memory (its error
-    stack says so), rather than on the file's content? The stack is left as it is. */
-bool mieb_h5_failed_on_io(void);
 
 /** Which file a checked input was: a reopen must find the same one, unchanged. */
 struct mieb_h5_ident {
@@ -63,12 +42,6 @@ mieb_status mieb_h5_open_ro_ident(const char *path, hid_t *out, int64_t *file_si
  * must still name that file (ident, unchanged), else MIEB_ERR_BAD_DATA naming the path.
  */
 mieb_status mieb_h5_reopen_ro(const char *path, const struct mieb_h5_ident *ident, hid_t *out);
-/**
- * HDF5's own descriptor of an open file (the sec2 driver's), borrowed: valid while the file
- * is open, never closed by the caller. Read it with pread only (HDF5 keeps its own position).
- * MIEB_ERR_UNSUPPORTED (no message) for another file driver.
- */
-mieb_status mieb_h5_file_fd(hid_t file, int *fd);
 
 /**
  * Does the object at path exist? Every link on the way is looked up in turn, and each
@@ -111,47 +84,8 @@ mieb_status mieb_h5_dset_open(hid_t file, const char *fname, const char *dpath, 
  */
 mieb_status mieb_h5_check_plausible(hid_t dset, const char *fname, const char *dpath, int64_t file_size);
 
-/**
- * Refuse a dataset whose filters this HDF5 cannot decode, naming the filter (HDF5 itself
- * says only that its plugin directory is missing). Called by mieb_h5_check_plausible, with
- * the HDF5 lock held (as is mieb_h5_check_written).
- */
-mieb_status mieb_h5_check_filters(hid_t dcpl, const char *fname, const char *dpath);
-/**
- * Refuse a dataset with storage never written, which HDF5 reads back as the fill value:
- * created without data (unallocated), or chunked with chunks missing (an exporter killed
- * mid-write). Names the first run of missing rows. One pass over the chunk index, once per
- * dataset at open (mieb_h5_check_plausible).
- */
-mieb_status mieb_h5_check_written(hid_t dset, hid_t dcpl, const char *fname, const char *dpath, int rank,
-                                  const hsize_t *dims);
-/**
- * One integer of `size` bytes (1, 2, 4, 8; native byte order) as int64. False when it does
- * not fit (an unsigned value above INT64_MAX) or size is not one of those; *raw gets its bits
- * zero-extended, for the message. HDF5's own conversion would clamp it without a word.
- */
-bool mieb_h5_int_to_i64(const void *src, size_t size, bool is_signed, int64_t *out, uint64_t *raw);
 
-/**
- * Read a whole 1-D or 2-D integer dataset (any integer type up to 64 bits) as int64; a value
- * that does not fit (uint64 above INT64_MAX) is refused with its position, never clamped.
- * dims[1] is 1 for a 1-D dataset. *out is malloc'd (at least one element, so never NULL).
- */
-mieb_status mieb_h5_read_i64(hid_t file, const char *fname, const char *dpath, int min_rank, int max_rank,
-                             int64_t file_size, int64_t **out, int64_t dims[2]);
-/** Read a whole 1-D numeric dataset (integer or float) as float64; NaN or Inf is refused with its position. */
-mieb_status mieb_h5_read_f64(hid_t file, const char *fname, const char *dpath, int64_t file_size, double **out,
-                             int64_t *n);
 
-/**
- * Read a 1-D string dataset (variable-length or fixed-length, UTF-8 or ASCII). Every
- * string must be valid UTF-8. Result: one malloc'd block, an array of n pointers
- * followed by the NUL-terminated bytes, so free(*out) releases everything.
- */
-mieb_status mieb_h5_read_strings(hid_t file, const char *fname, const char *dpath, int64_t file_size, char ***out,
-                                 int64_t *n);
 
-/** True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
-bool mieb_utf8_valid(const char *s, size_t len);
 
 #endif

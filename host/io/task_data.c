@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h5_read.h"
 #include "h5_util.h"
 
 struct mieb_taskdata {

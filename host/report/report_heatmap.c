@@ -1,9 +1,9 @@
-/* report_heatmap.c - score tables coloured by each score's place in its row (see report_page.h). */
+/* report_heatmap.c - score tables coloured by each score's place in its row (see report_heatmap.h). */
 #include <math.h>
 #include <stdio.h>
 
 #include "../core/pyfloat.h"
-#include "report_page.h"
+#include "report_heatmap.h"
 
 /* The sequential scale: the row's lowest score is the light end, its highest the dark one. */
 static const int LOW[3] = {247, 251, 255}, HIGH[3] = {33, 102, 172};

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "../core/pyfloat.h"
+#include "report_heatmap.h"
+#include "report_sections.h"
 
 /* Colours told apart by most readers: Tableau 10, then Tableau 20's light and extra shades, so
    20 models get 20 colours (reused after that). */
@@ -50,20 +52,6 @@ static const char *const CSS =
     "max-height:230px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-weight:600}\n"
     "table.heat th.vert .sw{margin:0 0 5px 0}table.time th{white-space:normal}\n"
     "span.ci{color:#777;font-size:11px}span.sig{font-weight:700;margin-left:2px}\n";
-
-const cJSON *mieb_report_doc(const struct mieb_report_ctx *c, int p, int t)
-{
-    return c->docs[(size_t)c->lb->order[p] * c->lb->n_tasks + t];
-}
-
-void mieb_report_legend(struct mieb_report_ctx *c)
-{
-    mieb_html_fmt(c->h, "<div class=\"legend\">");
-    for (int p = 0; p < c->lb->n_models; p++)
-        mieb_html_fmt(c->h, "<span class=\"item\"><span class=\"sw\" style=\"background:%R\"></span>%s</span>",
-                      c->series[p].color, c->series[p].name);
-    mieb_html_fmt(c->h, "</div>\n");
-}
 
 /* A score as the leaderboard shows it: 100 x score rounded to 2 decimals, "-" when missing. */
 static void pct(double x, char *buf, size_t n)

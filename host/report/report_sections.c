@@ -1,12 +1,13 @@
 /* report_sections.c - report sections read from whole result files: linear-probe spread,
-   recall@k curves, per-language scores and time per stage (see report_page.h). */
+   recall@k curves, per-language scores and time per stage (see report_sections.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report_data.h"
-#include "report_page.h"
+#include "report_heatmap.h"
+#include "report_sections.h"
 
 #define MAX_EXP 256 /* experiments per result read for the spread chart */
 #define MAX_K 32    /* recall@k points per curve */
