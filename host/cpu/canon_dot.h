@@ -77,23 +77,6 @@ enum mieb_canon_isa mieb_canon_isa_supported(void);
 int mieb_canon_set_isa(enum mieb_canon_isa isa);
 const char *mieb_canon_isa_name(enum mieb_canon_isa isa);
 
-/**
- * A 64-byte aligned buffer of at least `bytes` for the calling thread's kernels (their
- * packed operands), kept and grown across calls and freed when the thread ends. NULL when
- * out of memory: the kernels then read their operands in place (same bits, slower).
- */
-void *mieb_canon_workspace(size_t bytes);
-
-/* The kernels behind the dispatch (canon_dot_avx2.c, canon_dot_avx512.c); call them only
-   when mieb_canon_isa_supported() says the CPU runs them. */
-void mieb_canon_gemm_avx2(const float *A, int64_t lda, int64_t m, const float *B, int64_t ldb, int64_t n,
-                          int64_t K, float *C, int64_t ldc);
-void mieb_canon_dot_rows_avx2(const float *x, const float *B, int64_t ldb, const int32_t *rows, int64_t n,
-                              int64_t K, float *out);
-void mieb_canon_gemm_avx512(const float *A, int64_t lda, int64_t m, const float *B, int64_t ldb, int64_t n,
-                            int64_t K, float *C, int64_t ldc);
-void mieb_canon_dot_rows_avx512(const float *x, const float *B, int64_t ldb, const int32_t *rows, int64_t n,
-                                int64_t K, float *out);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@
  *
  * Compiled with -mavx2 -mfma (CMakeLists.txt); only called when cpu_features says so.
  */
-#include "canon_dot.h"
+#include "canon_kernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

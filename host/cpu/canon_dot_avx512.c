@@ -16,7 +16,7 @@
  * Compiled with -mavx512f -mavx512dq -mavx512bw -mavx512vl -mfma (CMakeLists.txt); only
  * called when cpu_features says the CPU and OS run AVX-512.
  */
-#include "canon_dot.h"
+#include "canon_kernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
