@@ -20,8 +20,8 @@
  * The kind of file is told by its header; samples of predictions.tsv are paired by line and
  * must agree on index and gold (label, labels or gold).
  */
-#ifndef MIEB_IO_PER_SAMPLE_READER_H
-#define MIEB_IO_PER_SAMPLE_READER_H
+#ifndef MIEB_ANALYSIS_PER_SAMPLE_READER_H
+#define MIEB_ANALYSIS_PER_SAMPLE_READER_H
 
 #include <stdint.h>
 

@@ -11,8 +11,8 @@
  * the others within an absolute difference. NaN (JSON NaN or null) equals NaN; a key, split or
  * subset present on one side only is a mismatch.
  */
-#ifndef MIEB_IO_RESULTS_COMPARE_H
-#define MIEB_IO_RESULTS_COMPARE_H
+#ifndef MIEB_ANALYSIS_RESULTS_COMPARE_H
+#define MIEB_ANALYSIS_RESULTS_COMPARE_H
 
 #include <stdbool.h>
 #include <stddef.h>

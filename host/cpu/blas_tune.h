@@ -9,8 +9,8 @@
  * benchmark in bench/ measured to be fastest and re-executes the program once.
  * A user's own OPENBLAS_CORETYPE is always respected.
  */
-#ifndef MIEB_BACKEND_BLAS_TUNE_H
-#define MIEB_BACKEND_BLAS_TUNE_H
+#ifndef MIEB_CPU_BLAS_TUNE_H
+#define MIEB_CPU_BLAS_TUNE_H
 
 /**
  * Call before any BLAS use. May not return (re-exec); never exits on failure.

@@ -27,8 +27,8 @@
  * (K/16 + 4) * 2^-24 * sum_k |a_k b_k| (one rounding per step of the longest chain), which
  * host/cpu/screen.c relies on when it bounds scores it has not computed yet.
  */
-#ifndef MIEB_BACKEND_CANON_DOT_H
-#define MIEB_BACKEND_CANON_DOT_H
+#ifndef MIEB_CPU_CANON_DOT_H
+#define MIEB_CPU_CANON_DOT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
  * (CPUID) and the OS saves its registers (XCR0); AMX also needs Linux's per-process
  * permission, which mieb_cpu_amx_enable() asks for.
  */
-#ifndef MIEB_BACKEND_CPU_FEATURES_H
-#define MIEB_BACKEND_CPU_FEATURES_H
+#ifndef MIEB_CPU_FEATURES_H
+#define MIEB_CPU_FEATURES_H
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,8 +2,8 @@
  * cpu_kernels.h - scalar CPU building blocks shared by the CPU backend and the drivers:
  * L2 row normalisation as torch does it, and MaxSim scores (token products in canon_dot's order).
  */
-#ifndef MIEB_BACKEND_CPU_KERNELS_H
-#define MIEB_BACKEND_CPU_KERNELS_H
+#ifndef MIEB_CPU_KERNELS_H
+#define MIEB_CPU_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>

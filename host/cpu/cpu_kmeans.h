@@ -2,8 +2,8 @@
  * cpu_kmeans.h - CPU reference of the k-means assignment operation (backend.h
  * kmeans_assign) and the numpy/scikit-learn fp32 building blocks around it.
  */
-#ifndef MIEB_BACKEND_CPU_KMEANS_H
-#define MIEB_BACKEND_CPU_KMEANS_H
+#ifndef MIEB_CPU_KMEANS_H
+#define MIEB_CPU_KMEANS_H
 
 #include <stdint.h>
 

@@ -27,8 +27,8 @@
  *
  * The arithmetic itself is in pair_math.h, shared with the CUDA kernels.
  */
-#ifndef MIEB_BACKEND_CPU_PAIRWISE_H
-#define MIEB_BACKEND_CPU_PAIRWISE_H
+#ifndef MIEB_CPU_PAIRWISE_H
+#define MIEB_CPU_PAIRWISE_H
 
 #include <stdbool.h>
 #include <stdint.h>

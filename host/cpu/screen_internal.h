@@ -3,8 +3,8 @@
  * screen_pass.c (the approximate scores and their candidates) and screen_amx.c (the AMX
  * kernel's blocks) share. Not for other files (the tests excepted).
  */
-#ifndef MIEB_BACKEND_SCREEN_INTERNAL_H
-#define MIEB_BACKEND_SCREEN_INTERNAL_H
+#ifndef MIEB_CPU_SCREEN_INTERNAL_H
+#define MIEB_CPU_SCREEN_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  * files are bit-identical on every machine and compiler (no libm, no FMA contraction),
  * and one task's files do not depend on which other tasks were generated.
  */
-#ifndef MIEB_IO_SYNTH_H
-#define MIEB_IO_SYNTH_H
+#ifndef MIEB_SYNTH_SYNTH_H
+#define MIEB_SYNTH_SYNTH_H
 
 #include <stdbool.h>
 #include <stdint.h>

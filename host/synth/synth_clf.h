@@ -3,8 +3,8 @@
  * so synth.h stays its owner's): ImageClassification (synth_classification.c) and
  * ZeroShotClassification (synth_zeroshot.c). Same contract as mieb_synth_retrieval().
  */
-#ifndef MIEB_IO_SYNTH_CLF_H
-#define MIEB_IO_SYNTH_CLF_H
+#ifndef MIEB_SYNTH_CLF_H
+#define MIEB_SYNTH_CLF_H
 
 #include "synth.h"
 
