@@ -1,6 +1,6 @@
 """Benchmark mieb-eval's k-means against scikit-learn's MiniBatchKMeans (mteb's settings)
 and faiss-cpu k-means: wall time ratios, and the NMI difference to sklearn set beside
-sklearn's own spread over 10 random_state values. Default shape is the issue's
+sklearn's own spread over 10 random_state values. Default shape is
 100,000 x 768 with 1,000 clusters (slow on a small machine: pass --n/--d/--k to shrink).
 Usage: MIEB_BUILD_DIR=build python bench/bench_kmeans.py [--n N --d D --k K --seeds S]"""
 import argparse

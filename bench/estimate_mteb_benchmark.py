@@ -47,7 +47,7 @@ def measured_rows(paths: list[str]) -> list[dict]:
             par = r.get("parity") or {}
             if par.get("rc") not in (0, None):
                 print(f"note: {r['task']} F={r['fraction']:g} in {p}: parity {par.get('status')}; "
-                      "its time is used, its values differ (bench/README.md)", file=sys.stderr)
+                      "its time is used, its values differ (docs/PARITY.md)", file=sys.stderr)
             rows.append(r)
     # one row per (task, fraction): the last file given wins
     return list({(r["task"], round(r["fraction"], 9)): r for r in rows}.values())

@@ -187,7 +187,7 @@ static double fma_peak(int threads)
 /* CPU time that was not ours while we measured: other processes on this machine plus
  * host-side steal (KVM). On a 2-vCPU guest one busy neighbour halves a 2-thread rate, and
  * that must not be mistaken for a slow kernel, so every RESULT line reports it and the
- * analysis in bench/README.md drops contaminated samples. Jiffies (USER_HZ). */
+ * tables in bench/README.md keep only quiet samples. Jiffies (USER_HZ). */
 struct cpu_sample {
     unsigned long long busy, total, self;
 };

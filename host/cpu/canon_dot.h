@@ -21,7 +21,7 @@
  * halves) and the AVX-512 kernels (one register) perform exactly these operations, so a
  * score is a function of its two vectors alone: tests/unit/test_canon_dot.c checks that
  * every kernel gives the scalar bits. The SIMD kernels run at the BLAS's SGEMM rate
- * (bench/README.md), so nothing is paid for this.
+ * (docs/DESIGN.md), so nothing is paid for this.
  *
  * The error of the result against the real dot product is at most
  * (K/16 + 4) * 2^-24 * sum_k |a_k b_k| (one rounding per step of the longest chain), which

@@ -21,7 +21,7 @@
 #define CANON_NR 4
 #define CANON_NB 96 /* rows of B per packed panel (288 KiB at K = 768) */
 /* rows of A per block (8 strips, 72 KiB at K = 768): a B group is read from L2 once per 8
-   tiles instead of once per tile; bench/README.md, canon_rate (AMD Zen 3: +2-13 % on
+   tiles instead of once per tile; docs/DESIGN.md, canon_rate (AMD Zen 3: +2-13 % on
    the exact way's 256 x 1250 tile, +10-20 % at 1024 x 4096, same bits) */
 #define CANON_MB 24
 

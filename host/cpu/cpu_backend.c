@@ -290,7 +290,7 @@ static struct topk_plan topk_plan(const struct mieb_backend *be, const struct mi
        whose queries all have floors goes to the threads as one query tile over parts of
        the documents instead: the floors keep each part's candidates as few as the whole
        block's, and each document is read and converted once, not once per tile (5-6 %
-       faster per floored block on Zen 4, bench/README.md). Without floors each part would
+       faster per floored block on Zen 4, docs/SCREEN_INT8.md section 10). Without floors each part would
        need its own k exact scores per query. */
     const int floored = mieb_screen_all_floored(floor, nq);
     if (qs->sim != MIEB_SIM_MAXSIM && mieb_screen_pays(nd, k, floored)) {

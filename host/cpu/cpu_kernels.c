@@ -53,7 +53,7 @@ void mieb_cpu_l2_normalize_rows(float *x, int64_t n, int64_t dim) { mieb_cpu_l2_
  * a run of queries (at most MAXSIM_QTOK, unless one query alone has more) against every
  * token of a run of docs (at most MAXSIM_DTOK, likewise). canon_gemm packs B on each call,
  * so a product with a single query's ~20 tokens packed each doc token for 20 rows of work:
- * one query per product ran at a fifth of the kernel's rate (bench/README.md, MaxSim).
+ * one query per product ran at a fifth of the kernel's rate (docs/DESIGN.md, MaxSim).
  * 192 x 2048 token scores are 1.5 MiB, and the packed queries (96 KiB at dim 128) stay in L2.
  */
 #define MAXSIM_QTOK 192

@@ -84,7 +84,7 @@ static const struct {
 /* The int8 kernels by rate of integer products (VPDPBUSD on ZMM: 4x VPMADDWD on YMM; on
    YMM: 2x), the portable one last. AMX-INT8 is not among them: a CPU with it has AMX-BF16,
    whose window is 5x narrower, and the bf16 AMX screen ran 1.4-2x faster than the int8 one
-   on the same Xeon (bench/README.md, the int8 screen on VNNI and AMX-INT8 CPUs). */
+   on the same Xeon (docs/SCREEN_INT8.md, section 10). */
 static enum screen_kernel best_int8(void)
 {
     static const enum screen_kernel order[] = {SCREEN_KERNEL_INT8_VNNI512, SCREEN_KERNEL_INT8_AVXVNNI,

@@ -65,21 +65,21 @@ void mieb_screen_set_enabled(int on);
 /** The smallest block, and the largest k relative to it, for which the screen pays: with
     AMX, and with VDPBF16PS, whose approximate scores cost a third of the exact ones (not a
     sixteenth), so that the candidates' rescoring (at least k of the block) must be a
-    smaller share (bench/README.md, the screen's block sizes: even at 20 documents per k). */
+    smaller share (docs/DESIGN.md, where the bf16 screen pays: even at 20 documents per k). */
 #define MIEB_SCREEN_MIN_DOCS 2048
 #define MIEB_SCREEN_MIN_DOCS_PER_K 8
 #define MIEB_SCREEN_MIN_DOCS_PER_K_AVX512BF16 40
 /** The int8 screen (AVX2) under auto: its window is about 5x the bf16 one, so 2-5 % of a
     block are rescored besides the k, and its integer products are only twice the fp32
-    rate; on AMD Zen 3 it pays from about 200 documents per k (bench/README.md, the int8
-    screen), so mteb's 50,000-document chunks at k = 1001 stay on the exact way.
+    rate; on AMD Zen 3 it pays from about 200 documents per k (docs/SCREEN_INT8.md,
+    section 10), so mteb's 50,000-document chunks at k = 1001 stay on the exact way.
     MIEB_CPU_SCREEN=int8 runs it from MIEB_SCREEN_MIN_DOCS_PER_K. */
 #define MIEB_SCREEN_MIN_DOCS_PER_K_INT8 200
 /** The int8 screen once every query of the block has a floor (its running top k is full, from
     the second of mteb's chunks on): tau starts at the floor, so fewer documents are listed and
     rescored. On Zen 3 a 50,000-document chunk at k = 1,001 (50 per k) then takes 0.93 of the
     exact way's time as the second chunk and 0.75 on average over the second to the eighth,
-    where a first chunk takes 1.28 (bench/README.md, the int8 screen). */
+    where a first chunk takes 1.28 (docs/SCREEN_INT8.md, section 10). */
 #define MIEB_SCREEN_MIN_DOCS_PER_K_INT8_FLOORED 40
 
 /** 1 when floor (NULL: none) gives every one of n queries a finite floor (none is NaN, "no

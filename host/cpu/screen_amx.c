@@ -7,7 +7,7 @@
  * x 32 documents; per 32 elements of K the block loads two tiles of each and issues four
  * TDPBF16PS. The pass's loop order keeps one pair of query groups' tiles (2 x 24 KiB at
  * K = 768) in L1 while 256 bf16 document rows (384 KiB) sit in L2: about 1 TFLOP/s-
- * equivalent per core, against about 0.1 for fp32 FMA (bench/README.md).
+ * equivalent per core, against about 0.1 for fp32 FMA (docs/DESIGN.md).
  *
  * Compiled with AVX-512, AVX512_BF16, AMX-TILE and AMX-BF16 (CMakeLists.txt); only called
  * when mieb_screen_available() chose the AMX kernel.

@@ -5,7 +5,7 @@
  * fit and predict share.
  *
  * Bit-exactness of the BLAS calls (checked against numpy 2.4 + OpenBLAS, see
- * bench/README.md "Linear probe"): one single-threaded OpenBLAS call with numpy's operand
+ * docs/DESIGN.md "Linear probe"): one single-threaded OpenBLAS call with numpy's operand
  * shapes gives numpy's float32 bits; splitting the output ROWS of a row-major sgemm into
  * blocks that start at multiples of MIEB_LOGREG_ROW_ALIGN keeps every element's bits
  * (observed: splits at multiples of 12 keep them, others and column splits do not; the

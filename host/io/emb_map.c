@@ -6,7 +6,7 @@
  * whose every new page the kernel zeroes first, on the reader thread beside the compute
  * threads. For a 150 MB block (50,000 x 768) that measured 0.07 s with recycled memory and
  * 0.4 s on a fresh VM, against 0.016 s to map it and check it for NaN / Inf
- * (bench/README.md, mapped corpus blocks). HDF5's contiguous layout is the raw array at one
+ * (docs/DESIGN.md, mapped corpus blocks). HDF5's contiguous layout is the raw array at one
  * offset of the file (H5Dget_offset), so a block is one byte range of it.
  *
  * A block is mapped only when it lies in one shard whose /embeddings is contiguous (no

@@ -396,7 +396,7 @@ else
   fi
   # The host CPU's int8 screen kernels (docs/SCREEN_INT8.md): VPDPBUSD and AMX-INT8 run natively
   # nowhere else this project is tested, so where this machine's CPU has them, its CPU backend
-  # times them on the shape against the bf16 screen (auto), the exact way and
+  # times them on 2,000 x 100,000 x 512 against the bf16 screen (auto), the exact way and
   # faiss-cpu on its cores, and checks that every mode's scores are the same
   i8k=""
   grep -qw amx_int8 /proc/cpuinfo 2>/dev/null && i8k="$i8k int8-amx"

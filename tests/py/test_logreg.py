@@ -64,9 +64,9 @@ def test_matches_sklearn(tmp_path, case, batch):
 @pytest.mark.parametrize("max_iter,unit", [(100, False), (2, False), (100, True)],
                          ids=["converged", "stopped-at-2", "unit-rows"])
 def test_imagenet_shape_matches_sklearn(tmp_path, max_iter, unit):
-    """The issue's large case: 1,000 classes x 16 shots in dimension 768 (16,000 rows, 769,000
+    """ImageNet's shape: 1,000 classes x 16 shots in dimension 768 (16,000 rows, 769,000
     parameters), converged and stopped early. sklearn runs on one BLAS thread: numpy's threaded
-    sgemm is not bit-equal to its own single-threaded result (bench/README.md), and the
+    sgemm is not bit-equal to its own single-threaded result (docs/DESIGN.md), and the
     single-threaded products are the ones this solver reproduces. unit: rows scaled to unit
     norm as many embedding models give them; the gradient at w = 0 is then already below
     pgtol = 1e-4 and sklearn stops after 0 iterations (every prediction is class 0), which
