@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "compo_scores.cuh"
-#include "cuda_backend.h"
+#include "cuda_ops.h"
 #include "cuda_check.h"
 #include "sts_pairs.cuh"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_backend.h"
+#include "cuda_ops.h"
 #include "cuda_check.h"
 #include "pair_dot.cuh"
 #include "pair_maxsim.cuh"

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_backend.h"
+#include "cuda_ops.h"
 #include "cuda_check.h"
 #include "gemm.h"
 #include "backend/screen_i8_math.h"

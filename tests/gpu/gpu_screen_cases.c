@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "backend/screen_i8_math.h"
-#include "cuda_backend.h"
+#include "cuda_ops.h"
 #include "cuda_ctx.h"
 #include "gpu_test_util.h"
 #include "screen_i8.cuh"

@@ -1,9 +1,11 @@
 /**
- * cuda_backend.h - what the CUDA backend's source files share (not a public header:
+ * cuda_ops.h - what the CUDA backend's source files share: the resident query set, corpus
+ * tiles and their planning (cuda_tiling.c), and each operation's entry point, called by the
+ * operations table (cuda_backend.c), which sits above them all (not a public header:
  * the rest of mieb-eval sees only backend.h and cuda_init.h).
  */
-#ifndef MIEB_CUDA_BACKEND_H
-#define MIEB_CUDA_BACKEND_H
+#ifndef MIEB_CUDA_OPS_H
+#define MIEB_CUDA_OPS_H
 
 #include <stdint.h>
 
