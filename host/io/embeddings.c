@@ -220,22 +220,37 @@ static mieb_status read_piece(struct mieb_emb_role *r, int si, int64_t row0, int
 }
 
 /*
- * A read asks HDF5 for at most READ_PIECE_BYTES of the file's rows at a time (at least one
- * row), each piece from a row that is a multiple of the piece's rows, so that the chunks of
- * a chunked dataset are rarely cut; between pieces it looks at the stop flag (core/stop.h),
- * so a stop signal ends a read of a large block, from a slow disk or a network file
- * system, within one piece. The rows, and so the values, are the same as one read's.
+ * A read asks HDF5 for about READ_PIECE_BYTES of the file's rows at a time (at least one
+ * row; a whole number of chunks of a chunked dataset, so that no chunk is decompressed
+ * twice), each piece from a row that is a multiple of the piece's rows; between pieces it
+ * looks at the stop flag (core/stop.h), so a stop signal ends a read of a large block, from
+ * a slow disk or a network file system, within one piece. The rows, and so the values, are
+ * the same as one read's.
  */
 #define READ_PIECE_BYTES ((int64_t)4 << 20)
+
+/* Rows per piece of the open shard's /embeddings (HDF5 lock held, shard acquired). */
+static int64_t piece_rows(const struct mieb_emb_role *r, int si)
+{
+    const int64_t bytes = r->info.dim * (r->sh[si].dtype == MIEB_EMB_F32 ? 4 : 2); /* a row in the file */
+    int64_t piece = READ_PIECE_BYTES / bytes > 0 ? READ_PIECE_BYTES / bytes : 1;
+    hsize_t chunk[2] = {0, 0};
+    hid_t dcpl = H5Dget_create_plist(r->cur_dset);
+    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 2, chunk) == 2 && chunk[0] > 0 &&
+        chunk[0] < (hsize_t)INT64_MAX)
+        piece = (piece + (int64_t)chunk[0] - 1) / (int64_t)chunk[0] * (int64_t)chunk[0];
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    return piece;
+}
 
 mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst)
 {
     const int64_t dim = r->info.dim;
-    const int64_t bytes = dim * (r->sh[si].dtype == MIEB_EMB_F32 ? 4 : 2); /* a row in the file */
-    const int64_t piece = READ_PIECE_BYTES / bytes > 0 ? READ_PIECE_BYTES / bytes : 1;
     if (nrows == 0)
         return MIEB_OK;
     MIEB_TRY(mieb_emb_shard_acquire(r, si));
+    const int64_t piece = piece_rows(r, si);
     for (int64_t a = row0, end = row0 + nrows; a < end;) {
         int64_t b = (a / piece + 1) * piece < end ? (a / piece + 1) * piece : end;
         MIEB_TRY(mieb_stop_check());
