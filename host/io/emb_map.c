@@ -123,13 +123,13 @@ mieb_status mieb_emb_role_map(struct mieb_emb_role *r, int64_t start, int64_t co
         return MIEB_OK; /* a block over two shards: read it */
     int64_t a = start - s->item_start, b = a + count;
     int64_t r0 = mieb_emb_shard_row(s, a), r1 = mieb_emb_shard_row(s, b);
-    mieb_status st = mieb_emb_shard_map_rows(r, si, r0, r1, false, m);
+    mieb_status st = mieb_emb_shard_map_rows(r, si, r0, r1, m);
     if (st == MIEB_OK && m->data && (st = populate_checked(r, si, r0, m)) != MIEB_OK)
         mieb_emb_map_release(m);
     return st;
 }
 
-mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0, int64_t r1, bool populate,
+mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0, int64_t r1,
                                     struct mieb_emb_map *m)
 {
     const struct emb_shard *s = &r->sh[si];
@@ -154,8 +154,7 @@ mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0,
         return MIEB_OK; /* the read reports it */
     void *base = MAP_FAILED;
     if (fstat(fd, &sb) == 0 && hi <= (int64_t)sb.st_size)
-        base = mmap(NULL, (size_t)(hi - map_lo), PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd,
-                    (off_t)map_lo);
+        base = mmap(NULL, (size_t)(hi - map_lo), PROT_READ, MAP_SHARED, fd, (off_t)map_lo);
     close(fd);
     if (base == MAP_FAILED)
         return MIEB_OK;

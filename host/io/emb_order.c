@@ -162,7 +162,7 @@ static mieb_status map_shard(struct mieb_emb_role *r, int si, int *mapped_si, st
         return MIEB_OK;
     mieb_emb_map_release(m);
     *mapped_si = si;
-    return mieb_emb_shard_map_rows(r, si, 0, r->sh[si].n_rows, false, m);
+    return mieb_emb_shard_map_rows(r, si, 0, r->sh[si].n_rows, m);
 }
 
 /* A buffer for the largest run: the window, or one item larger than it. */
