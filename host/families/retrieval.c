@@ -21,13 +21,13 @@
 #include "../core/fileutil.h"
 #include "../core/tmpfiles.h"
 #include "../core/pyfloat.h"
-#include "../core/stop.h"
 #include "../io/trec_id.h"
 #include "../metrics/retrieval_metrics.h"
 #include "mteb_heap.h"
 #include "retrieval_post.h"
 #include "retrieval_search.h"
 #include "../core/qsort_cmp.h"
+#include "../core/stop.h"
 
 /* A (doc row, qrels value) pair, sorted by row for lookups. */
 struct qrel { int64_t doc; int32_t score; };
