@@ -108,9 +108,11 @@ static int resolve_export(struct run_opts *o)
 }
 
 /* The signal that asked us to stop (SIGINT/SIGTERM: interrupted; SIGUSR1: pre-empted), or 0,
-   set by core/stop.c's handler. Checked between tasks and subsets here, and between corpus
-   blocks by the retrieval search (mieb_run_ctx.interrupted), so a stop never leaves a
-   half-written result; a run stuck elsewhere is ended by stop.c's watchdog. */
+   set by core/stop.c's handler. Checked between tasks and subsets here, between corpus
+   blocks by the retrieval search (mieb_run_ctx.interrupted), and once per block of work by
+   the library's long loops (core/stop.h's flag), so a stop comes within about a second and
+   never leaves a half-written result; a read that does not return is ended by stop.c's
+   watchdog. */
 static volatile sig_atomic_t interrupted;
 
 static void run_usage(FILE *f)
@@ -200,12 +202,12 @@ static void run_usage(FILE *f)
           "    4  could not run at all (unreadable registry or model_meta.json, output folder not\n"
           "       writable, CUDA failure)\n"
           "   75  pre-empted (SIGUSR1, e.g. Slurm's --signal=B:USR1@120 before the time limit):\n"
-          "       stopped at the next block or task boundary, finished results are kept, nothing\n"
+          "       stopped within about a second, finished results are kept, nothing\n"
           "       half-done is written; rerun the same command with --overwrite-strategy\n"
           "       only-missing to resume\n"
-          "  130  interrupted (SIGINT/SIGTERM): stopped at the next block or task boundary, or 5 s\n"
-          "       after the signal wherever it was blocked (a second signal: at once); finished\n"
-          "       results are kept; rerun with --overwrite-strategy only-missing to resume\n",
+          "  130  interrupted (SIGINT/SIGTERM): stopped within about a second, or 5 s after the\n"
+          "       signal when blocked in a read that does not return (a second signal: at once);\n"
+          "       finished results are kept; rerun with --overwrite-strategy only-missing to resume\n",
           f);
 }
 

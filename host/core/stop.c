@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,10 @@
 #define MAX_DIRS 4
 
 static volatile sig_atomic_t *flag_of_run;
+/* The same signal for the library's loops (mieb_stop_requested): a lock-free atomic, so the
+   handler may store it and any thread may load it without a lock. */
+static atomic_int stop_sig;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag must be lock-free to be set in a signal handler");
 static sem_t wake; /* posted by the handler on each SIGINT/SIGTERM */
 static struct {
     char path[PATH_MAX];
@@ -29,14 +34,25 @@ void mieb_stop_watch_tmp(const char *dir, int depth)
         dirs[n_dirs++].depth = depth;
 }
 
+int mieb_stop_requested(void) { return atomic_load_explicit(&stop_sig, memory_order_relaxed); }
+
+mieb_status mieb_stop_check(void)
+{
+    int sig = mieb_stop_requested();
+    return sig ? mieb_fail(MIEB_ERR_INTERRUPTED, "interrupted by signal %d", sig) : MIEB_OK;
+}
+
 static void on_signal(int sig)
 {
     int e = errno;
     if (sig == SIGUSR1) {
-        if (!*flag_of_run) /* an interrupt already asked for more than a pre-emption */
+        if (!*flag_of_run) { /* an interrupt already asked for more than a pre-emption */
             *flag_of_run = sig;
+            atomic_store_explicit(&stop_sig, sig, memory_order_relaxed);
+        }
     } else {
         *flag_of_run = sig;
+        atomic_store_explicit(&stop_sig, sig, memory_order_relaxed);
         sem_post(&wake); /* async-signal-safe */
     }
     errno = e;
@@ -65,8 +81,8 @@ static void *watchdog(void *arg)
     for (int i = 0; i < n_dirs; i++)
         mieb_remove_own_tmp(dirs[i].path, dirs[i].depth);
     static const char msg_again[] = "mieb-eval: interrupted again; stopping now, finished results are kept\n";
-    static const char msg_late[] = "mieb-eval: still running 5 s after the interrupt (blocked in a read or a long "
-                                   "computation); stopping now, finished results are kept\n";
+    static const char msg_late[] = "mieb-eval: still running 5 s after the interrupt (blocked in a read that does "
+                                   "not return); stopping now, finished results are kept\n";
     ssize_t w = again ? write(2, msg_again, sizeof msg_again - 1) : write(2, msg_late, sizeof msg_late - 1);
     (void)w;
     _exit(MIEB_STOP_EXIT); /* the documented exception to "only main exits" (stop.h) */

@@ -22,6 +22,7 @@
 #include <cblas.h>
 
 #include "../core/parallel.h"
+#include "../core/stop.h"
 #include "cpu_backend.h"
 #include "canon_dot.h"
 #include "cpu_kernels.h"
@@ -148,6 +149,7 @@ static mieb_status tiles_topk(struct cpu_scratch *sc, tile_scores_fn scores, voi
                                      floor ? floor[qt + r] : -INFINITY);
         for (int64_t dt = d0; dt < d1; dt += CPU_TILE_D) {
             int64_t td = d1 - dt < CPU_TILE_D ? d1 - dt : CPU_TILE_D;
+            MIEB_TRY(mieb_stop_check()); /* a stop signal: once per tile (core/stop.h) */
             MIEB_TRY(scores(ctx, qt, tq, dt, td, tile));
             for (int64_t r = 0; r < tq; r++)
                 mieb_topk_res_push_row(&res[r], tile + r * td, td, dt);
@@ -267,7 +269,7 @@ static void topk_share(void *arg, int t, int nt)
     (void)nt;
     struct topk_job *jobs = ((struct topk_job **)arg)[t];
     for (; jobs->q1 >= 0; jobs++)
-        jobs->st = run_topk_job(jobs);
+        jobs->st = mieb_stop_requested() ? mieb_stop_check() : run_topk_job(jobs);
 }
 
 /* How one topk call is cut: query tiles of tile_q rows, the docs in `parts` ranges. */
@@ -490,6 +492,8 @@ static mieb_status cpu_score_pairs(struct mieb_backend *be, struct mieb_qset *qs
     const struct mieb_vecs *q = &qs->q;
     struct mieb_maxsim_scratch *ws = &((struct cpu_ctx *)be->ctx)->scratch[0].maxsim; /* the caller's: thread 0 of a search */
     for (int64_t p = 0; p < n_pairs; p++) {
+        if (p % 4096 == 0) /* a stop signal: once per 4096 pairs (core/stop.h) */
+            MIEB_TRY(mieb_stop_check());
         if (qi[p] < 0 || qi[p] >= q->n || di[p] < 0 || di[p] >= docs->n)
             return mieb_fail(MIEB_ERR_INVALID_ARG, "cpu backend: pair %lld out of range", (long long)p);
         if (qs->sim == MIEB_SIM_MAXSIM) {

@@ -7,11 +7,13 @@
  */
 #include "cpu_kmeans.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include <cblas.h>
 
 #include "../core/parallel.h"
+#include "../core/stop.h"
 
 #define SK_CHUNK 256 /* sklearn.cluster._k_means_common.CHUNK_SIZE */
 
@@ -64,12 +66,15 @@ float mieb_sk_sqdist_f32(const float *a, const float *b, int64_t dim)
     return result;
 }
 
-/* Rows [s0, s1) (s0 a multiple of SK_CHUNK) chunk by chunk into labels; d: SK_CHUNK x k. */
-static void assign_chunks(const float *x, int64_t s0, int64_t s1, const float *c, const float *c_sqnorm, int64_t k,
+/* Rows [s0, s1) (s0 a multiple of SK_CHUNK) chunk by chunk into labels; d: SK_CHUNK x k.
+   False when a stop signal ended it early (checked once per chunk, core/stop.h). */
+static bool assign_chunks(const float *x, int64_t s0, int64_t s1, const float *c, const float *c_sqnorm, int64_t k,
                           int64_t dim, int32_t *labels, float *d)
 {
     for (int64_t s = s0; s < s1; s += SK_CHUNK) {
         int64_t m = s1 - s < SK_CHUNK ? s1 - s : SK_CHUNK;
+        if (mieb_stop_requested())
+            return false;
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < k; j++)
                 d[i * k + j] = c_sqnorm[j];
@@ -85,13 +90,14 @@ static void assign_chunks(const float *x, int64_t s0, int64_t s1, const float *c
             labels[s + i] = lab;
         }
     }
+    return true;
 }
 
 struct assign_job {
     const float *x, *c, *c_sqnorm;
     int64_t n, k, dim, n_chunks;
     int32_t *labels;
-    int oom[64];
+    int oom[64], stopped[64];
 };
 
 /* Part t takes a contiguous run of whole chunks: each chunk is one single-threaded sgemm of
@@ -109,7 +115,7 @@ static void assign_part(void *arg, int t, int nt)
         return;
     }
     int64_t s1 = hi * SK_CHUNK < j->n ? hi * SK_CHUNK : j->n;
-    assign_chunks(j->x, lo * SK_CHUNK, s1, j->c, j->c_sqnorm, j->k, j->dim, j->labels, d);
+    j->stopped[t] = !assign_chunks(j->x, lo * SK_CHUNK, s1, j->c, j->c_sqnorm, j->k, j->dim, j->labels, d);
     free(d);
 }
 
@@ -131,5 +137,8 @@ mieb_status mieb_cpu_kmeans_assign(struct mieb_backend *be, const float *x, int6
         if (j.oom[t])
             return mieb_fail(MIEB_ERR_OOM, "kmeans_assign: out of memory for a %d x %lld distance chunk", SK_CHUNK,
                              (long long)k);
+    for (int t = 0; t < nt; t++)
+        if (j.stopped[t])
+            return mieb_stop_check();
     return MIEB_OK;
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "../backend/screen_i8_math.h"
+#include "../core/stop.h"
 #include "screen_internal.h"
 
 #define DBLK 256                        /* documents quantised at a time (L2-resident as int16) */
@@ -296,6 +297,7 @@ static mieb_status pass_blocks(struct screen_ctx *cx, const struct screen_i8_ker
     for (int64_t s0 = 0; s0 < cx->n; s0 += DBLK) {
         int rows = cx->n - s0 < DBLK ? (int)(cx->n - s0) : DBLK;
         int rows_t = (rows + tile - 1) / tile * tile;
+        MIEB_TRY(mieb_stop_check()); /* a stop signal: once per block of documents (core/stop.h) */
         if (!pack_docs(cx, b, s0, rows, rows_t, KQ, kd)) {
             cx->aborted = 1;
             return MIEB_OK;

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/stop.h"
 #include "screen_internal.h"
 
 #if defined(__x86_64__) && defined(__AVX512BF16__)
@@ -256,9 +257,12 @@ mieb_status mieb_screen_pass(struct screen_ctx *cx, enum screen_kernel kern, str
     if (kern == SCREEN_KERNEL_AMX)
         mieb_screen_amx_begin();
     int64_t groups = cx->m_pad / 16;
+    mieb_status st = MIEB_OK;
     for (int64_t s0 = 0; s0 < cx->n && !cx->aborted; s0 += DBLK) {
         int rows = cx->n - s0 < DBLK ? (int)(cx->n - s0) : DBLK;
         int rows32 = (rows + 31) / 32 * 32;
+        if ((st = mieb_stop_check()) != MIEB_OK) /* a stop signal: once per block of documents (core/stop.h) */
+            break;
         if (!pack_docs(cx, b, s0, rows, rows32)) {
             cx->aborted = 1;
             break;
@@ -275,7 +279,7 @@ mieb_status mieb_screen_pass(struct screen_ctx *cx, enum screen_kernel kern, str
     }
     if (kern == SCREEN_KERNEL_AMX)
         mieb_screen_amx_end();
-    return MIEB_OK;
+    return st;
 }
 
 const int mieb_screen_bf16_built = 1;

@@ -12,6 +12,8 @@
  */
 #include "kmeans.h"
 
+#include "../core/stop.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,8 @@ mieb_status mieb_kmeans_plusplus(const float *xs, int64_t ns, int64_t dim, int64
     upcast_dists(xd + first * dim, cn, 1, xd, xx, ns, dim, g, closest);
     float pot = cblas_sdot((int)ns, closest, 1, ones, 1); /* closest_dist_sq @ sample_weight */
     for (int64_t c = 1; c < k; c++) {
+        if ((st = mieb_stop_check()) != MIEB_OK) /* a stop signal: once per centre (core/stop.h) */
+            goto out;
         float run = 0.0f;
         for (int64_t j = 0; j < ns; j++) /* np.cumsum(sample_weight * closest_dist_sq), fp32 */
             cum[j] = run = run + 1.0f * closest[j];

@@ -7,6 +7,8 @@
  */
 #include "kmeans.h"
 
+#include "../core/stop.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,8 @@ mieb_status mieb_kmeans_full(struct mieb_backend *be, const float *x, int64_t n,
         goto out;
     int it = 0;
     for (; it < o->max_iter; it++) {
+        if ((st = mieb_stop_check()) != MIEB_OK) /* a stop signal: once per iteration (core/stop.h) */
+            goto out;
         mieb_np_row_sqnorms_f32(c, k, dim, csq);
         if ((st = mieb_dispatch_kmeans_assign(be, x, n, c, csq, k, dim, labels)) != MIEB_OK)
             goto out;

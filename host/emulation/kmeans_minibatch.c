@@ -15,6 +15,8 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "kmeans.h"
 
+#include "../core/stop.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +191,8 @@ mieb_status mieb_kmeans_minibatch(struct mieb_backend *be, const float *x, int64
     double ewa = 0.0, ewa_min = 0.0;
     int have_ewa = 0, have_min = 0;
     for (step = 0; step < n_steps; step++) {
+        if ((st = mieb_stop_check()) != MIEB_OK) /* a stop signal: once per step (core/stop.h) */
+            goto out;
         mieb_rs_choice_cdf(&rs, cdf, n, bs, bidx);
         for (int64_t i = 0; i < bs; i++)
             memcpy(xb + i * dim, x + bidx[i] * dim, (size_t)dim * sizeof *xb);

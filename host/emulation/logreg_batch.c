@@ -16,6 +16,7 @@
 
 #include <cblas.h>
 
+#include "../core/stop.h"
 #include "../dispatch/dispatch.h"
 #include "lbfgs.h"
 #include "logreg_loss.h"
@@ -90,6 +91,8 @@ mieb_status mieb_logreg_fit_batch(const struct mieb_lr_evaluator *ev, int64_t n_
                 act[n_act++] = p;
         if (n_act == 0)
             break;
+        if ((st = mieb_stop_check()) != MIEB_OK) /* a stop signal: between two rounds (core/stop.h) */
+            goto done;
         struct round r = {s, act, n_act, n, D, KK, P, wt, lossv, grad};
         int nt = n_threads < 1 ? 1 : n_threads;
         if (nt > n_act)

@@ -13,6 +13,7 @@
 
 #include <cblas.h>
 
+#include "../core/stop.h"
 #include "../cpu/cpu_logreg.h"
 #include "lbfgs.h"
 #include "logreg_loss.h"
@@ -54,9 +55,15 @@ mieb_status mieb_logreg_fit_par(const float *X, const int64_t *y, int64_t n, int
                          (long long)KK, (long long)(D + 1));
     }
     double f;
-    do
+    do { /* a stop signal ends the fit between two evaluations (core/stop.h) */
+        if ((st = mieb_stop_check()) != MIEB_OK) {
+            mieb_lbfgs_free(&s);
+            mieb_logreg_loss_free(&p);
+            mieb_logreg_free(out);
+            return st;
+        }
         f = mieb_logreg_loss_grad(&p, s.x, s.g, par_threads(par));
-    while (mieb_lbfgs_tell(&s, f));
+    } while (mieb_lbfgs_tell(&s, f));
     mieb_logreg_store(&s, K, D, out);
     mieb_logreg_loss_free(&p);
     mieb_lbfgs_free(&s);

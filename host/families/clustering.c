@@ -64,6 +64,8 @@ mieb_status mieb_clustering_score_subset(const struct mieb_run_ctx *rc, const st
     t0 = mieb_now();
     struct mieb_kmeans_opts ko = mieb_kmeans_mteb_opts(k);
     struct mieb_kmeans_info ki = {0};
+    MIEB_LOGD("%s /%s/%s: %s k-means of %lld x %lld into %lld clusters", task->name, split, subset,
+              rc->kmeans_full ? "full-batch" : "mini-batch", (long long)n, (long long)info->dim, (long long)k);
     st = rc->kmeans_full ? mieb_kmeans_full(rc->be, x, n, info->dim, &ko, lab32, &ki)
                          : mieb_kmeans_minibatch(rc->be, x, n, info->dim, &ko, lab32, &ki);
     if (st != MIEB_OK) {

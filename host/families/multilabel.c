@@ -440,6 +440,8 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
                          .n_eval = yev.n, .D = D, .L = L, .stride = ytr.n, .sel = sel, .len = len, .out = per,
                          .preds = preds, .st = sts, .err = errs, .n_exp = n_exp};
     t0 = mieb_now();
+    MIEB_LOGD("%s /%s/%s: %lld experiments of k-nearest neighbours for %lld rows, dimension %lld", task->name, split,
+              subset, (long long)n_exp, (long long)yev.n, (long long)D);
     st = run_all(&job);
     if (rc->times)
         rc->times->similarity += mieb_now() - t0;

@@ -256,8 +256,12 @@ static mieb_status fit_experiments(struct probe_job *j, const struct mieb_run_ct
     bool batch = false;
     if (!rc->probe_cpu && (st = drawn_classes(j, &K)) == MIEB_OK)
         batch = mieb_dispatch_lr_batch_available(rc->be, j->n_exp, j->L, j->D, K);
-    if (st != MIEB_OK || !batch)
+    if (st != MIEB_OK || !batch) {
+        if (st == MIEB_OK)
+            MIEB_LOGD("%s /%s/%s: fitting %lld experiments of %lld x %lld on the CPU", task, split, subset,
+                      (long long)j->n_exp, (long long)j->L, (long long)j->D);
         return st != MIEB_OK ? st : run_all(j, rc->n_threads);
+    }
     st = run_batched(j, rc->be, rc->n_threads > 0 ? rc->n_threads : mieb_par_cpus(), rc->mem_limit);
     if (st == MIEB_ERR_UNSUPPORTED || st == MIEB_ERR_OOM || st == MIEB_ERR_TOO_LARGE) {
         MIEB_LOGW("%s /%s/%s: %s; fitting the probe on the CPU", task, split, subset, mieb_last_error());

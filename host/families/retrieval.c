@@ -27,6 +27,7 @@
 #include "retrieval_post.h"
 #include "retrieval_search.h"
 #include "../core/qsort_cmp.h"
+#include "../core/stop.h"
 
 /* A (doc row, qrels value) pair, sorted by row for lookups. */
 struct qrel { int64_t doc; int32_t score; };
@@ -292,6 +293,8 @@ static mieb_status pq_write_measures(struct pq_files *pq, const struct mieb_ret_
     char num[64];
     FILE *f = pq->f[PQ_MEASURES];
     for (int64_t i = 0; i < mieb_ret_eval_count(ev); i++) {
+        if (i % 1024 == 0) /* a stop signal: once per 1024 queries (core/stop.h); the caller drops the file */
+            MIEB_TRY(mieb_stop_check());
         MIEB_TRY(mieb_ret_eval_query(ev, i, v));
         for (int m = 0; m < MIEB_RET_NMEASURES; m++)
             for (int ki = 0; ki < MIEB_RET_NK; ki++) {

@@ -48,8 +48,9 @@ void mieb_emb_shard_release(struct mieb_emb_role *r);
 mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst);
 
 /** emb_map.c: local rows [r0, r1) of shard si mapped read-only where the file stores them as
- *  plain float32 (populate: read their pages now), else m->data NULL; no NaN / Inf check. */
-mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0, int64_t r1, bool populate,
+ *  plain float32 (their pages are read when first touched), else m->data NULL; no NaN / Inf
+ *  check. */
+mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0, int64_t r1,
                                     struct mieb_emb_map *m);
 
 /** emb_order.c: check a MIEB_EMB_EVERY_ROW role's /row_index (a permutation of 0..n-1) and,

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/stop.h"
 #include "emb_internal.h"
 
 static bool host_little_endian(void)
@@ -84,6 +85,33 @@ void mieb_emb_map_release(struct mieb_emb_map *m)
         memset(m, 0, sizeof *m);
 }
 
+/* Rows of a mapping populated and checked for NaN / Inf at a time: the pages are read here,
+   on the reader thread, in pieces with a look at the stop flag between them (core/stop.h), so
+   a stop signal does not wait for a whole block to come from a slow disk. */
+#define MAP_PIECE_BYTES ((int64_t)8 << 20)
+
+static mieb_status populate_checked(const struct mieb_emb_role *r, int si, int64_t r0, const struct mieb_emb_map *m)
+{
+    const int64_t dim = r->info.dim;
+    int64_t piece = MAP_PIECE_BYTES / (dim * (int64_t)sizeof(float));
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t pg = page > 0 ? (uintptr_t)page : 4096;
+    piece = piece > 0 ? piece : 1;
+    for (int64_t a = 0; a < m->rows; a += piece) {
+        int64_t n = m->rows - a < piece ? m->rows - a : piece;
+        const float *rows = m->data + (size_t)a * (size_t)dim;
+        MIEB_TRY(mieb_stop_check());
+#ifdef MADV_POPULATE_READ
+        /* the pages in one call, as MAP_POPULATE would; where the kernel cannot, the check's
+           reads fault them in */
+        uintptr_t lo = (uintptr_t)rows / pg * pg, hi = (uintptr_t)(rows + (size_t)n * (size_t)dim);
+        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_READ);
+#endif
+        MIEB_TRY(mieb_emb_check_finite(r, si, r0 + a, rows, n));
+    }
+    return MIEB_OK;
+}
+
 mieb_status mieb_emb_role_map(struct mieb_emb_role *r, int64_t start, int64_t count, struct mieb_emb_map *m)
 {
     memset(m, 0, sizeof *m);
@@ -95,14 +123,13 @@ mieb_status mieb_emb_role_map(struct mieb_emb_role *r, int64_t start, int64_t co
         return MIEB_OK; /* a block over two shards: read it */
     int64_t a = start - s->item_start, b = a + count;
     int64_t r0 = mieb_emb_shard_row(s, a), r1 = mieb_emb_shard_row(s, b);
-    /* MAP_POPULATE: the block's pages are read and mapped here, on the reader thread */
-    mieb_status st = mieb_emb_shard_map_rows(r, si, r0, r1, true, m);
-    if (st == MIEB_OK && m->data && (st = mieb_emb_check_finite(r, si, r0, m->data, m->rows)) != MIEB_OK)
+    mieb_status st = mieb_emb_shard_map_rows(r, si, r0, r1, m);
+    if (st == MIEB_OK && m->data && (st = populate_checked(r, si, r0, m)) != MIEB_OK)
         mieb_emb_map_release(m);
     return st;
 }
 
-mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0, int64_t r1, bool populate,
+mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0, int64_t r1,
                                     struct mieb_emb_map *m)
 {
     const struct emb_shard *s = &r->sh[si];
@@ -131,8 +158,7 @@ mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0,
         return MIEB_OK; /* the read reports it */
     void *base = MAP_FAILED;
     if (fstat(fd, &sb) == 0 && hi <= (int64_t)sb.st_size)
-        base = mmap(NULL, (size_t)(hi - map_lo), PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd,
-                    (off_t)map_lo);
+        base = mmap(NULL, (size_t)(hi - map_lo), PROT_READ, MAP_SHARED, fd, (off_t)map_lo);
     close(fd);
     if (base == MAP_FAILED)
         return MIEB_OK;

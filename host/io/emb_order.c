@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/stop.h"
 #include "emb_internal.h"
 
 #define GATHER_GAP_BYTES ((int64_t)32 << 10)   /* a gap this small is read through */
@@ -161,7 +162,7 @@ static mieb_status map_shard(struct mieb_emb_role *r, int si, int *mapped_si, st
         return MIEB_OK;
     mieb_emb_map_release(m);
     *mapped_si = si;
-    return mieb_emb_shard_map_rows(r, si, 0, r->sh[si].n_rows, false, m);
+    return mieb_emb_shard_map_rows(r, si, 0, r->sh[si].n_rows, m);
 }
 
 /* A buffer for the largest run: the window, or one item larger than it. */
@@ -196,6 +197,8 @@ mieb_status mieb_emb_order_gather(struct mieb_emb_role *r, int64_t start, int64_
         int si;
         int64_t lo, hi;
         next_run(r, it, k, count, &si, &end, &lo, &hi);
+        if ((st = mieb_stop_check()) != MIEB_OK) /* a stop signal: once per run (core/stop.h) */
+            break;
         if ((st = map_shard(r, si, &mapped_si, &m)) != MIEB_OK)
             break;
         if (!m.data && !scratch && !(scratch = alloc_scratch(r, it, count))) { /* a run to read */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/stop.h"
 #include "emb_internal.h"
 #include "h5_read.h"
 #include "half.h"
@@ -176,18 +177,15 @@ mieb_status mieb_emb_check_finite(const struct mieb_emb_role *r, int si, int64_t
 }
 
 /*
- * The 16-bit encodings are read into the upper half of dst and widened in place: element i
- * is read before float i overwrites it (float i covers 16-bit slots <= i), so no scratch
- * buffer is needed.
+ * One piece of a read (read_shard_rows). The 16-bit encodings are read into the upper half
+ * of dst and widened in place: element i is read before float i overwrites it (float i
+ * covers 16-bit slots <= i), so no scratch buffer is needed.
  */
-mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst)
+static mieb_status read_piece(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst)
 {
     struct emb_shard *s = &r->sh[si];
     const int64_t dim = r->info.dim;
     mieb_status st;
-    if (nrows == 0)
-        return MIEB_OK;
-    MIEB_TRY(mieb_emb_shard_acquire(r, si));
     hsize_t off[2] = {(hsize_t)row0, 0}, cnt[2] = {(hsize_t)nrows, (hsize_t)dim};
     hid_t fsp = H5Dget_space(r->cur_dset);
     hid_t msp = H5Screate_simple(2, cnt, NULL);
@@ -218,6 +216,47 @@ mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t ro
             for (size_t k = 0; k < m; k++)
                 dst[i0 + k] = f16 ? mieb_half_to_float(tmp[k]) : mieb_bf16_to_float(tmp[k]);
         }
+    }
+    return MIEB_OK;
+}
+
+/*
+ * A read asks HDF5 for about READ_PIECE_BYTES of the file's rows at a time (at least one
+ * row; a whole number of chunks of a chunked dataset, so that no chunk is decompressed
+ * twice), each piece from a row that is a multiple of the piece's rows; between pieces it
+ * looks at the stop flag (core/stop.h), so a stop signal ends a read of a large block, from
+ * a slow disk or a network file system, within one piece. The rows, and so the values, are
+ * the same as one read's.
+ */
+#define READ_PIECE_BYTES ((int64_t)4 << 20)
+
+/* Rows per piece of the open shard's /embeddings (HDF5 lock held, shard acquired). */
+static int64_t piece_rows(const struct mieb_emb_role *r, int si)
+{
+    const int64_t bytes = r->info.dim * (r->sh[si].dtype == MIEB_EMB_F32 ? 4 : 2); /* a row in the file */
+    int64_t piece = READ_PIECE_BYTES / bytes > 0 ? READ_PIECE_BYTES / bytes : 1;
+    hsize_t chunk[2] = {0, 0};
+    hid_t dcpl = H5Dget_create_plist(r->cur_dset);
+    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 2, chunk) == 2 && chunk[0] > 0 &&
+        chunk[0] < (hsize_t)INT64_MAX)
+        piece = (piece + (int64_t)chunk[0] - 1) / (int64_t)chunk[0] * (int64_t)chunk[0];
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    return piece;
+}
+
+mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst)
+{
+    const int64_t dim = r->info.dim;
+    if (nrows == 0)
+        return MIEB_OK;
+    MIEB_TRY(mieb_emb_shard_acquire(r, si));
+    const int64_t piece = piece_rows(r, si);
+    for (int64_t a = row0, end = row0 + nrows; a < end;) {
+        int64_t b = (a / piece + 1) * piece < end ? (a / piece + 1) * piece : end;
+        MIEB_TRY(mieb_stop_check());
+        MIEB_TRY(read_piece(r, si, a, b - a, dst + (size_t)(a - row0) * (size_t)dim));
+        a = b;
     }
     return MIEB_OK;
 }

@@ -7,6 +7,7 @@
 #include <float.h>
 #include <stdlib.h>
 
+#include "../core/stop.h"
 #include "../emulation/npmath.h"
 
 const char *const mieb_ml_keys[4] = {"accuracy", "lrap", "f1", "hamming"};
@@ -79,6 +80,10 @@ mieb_status mieb_knn_argkmin(const float *Xq, const double *xn, int64_t nq, cons
         return mieb_fail(MIEB_ERR_OOM, "kneighbors buffers");
     }
     for (int64_t i = 0; i < nq; i++) {
+        if (mieb_stop_requested()) { /* a stop signal: once per query (core/stop.h) */
+            free(heap), free(xq);
+            return mieb_stop_check();
+        }
         for (int64_t d = 0; d < D; d++)
             xq[d] = (double)Xq[i * D + d];
         int64_t *ind = idx + i * k;

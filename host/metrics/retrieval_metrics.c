@@ -30,6 +30,7 @@
 
 #include "../core/parallel.h"
 #include "../core/pyfloat.h"
+#include "../core/stop.h"
 #include "../emulation/npmath.h"
 #include "retrieval_internal.h"
 
@@ -110,6 +111,8 @@ struct batch_job {
     char msg[BATCH_MAX_WORKERS][512];   /* its message (the record is per thread) */
 };
 
+#define STOP_EVERY 16
+
 static void batch_part(void *arg, int t, int nt)
 {
     struct batch_job *j = arg;
@@ -119,7 +122,10 @@ static void batch_part(void *arg, int t, int nt)
     j->st[t] = MIEB_OK;
     for (int64_t i = lo; i < hi; i++) {
         struct mieb_ret_query_result q;
-        mieb_status st = j->fill(j->user, i, t, &q);
+        /* a stop signal: once per STOP_EVERY queries (core/stop.h) */
+        mieb_status st = (i - lo) % STOP_EVERY == 0 ? mieb_stop_check() : MIEB_OK;
+        if (st == MIEB_OK)
+            st = j->fill(j->user, i, t, &q);
         if (st == MIEB_OK)
             st = mieb_ret_query_compute(&q, &scratch, &j->rows[i]);
         if (st != MIEB_OK) {

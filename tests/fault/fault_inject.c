@@ -16,6 +16,11 @@
  *                            returns, signals or not: a hung network file system);
  *                            '+': that call and all later
  *   MIEB_FAULT_BLOCKED=F     with :block, create the file F when the read starts blocking
+ *   MIEB_FAULT_READ_RATE=B   every read/pread on a watched file takes n / B seconds (a slow
+ *                            disk or network file system, B bytes per second); the wait is
+ *                            not cut short by signals, as a disk read is not
+ *   MIEB_FAULT_SLOW_MARK=F   with MIEB_FAULT_READ_RATE, create the file F when a read of at
+ *                            least 1 MiB starts (a block of embeddings, not HDF5's metadata)
  *   MIEB_FAULT_WRITE=N[+]    the Nth write-side call on a watched file (write, pwrite, fsync,
  *                            fdatasync, rename) fails with ENOSPC; a write first writes half of
  *                            its bytes, as a disk that fills up mid-write does; '+': all later
@@ -44,6 +49,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 extern void *__libc_malloc(size_t);
@@ -62,6 +68,7 @@ static const char *watch;
 static atomic_bool watched[MAX_FD];
 static char site[128] = "-";
 static bool trace;
+static double read_rate; /* bytes per second of a watched file's reads; 0: at full speed */
 
 /* "N", "N+", "N:mode", "N:mode+" */
 static long parse_spec(const char *s, bool *persist, const char **mode)
@@ -89,6 +96,8 @@ __attribute__((constructor)) static void fault_init(void)
     swap_at = parse_spec(getenv("MIEB_FAULT_SWAP"), &swap_persist, &swap_mode);
     swap_copy = strncmp(swap_mode, "copy", 4) == 0;
     trace = getenv("MIEB_FAULT_TRACE") != NULL;
+    const char *rate = getenv("MIEB_FAULT_READ_RATE");
+    read_rate = rate ? strtod(rate, NULL) : 0.0;
     watch = getenv("MIEB_FAULT_PATH");
     if (watch && !*watch)
         watch = NULL;
@@ -305,17 +314,34 @@ int close(int fd)
     return real_close(fd);
 }
 
-/* A read that never returns: signal handlers run (pause returns) and it waits again. */
-static void block_forever(void)
+/* Create the file named by the environment variable `var`, if set (async-signal-safe calls). */
+static void mark(const char *var)
 {
-    const char *f = getenv("MIEB_FAULT_BLOCKED");
+    const char *f = getenv(var);
     if (f && *f) {
         int fd = (int)syscall(SYS_openat, AT_FDCWD, f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd >= 0)
             syscall(SYS_close, fd);
     }
+}
+
+/* A read that never returns: signal handlers run (pause returns) and it waits again. */
+static void block_forever(void)
+{
+    mark("MIEB_FAULT_BLOCKED");
     for (;;)
         pause();
+}
+
+/* A read of n bytes from a slow device: n / read_rate seconds, resumed after a signal. */
+static void slow_read(size_t n)
+{
+    if (n >= ((size_t)1 << 20))
+        mark("MIEB_FAULT_SLOW_MARK");
+    double s = (double)n / read_rate;
+    struct timespec left = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
 }
 
 /* A read on a watched file: -1 (EIO), a short count, a read that blocks, or a plain read. */
@@ -323,6 +349,11 @@ static bool read_fault(int fd, size_t *n)
 {
     if (!fd_watched(fd))
         return false;
+    if (read_rate > 0) {
+        int e = errno;
+        slow_read(*n);
+        errno = e;
+    }
     long k = atomic_fetch_add(&n_read, 1) + 1;
     if (read_short && *n < 2)
         return false; /* nothing shorter to return */
