@@ -32,7 +32,7 @@
 #include "../core/pyfloat.h"
 #include "../core/stop.h"
 #include "../emulation/npmath.h"
-#include "retrieval_internal.h"
+#include "trec_measures.h"
 
 struct mieb_ret_eval {
     struct mieb_ret_query_values *rows; /* one per added query, in order */

@@ -17,27 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "../core/status.h"
-
-#define MIEB_RET_NK 7
-/** mteb's k_values: 1, 3, 5, 10, 20, 100, 1000. */
-extern const int mieb_ret_k_values[MIEB_RET_NK];
-
-/**
- * One query's results dict exactly as mteb holds it when metrics are computed, i.e. after
- * the top-1000 heap and after skip_first_result: n entries in dict insertion order.
- * An empty dict (n == 0) is a scored query with zeros, as pytrec_eval reports it.
- * Preconditions (a dict guarantees them in mteb): doc ids are unique, and rel[i] is the
- * value of doc i's entry among qrels_values. A NaN score is refused (MIEB_ERR_BAD_DATA).
- * A query whose qrels are all <= -2 crashes pytrec_eval; here it scores zeros.
- */
-struct mieb_ret_query_result {
-    int64_t n;                    /* entries in the results dict (0 .. 1000) */
-    const float *scores;          /* [n] similarity (fp32, as torch produced it) */
-    const char *const *doc_ids;   /* [n] corpus id strings */
-    const int32_t *rel;           /* [n] qrels value of each doc; 0 when the doc has no qrels entry */
-    int64_t n_qrels;              /* all qrels entries of this query (any value, retrieved or not) */
-    const int32_t *qrels_values;  /* [n_qrels] */
-};
+#include "trec_measures.h"
 
 struct mieb_ret_eval; /* opaque accumulator of per-query values */
 
@@ -104,11 +84,5 @@ mieb_status mieb_ret_eval_query(const struct mieb_ret_eval *ev, int64_t i,
 
 /** The mean over queries of one measure as mteb takes it (sequential sum / n), before rounding. */
 double mieb_ret_eval_mean(const struct mieb_ret_eval *ev, int measure, int ki);
-
-/**
- * trec_eval's ranking of a results dict (score descending, ties by doc id string
- * descending): order[r] = index in q of the doc at rank r+1. order has q->n entries.
- */
-mieb_status mieb_ret_trec_order(const struct mieb_ret_query_result *q, size_t *order);
 
 #endif

@@ -17,7 +17,7 @@
 #pragma GCC optimize("fp-contract=off") /* no fused multiply-add: trec_eval has none */
 #endif
 
-#include "retrieval_internal.h"
+#include "trec_measures.h"
 
 #include <math.h>
 #include <stdlib.h>
