@@ -1,4 +1,6 @@
-/* emb_internal.h - the embedding role's private state, shared by embeddings.c and emb_shards.c. */
+/* emb_internal.h - the embedding role's private state, shared by the files of the embedding
+   readers (emb_*.c: bottom emb_shard_cache, emb_rows; then emb_map, emb_order; top emb_open,
+   emb_read, emb_stream). */
 #ifndef MIEB_IO_EMB_INTERNAL_H
 #define MIEB_IO_EMB_INTERNAL_H
 
@@ -38,8 +40,10 @@ static inline int64_t mieb_emb_shard_row(const struct emb_shard *s, int64_t a)
     return s->local_off ? s->local_off[a] : a;
 }
 
-/** Make shard si the open file (with the HDF5 lock held). */
+/** Make shard si the open file (with the HDF5 lock held; emb_shard_cache.c). */
 mieb_status mieb_emb_shard_acquire(struct mieb_emb_role *r, int si);
+/** The dtype of a file's /embeddings and the memory type that reads it without conversion. */
+mieb_status mieb_emb_detect_dtype(hid_t file, hid_t ds, const char *fname, enum mieb_emb_dtype *dt, hid_t *memtype);
 /** Close the open file, if any (with the HDF5 lock held). */
 void mieb_emb_shard_release(struct mieb_emb_role *r);
 

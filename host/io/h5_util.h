@@ -1,5 +1,5 @@
 /**
- * h5_util.h - small HDF5 helpers shared by the readers (task_data.c, embeddings.c): opening
+ * h5_util.h - small HDF5 helpers shared by the readers (task_data.c, the emb_*.c files): opening
  * a file once and reopening it, looking up objects and attributes, opening a dataset with its
  * plausibility checks. They take the HDF5 lock themselves (h5_base.h says why).
  *

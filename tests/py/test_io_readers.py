@@ -1,4 +1,4 @@
-"""Embedding-role reader (host/io/embeddings.c, emb_shards.c, emb_stream.c) on files written
+"""Embedding-role reader (host/io/emb_open.c, emb_rows.c, emb_read.c, emb_stream.c) on files written
 by h5py: every encoding and layout FORMAT.md §2 allows, shards, multi-vector offsets,
 row_index, the block streamer, and every kind of bad input (status + message)."""
 from __future__ import annotations
@@ -648,7 +648,7 @@ def test_stream_normalize_prepare(tmp_path, monkeypatch, dtype):
     x = rand_emb(203, 77, seed=11)
     x[3] = 0.0
     # float16 holds 6e-8 .. 65504; float32 rows stay below a norm of 2^62 (larger ones are refused:
-    # their dot products could overflow float32, embeddings.c EMB_MAX_NORM2)
+    # their dot products could overflow float32, emb_rows.c EMB_MAX_NORM2)
     tiny, huge = (1e-20, 1e17) if dtype == "f32" else (1e-7, 1e3)
     x[4] *= np.float32(tiny)  # float32: the squares underflow and the 1e-12 floor is the norm
     x[5] *= np.float32(huge)

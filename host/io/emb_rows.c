@@ -1,9 +1,10 @@
 /*
- * embeddings.c - open an embedding role (one file or shards), validate it against
- * FORMAT.md §2, and read item ranges as float32 by hyperslab (never the whole role).
+ * emb_rows.c - what the readers of an embedding role share: where an item lies (its shard,
+ * its rows), the rows of one shard read as float32 by hyperslab in bounded pieces (never
+ * the whole role) and checked finite, the block's offsets, the role's /row_index.
  *
- * Shard discovery and the cover check live in emb_shards.c; the streamer in emb_stream.c.
- * All HDF5 work is done under the global HDF5 lock (h5_util.h).
+ * Opening and closing a role live in emb_open.c, reading a block in emb_read.c, the
+ * streamer in emb_stream.c. All HDF5 work is done under the global HDF5 lock (h5_base.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,27 +15,6 @@
 #include "emb_internal.h"
 #include "h5_read.h"
 #include "half.h"
-
-void mieb_emb_role_close(struct mieb_emb_role *r)
-{
-    if (!r)
-        return;
-    mieb_h5_lock();
-    mieb_emb_shard_release(r);
-    mieb_h5_unlock();
-    for (int i = 0; i < r->n_shards; i++) {
-        free(r->sh[i].path);
-        free(r->sh[i].local_off);
-    }
-    free(r->sh);
-    free(r->offsets);
-    free(r->file_item);
-    free(r->task);
-    free(r->split);
-    free(r->subset);
-    free(r->role);
-    free(r);
-}
 
 const struct mieb_emb_info *mieb_emb_role_info(const struct mieb_emb_role *r) { return &r->info; }
 const char *mieb_emb_role_path(const struct mieb_emb_role *r) { return r->n_shards ? r->sh[0].path : ""; }
@@ -261,46 +241,11 @@ mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t ro
     return MIEB_OK;
 }
 
-/* Local rows [row0, row0+nrows) of shard si into dst as float32, non-finite values rejected. */
-static mieb_status read_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst)
-{
-    MIEB_TRY(mieb_emb_read_shard_rows(r, si, row0, nrows, dst));
-    return mieb_emb_check_finite(r, si, row0, dst, nrows);
-}
-
 void mieb_emb_role_block_offsets(const struct mieb_emb_role *r, int64_t start, int64_t count, int64_t *dst_offsets)
 {
     if (dst_offsets)
         for (int64_t i = 0; i <= count; i++)
             dst_offsets[i] = r->info.multivector ? r->offsets[start + i] - r->offsets[start] : i;
-}
-
-mieb_status mieb_emb_role_read(struct mieb_emb_role *r, int64_t start, int64_t count, float *dst,
-                               int64_t *dst_offsets)
-{
-    int64_t rows;
-    mieb_status st = MIEB_OK;
-    MIEB_TRY(mieb_emb_role_rows_of(r, start, count, &rows));
-    if (r->info.multivector && !dst_offsets)
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: multi-vector role read without an offsets buffer",
-                         mieb_emb_role_path(r));
-    mieb_emb_role_block_offsets(r, start, count, dst_offsets);
-    if (r->file_item)
-        return mieb_emb_order_gather(r, start, count, dst);
-    mieb_h5_lock();
-    int64_t item = start, end = start + count, done_rows = 0;
-    while (item < end && st == MIEB_OK) {
-        int si = mieb_emb_shard_of(r, item);
-        struct emb_shard *s = &r->sh[si];
-        int64_t a = item - s->item_start; /* local items [a, b) */
-        int64_t b = (end < s->item_start + s->n_items ? end : s->item_start + s->n_items) - s->item_start;
-        int64_t r0 = mieb_emb_shard_row(s, a), r1 = mieb_emb_shard_row(s, b);
-        st = read_rows(r, si, r0, r1 - r0, dst + (size_t)done_rows * (size_t)r->info.dim);
-        done_rows += r1 - r0;
-        item = s->item_start + b;
-    }
-    mieb_h5_unlock();
-    return st;
 }
 
 mieb_status mieb_emb_role_row_index(struct mieb_emb_role *r, int64_t **out)
