@@ -7,8 +7,15 @@ own folder or lower ones. LAYERS below is the map the README draws, and the one
 CMakeLists.txt builds (one library per layer, each linking only layers below it); any upward or
 sideways edge, in an include, a call or a library link, fails the check, naming what makes it.
 
+Inside a folder the files are ordered too: no loop of includes or calls between them. A file
+and its header are one unit (x.c with x.h); unit A uses unit B when a file of A includes B's
+header or (with --objects) calls a function B defines. A loop of such uses (A uses B, B uses A,
+directly or through others) means one file is both a folder's entry point and its helper
+library: split it into a bottom file and a top file. Every loop found is named with its edges.
+
     tools/check_layers.py [--root DIR] [--objects BUILD_DIR]
-Exit status: 0 the map holds, 1 an upward include or call, 2 usage or unreadable tree.
+Exit status: 0 the map holds, 1 an upward include or call, or a loop inside a folder,
+2 usage or unreadable tree.
 """
 import argparse
 import os
@@ -56,7 +63,12 @@ def resolve(root, src_rel, inc):
     return None
 
 
-def include_edges(root):
+def unit_of(rel):
+    """A file's unit inside its folder: its path without the extension (x.c and x.h are one)."""
+    return os.path.splitext(rel)[0]
+
+
+def include_edges(root, file_edges=None):
     edges = {}
     for top in ("host", "cuda", "kernels"):
         for dp, _, files in os.walk(root / top):
@@ -71,10 +83,12 @@ def include_edges(root):
                         a, b = folder_of(rel), folder_of(tgt)
                         if a and b and a != b:
                             edges.setdefault((a, b), []).append(f"{rel} includes {tgt}")
+                        elif a and a == b and file_edges is not None and unit_of(rel) != unit_of(tgt):
+                            file_edges.setdefault((unit_of(rel), unit_of(tgt)), []).append(f"{rel} includes {tgt}")
     return edges
 
 
-def object_edges(build, root):
+def object_edges(build, root, file_edges=None):
     """(from folder, to folder) for every call from an object file to a function defined in another
     folder. Objects whose source file is gone (left in a build folder by a move) are skipped."""
     objs = []
@@ -86,20 +100,73 @@ def object_edges(build, root):
     for o in objs:
         m = re.search(r"/((host/\w+)|cuda|kernels)/[^/]+$", str(o))
         folder = m.group(1)
+        unit = unit_of(re.search(r"/((?:host/\w+|cuda|kernels)/[^/]+)\.o$", str(o)).group(1))
         # one listing of the global symbols: "U name" for a call out, "addr T name" (D, B, R, C) for a definition
         out = subprocess.run(["nm", "-g", str(o)], capture_output=True, text=True).stdout
         for line in out.splitlines():
             parts = line.split()
             if len(parts) == 2 and parts[0] == "U":
-                undefined.append((folder, o.name, parts[1]))
+                undefined.append((folder, unit, o.name, parts[1]))
             elif len(parts) == 3 and parts[1] in "TDBRC":
-                defined[parts[2]] = folder
+                defined[parts[2]] = (folder, unit)
     edges = {}
-    for folder, name, sym in undefined:
-        tgt = defined.get(sym)
+    for folder, unit, name, sym in undefined:
+        tgt, tunit = defined.get(sym, (None, None))
         if tgt and tgt != folder:
             edges.setdefault((folder, tgt), []).append(f"{folder}/{name} calls {sym} ({tgt})")
+        elif tgt and file_edges is not None and tunit != unit:
+            file_edges.setdefault((unit, tunit), []).append(f"{name} calls {sym} ({tunit})")
     return edges
+
+
+def loops(file_edges):
+    """The loops between units of one folder: each strongly connected component of more than one
+    unit (Tarjan's algorithm, iterative), with the edges inside it."""
+    graph = {}
+    for a, b in file_edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index, low, on, stack, comps, counter = {}, {}, set(), [], [], [0]
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    comps.append(sorted(comp))
+    out = []
+    for comp in sorted(comps):
+        inside = set(comp)
+        why = [w for (a, b), ws in sorted(file_edges.items()) if a in inside and b in inside for w in ws[:2]]
+        out.append((comp, why))
+    return out
 
 
 def upward(edges):
@@ -138,20 +205,28 @@ def main():
     if not (args.root / "host").is_dir():
         print(f"check_layers: {args.root}: no host/ folder", file=sys.stderr)
         return 2
-    edges = include_edges(args.root)
+    file_edges = {}
+    edges = include_edges(args.root, file_edges)
     for k, v in cmake_edges(args.root).items():
         edges.setdefault(k, []).extend(v)
     if args.objects:
-        for k, v in object_edges(args.objects, args.root).items():
+        for k, v in object_edges(args.objects, args.root, file_edges).items():
             edges.setdefault(k, []).extend(v)
     bad = upward(edges)
     for (a, b), why in sorted(bad.items()):
         print(f"check_layers: {a} uses {b}, a layer above it or beside it:", file=sys.stderr)
         for w in why[:5]:
             print(f"    {w}", file=sys.stderr)
-    if bad:
+    found = loops(file_edges)
+    for comp, why in found:
+        print(f"check_layers: a loop between the files of {os.path.dirname(comp[0])}: "
+              f"{', '.join(os.path.basename(c) for c in comp)}:", file=sys.stderr)
+        for w in why[:8]:
+            print(f"    {w}", file=sys.stderr)
+    if bad or found:
         return 1
-    print(f"check_layers: the layer map holds ({len(edges)} folder edges, every one downward)")
+    print(f"check_layers: the layer map holds ({len(edges)} folder edges, every one downward; "
+          f"{len(file_edges)} file edges inside folders, no loop)")
     return 0
 
 

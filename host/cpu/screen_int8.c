@@ -68,14 +68,6 @@ void mieb_screen_i8_buf_free(struct screen_i8_buf *b)
 
 /* ---- quantisation ---- */
 
-/* The arithmetic is backend/screen_i8_math.h's, which the CUDA kernels share (the same
-   integers, scales, norm bounds and intervals on both). */
-int mieb_screen_i8_row_bounds(float s, float ss, float rs, int64_t qq, int64_t K, float *nrm, float *rnrm,
-                              float *hnrm)
-{
-    return mieb_si8_row_bounds(s, ss, rs, qq, K, nrm, rnrm, hnrm);
-}
-
 int mieb_screen_i8_quantise(const float *x, int64_t K, int64_t KP, int16_t *out, float *s_out, float *nrm,
                             float *rnrm, float *hnrm)
 {
@@ -163,16 +155,6 @@ void mieb_screen_i8_dots_scalar(const int16_t *qa, int64_t KP, const int16_t *dv
             }
             out[i * SCREEN_I8_ND + j] = acc;
         }
-}
-
-void mieb_screen_append(struct screen_ctx *cx, int64_t q, int32_t idx, float lb, float ub)
-{
-    struct screen_list *l = &cx->lists[q];
-    l->idx[l->n] = idx;
-    l->lb[l->n] = lb;
-    l->ub[l->n] = ub;
-    if (++l->n >= l->cut_at)
-        mieb_screen_cut(cx, q);
 }
 
 /* The same float operations as the AVX2 offer, lane by lane: the same lists. */

@@ -1,7 +1,8 @@
 /**
- * screen_internal.h - what screen.c (bounds, candidate lists, exact rescoring),
- * screen_pass.c (the approximate scores and their candidates) and screen_amx.c (the AMX
- * kernel's blocks) share. Not for other files (the tests excepted).
+ * screen_internal.h - what the screen's files share: screen_lists.c (bounds and candidate
+ * lists, at the bottom), the passes (screen_pass.c with screen_amx.c's AMX blocks: bf16;
+ * screen_int8*.c: int8) and screen.c (kernel choice, exact rescoring, on top). Not for other
+ * files (the tests excepted).
  */
 #ifndef MIEB_CPU_SCREEN_INTERNAL_H
 #define MIEB_CPU_SCREEN_INTERNAL_H
@@ -11,6 +12,10 @@
 #include <stdlib.h>
 
 #include "../core/status.h"
+
+/* The bounds' rounding constants (screen_lists.c, screen.c). */
+#define SCREEN_U32 (1.0 / 16777216.0)          /* 2^-24, the unit roundoff of binary32 */
+#define SCREEN_MARGIN (1.0 + 1.0 / 1048576.0)  /* 1 + 2^-20: covers a few roundings of the bound's own arithmetic */
 
 /** Grow *p (64-byte aligned, contents not kept) to hold bytes; *cap tracks its size. 0: out of memory. */
 static inline int screen_reserve(void **p, size_t *cap, size_t bytes)
@@ -70,6 +75,12 @@ struct screen_ctx {
  * hand the query to the exact path when the budget is spent).
  */
 void mieb_screen_cut(struct screen_ctx *cx, int64_t q);
+/** Hand query q to the exact path: nothing more is collected for it. */
+void mieb_screen_overflow_query(struct screen_ctx *cx, int64_t q);
+/** tau <- the k-th largest lb of the list, when it has k (`exact`; else the smallest value of
+    the histogram bin holding it, which costs one pass less and is as good for a cut in the
+    middle of the range), then keep the entries with ub >= tau. 0 when out of memory. */
+int mieb_screen_tighten(struct screen_ctx *cx, int64_t q, int exact);
 
 /** The k-th largest of lb[0..n) (1 <= k <= n); hist: 2048 counters, keys: n, scratch. */
 float mieb_screen_kth_lb(const float *lb, int32_t n, int64_t k, uint32_t *hist, uint32_t *keys);

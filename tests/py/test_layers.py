@@ -1,7 +1,7 @@
 """tools/check_layers.py keeps the layer map true: the tree as it is passes (includes, and calls
 between the CPU build's object files), and an upward include, an include into a folder of no
-layer, an upward call or an upward library link (CMakeLists.txt) added to a copy of the tree
-fails it, naming the edge."""
+layer, an upward call, an upward library link (CMakeLists.txt), or a loop of includes or calls
+between the files of one folder added to a copy of the tree fails it, naming the edges."""
 import os
 import shutil
 import subprocess
@@ -84,3 +84,45 @@ def test_upward_call_fails(tmp_path):
     r = check("--root", root, "--objects", tmp_path / "objs")
     assert r.returncode == 1
     assert "host/core uses host/families" in r.stderr and "calls mieb_family_thing" in r.stderr
+
+
+def test_cuda_objects_hold():
+    """The CUDA build's objects too (scripts/test.sh builds build-cuda where nvcc is): its
+    operation files and their shared helpers form no loop."""
+    cuda_build = SRC / "build-cuda"
+    if not (cuda_build / "CMakeCache.txt").is_file():
+        import pytest
+        pytest.skip("no CUDA build beside the source (scripts/test.sh makes build-cuda where nvcc is)")
+    r = check("--root", SRC, "--objects", cuda_build)
+    assert r.returncode == 0, r.stderr
+
+
+def test_include_loop_inside_a_folder_fails(tmp_path):
+    # fileutil.h includes radix_sort.h and radix_sort.c includes fileutil.h: a loop of two units
+    root = copy_tree(tmp_path)
+    h = root / "host" / "core" / "fileutil.h"
+    h.write_text(h.read_text().replace('#include "status.h"', '#include "status.h"\n#include "radix_sort.h"', 1))
+    c = root / "host" / "core" / "radix_sort.c"
+    c.write_text('#include "fileutil.h"\n' + c.read_text())
+    r = check("--root", root)
+    assert r.returncode == 1
+    assert "a loop between the files of host/core: fileutil, radix_sort" in r.stderr, r.stderr
+    assert "host/core/radix_sort.c includes host/core/fileutil.h" in r.stderr
+
+
+def test_call_loop_inside_a_folder_fails(tmp_path):
+    # two object files of host/core, each calling the other (an entry point that is also a helper)
+    objs = tmp_path / "objs" / "host" / "core"
+    objs.mkdir(parents=True)
+    (tmp_path / "top.c").write_text("int helper(void);\nint entry(void) { return helper(); }\n")
+    (tmp_path / "bottom.c").write_text("int entry(void);\nint helper(void) { return 1; }\nint again(void) { return entry(); }\n")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    for name in ("top", "bottom"):
+        subprocess.run([cc, "-c", str(tmp_path / f"{name}.c"), "-o", str(objs / f"{name}.c.o")], check=True)
+    root = copy_tree(tmp_path)
+    for name in ("top", "bottom"):
+        (root / "host" / "core" / f"{name}.c").write_text((tmp_path / f"{name}.c").read_text())
+    r = check("--root", root, "--objects", tmp_path / "objs")
+    assert r.returncode == 1
+    assert "a loop between the files of host/core: bottom, top" in r.stderr, r.stderr
+    assert "bottom.c.o calls entry (host/core/top)" in r.stderr and "top.c.o calls helper (host/core/bottom)" in r.stderr
