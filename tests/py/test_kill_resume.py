@@ -135,8 +135,9 @@ def suite(tmp_path_factory):
 
 
 def check_state(suite, roots, killed):
-    """The outputs after a kill (or at the end): returns {(root, rel): bytes} of every finished
-    file (results, per-query files, partials; the run manifests aside) for the progress check.
+    """The outputs after a kill (or at the end): returns {(root, rel): (bytes, (inode, mtime) or
+    None)} of every finished file (results, per-query files, partials; the run manifests aside)
+    for the progress check.
     roots: {"out": dir, "pq": dir or None, "pd": dir or None}; killed: the pids SIGKILLed so far."""
     done = {}
     for name, root in roots.items():
@@ -153,18 +154,21 @@ def check_state(suite, roots, killed):
             if ".mieb-eval" in rel.split(os.sep):  # a run manifest: whole JSON
                 json.loads(open(p).read())
                 continue
-            data = open(p, "rb").read()
+            data, st = open(p, "rb").read(), os.stat(p)
+            ident = (st.st_ino, st.st_mtime_ns)  # a finished result or part is never written again
             if name == "out" and base == "model_meta.json":
                 assert data == suite["meta"], p
+                ident = None  # copied by every run
             elif name == "out":
                 task = base[:-5]
                 assert base.endswith(".json") and task in suite["ref"], f"unexpected file {p}"
                 assert stable(p) == suite["ref"][task], f"{p} differs from the uninterrupted run's"
             elif name == "pq":
                 assert data == suite["ref_pq"].get(rel), f"per-query file {p} differs or is not expected"
+                ident = None  # rewritten, the same, when its task was not finished
             else:
                 assert re.fullmatch(r"part-\d{5}-of-\d{5}\.h5", base), f"unexpected file in the partials folder: {p}"
-            done[(name, rel)] = data
+            done[(name, rel)] = (data, ident)
     return done
 
 
