@@ -7,8 +7,9 @@ retrieval task (EDIST2ITRetrieval) whose corpus spans two of mteb's 50,000-docum
 corpus parts are not all empty and a kill can land inside a search. Three cases:
   1. a whole-benchmark run with --per-query, killed up to KILLS times (seeded delays drawn over
      the work still missing, as measured by the uninterrupted run), then resumed to the end;
-  2. a corpus-parts run (PARTS processes at once, each killed and resumed the same way), then
-     `merge`, itself killed and rerun;
+  2. a corpus-parts run (PARTS processes at once, in rounds: each killed a few milliseconds
+     after it has finished a seeded random number of its files, the unfinished ones started
+     again), then `merge`, itself killed and rerun;
   3. on a real one-node Slurm cluster (test_slurm.py's, same turns through its flock): an array
      element's mieb-eval SIGKILLed mid-run, as on a failed node, and the element requeued with
      `scontrol requeue`; the requeued element resumes and the merge job completes.
@@ -16,9 +17,10 @@ After every kill: each result present equals the uninterrupted run's (timing fie
 evaluation_time, date, evaluation_phases) and every per-query file is byte-equal; nothing is
 set aside (<file>.bad-<time>, core/set_aside.h: atomic writes never leave a broken file); the
 only temporaries are the killed processes' own (<path>.tmp.<host>.<pid>, core/tmpfiles.h);
-and everything the previous attempt had finished is still there, byte for byte (a resume
-neither loses nor redoes a finished result or part). At the end: exactly the uninterrupted
-run's files, and no temporary anywhere.
+and everything the previous attempt had finished is still there (a resume neither loses nor
+redoes a finished result or part: same bytes, same inode and mtime). At the end: exactly the
+uninterrupted run's files, and no temporary anywhere. Run with -s for the kills' delays and
+the temporaries they left (the sweep's work).
 """
 from __future__ import annotations
 
