@@ -31,6 +31,7 @@ VARYING = [
     (re.compile(r"\b\d+\.\d+ ?(s|ms)\b"), r"<N> \1"),                     # durations
     (re.compile(r"\d{8}T\d{6}Z?(-\d+)?"), "<TIME>"),                      # manifests, kept bad files
     (re.compile(r"\.tmp\.[^./]+\.\d+"), ".tmp.<HOST>.<PID>"),              # atomic writes' temp files
+    (re.compile(r"(mieb-eval \d+\.\d+\.\d+) \([0-9a-f]{7,40}[^)]*\)"), r"\1 (<COMMIT>)"),  # the build's commit
     (re.compile(r'"(seconds|evaluation_time)":\s*[0-9.e+-]+'), r'"\1":<N>'),  # times in JSON records
 ]
 
