@@ -9,7 +9,7 @@
  *
  *     struct my_opts o;
  *     int rc;
- *     if (!mieb_cli_start(&my_command, parse_args(argc, argv, &o), &o.log, &rc))
+ *     if (!mieb_cli_start(&my_spec, parse_args(argc, argv, &o), &o.log, &rc))
  *         return rc;
  *     return do_the_work(&o);
  */
@@ -21,11 +21,8 @@
 
 #include "cli/progress.h"
 
-/** A command as the opening needs it: its name ("run") and its whole --help text. */
-struct mieb_cli_command {
-    const char *name;
-    void (*usage)(FILE *f);
-};
+/** A command as the opening needs it: its name and its --help (cli_options.h). */
+struct mieb_cli_spec;
 
 /** What a command's parser found on its command line. */
 enum mieb_cli_parsed {
@@ -45,17 +42,11 @@ struct mieb_cli_log {
 bool mieb_cli_is_help(const char *arg);
 
 /**
- * argv[*i] when it is -v, -q or --log-format F (cmd names the command in messages): 1 taken
- * (*i moved past a value), 0 none of them, -1 a missing or bad value, said on one line.
- */
-int mieb_cli_log_option(const char *cmd, struct mieb_cli_log *log, int argc, char **argv, int *i);
-
-/**
  * The opening: true when the command is to run (its logging set up from *log, when log is
  * not NULL); false when it ends here with *exit_status (0 after --help, MIEB_EXIT_USAGE
  * after a usage error, the messages printed).
  */
-bool mieb_cli_start(const struct mieb_cli_command *cmd, enum mieb_cli_parsed parsed, const struct mieb_cli_log *log,
+bool mieb_cli_start(const struct mieb_cli_spec *cmd, enum mieb_cli_parsed parsed, const struct mieb_cli_log *log,
                     int *exit_status);
 
 #endif
