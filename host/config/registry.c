@@ -11,6 +11,7 @@
 #include "../core/fileutil.h"
 #include "../json/json_alloc.h"
 #include "../json/json_strict.h"
+#include "core/env.h"
 
 static enum mieb_family family_of(const char *type)
 {
@@ -151,7 +152,7 @@ mieb_status mieb_registry_load(const char *path, struct mieb_registry *out)
 
 mieb_status mieb_registry_load_default(struct mieb_registry *out)
 {
-    const char *env = getenv("MIEB_REGISTRY");
+    const char *env = mieb_env(MIEB_ENV_REGISTRY);
     char exe[PATH_MAX], cand[PATH_MAX + 64];
     if (env && *env)
         return mieb_registry_load(env, out);
