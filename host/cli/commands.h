@@ -1,8 +1,9 @@
 /**
  * commands.h - the subcommands of the mieb-eval program and its exit statuses.
  *
- * Each command parses its own arguments, opens with mieb_cli_start (cli_start.h: --help, usage
- * errors, logging) and returns an exit status; only main() exits.
+ * Each command describes its options in one table, which mieb_cli_parse reads its arguments
+ * by (cli_options.h), opens with mieb_cli_start (cli_start.h: --help, usage errors, logging)
+ * and returns an exit status; only main() exits.
  */
 #ifndef MIEB_CLI_COMMANDS_H
 #define MIEB_CLI_COMMANDS_H
