@@ -61,6 +61,10 @@ static bool store(const char *cmd, const struct mieb_cli_opt *opt, const char *a
         memcpy(field, &val, sizeof val);
         return true;
     case MIEB_OPT_STRING:
+        if (opt->empty && !val[0]) {
+            mieb_cli_bad_value(cmd, a, val, opt->empty);
+            return false;
+        }
         memcpy(field, &val, sizeof val);
         return true;
     case MIEB_OPT_INT:

@@ -26,7 +26,7 @@
 /** What an option takes, and so how its value is checked and stored. */
 enum mieb_opt_kind {
     MIEB_OPT_FLAG,    /* no value: the bool field becomes true */
-    MIEB_OPT_STRING,  /* any word: the const char * field points at it */
+    MIEB_OPT_STRING,  /* a word (with `empty` set, not an empty one): the const char * field points at it */
     MIEB_OPT_PATH,    /* a path (mieb_cli_path: not empty): const char * */
     MIEB_OPT_IN_DIR,  /* an existing folder (mieb_cli_dir): const char * */
     MIEB_OPT_OUT_DIR, /* a folder or nothing yet (mieb_cli_out_dir): const char * */
@@ -70,7 +70,8 @@ struct mieb_cli_opt {
     const char *const *choices; /* CHOICE: NULL-terminated */
     size_t count_at;    /* LIST, EACH: offsetof the int count */
     int cap;            /* LIST, EACH: the array's length; a word past it is refused */
-    const char *empty;  /* LIST: when not NULL, an empty word is refused as not being this ("a language") */
+    const char *empty;  /* STRING, LIST: when not NULL, an empty word is refused as not being this
+                           ("a language"): it would select nothing, or everything */
     mieb_opt_check_fn check; /* CHECK */
     int flags;
     size_t given_at;    /* MIEB_OPT_MARK_GIVEN: offsetof the bool set when given */

@@ -90,24 +90,14 @@ struct list_args {
     bool json;
 };
 
-/* --task-types: one comma-separated word (main joins the words); empty, it would list every
-   task as if no type had been named. */
-static bool types_ok(const char *cmd, const char *opt, const char *val, void *field)
-{
-    if (!val[0]) {
-        mieb_cli_bad_value(cmd, opt, val, "a comma-separated list of task types");
-        return false;
-    }
-    *(const char **)field = val;
-    return true;
-}
-
 #define LA(f) offsetof(struct list_args, f)
 static const struct mieb_cli_opt list_opts[] = {
     {"--benchmark", "-b", .kind = MIEB_OPT_STRING, .at = LA(bench_name),
      .help = "  -b, --benchmark B     only the tasks of a benchmark, in mteb's order (MIEB(eng),\n"
              "                        MIEB(Multilingual), MIEB(lite), MIEB(Img), or eng, multilingual, lite, img)\n"},
-    {"--task-types", .kind = MIEB_OPT_CHECK, .at = LA(types), .check = types_ok,
+    /* one comma-separated word (main joins the words); empty, it would list every task as if
+       no type had been named */
+    {"--task-types", .kind = MIEB_OPT_STRING, .at = LA(types), .empty = "a comma-separated list of task types",
      .help = "  --task-types T...     only tasks of these mteb types (e.g. Any2AnyRetrieval ImageClustering)\n"},
     {"--json", .kind = MIEB_OPT_FLAG, .at = LA(json)},       /* described above the options */
     {"--registry", .kind = MIEB_OPT_PATH, .at = LA(registry)}, /* in the synopsis */

@@ -63,18 +63,6 @@ static const enum mieb_emb_dtype dtype_of[] = {MIEB_EMB_F32, MIEB_EMB_F16, MIEB_
 static const char *const sims[] = {"cosine", "dot", "MaxSim", NULL};
 static const enum mieb_synth_sim sim_of[] = {MIEB_SYNTH_COSINE, MIEB_SYNTH_DOT, MIEB_SYNTH_MAXSIM};
 
-/* --tasks: one comma-separated word (main joins the words); empty, it would select nothing
-   and write only model_meta.json. */
-static bool tasks_ok(const char *cmd, const char *opt, const char *val, void *field)
-{
-    if (!val[0]) {
-        mieb_cli_bad_value(cmd, opt, val, "a comma-separated list of task names");
-        return false;
-    }
-    *(const char **)field = val;
-    return true;
-}
-
 /* --scale: a fraction above 0 (0 would write empty tasks), at most 100. */
 static bool scale_ok(const char *cmd, const char *opt, const char *val, void *field)
 {
@@ -92,7 +80,9 @@ static const struct mieb_cli_opt synth_opts[] = {
      .help = "  --out DIR        output directory (required)\n"},
     {"--seed", .kind = MIEB_OPT_INT, .at = SA(o.seed), .width = sizeof(uint64_t), .lo = 0, .hi = INT64_MAX,
      .def = "42", .help = "  --seed N         suite seed (default 42)\n"},
-    {"--tasks", "-t", .kind = MIEB_OPT_CHECK, .at = SA(tasks_arg), .check = tasks_ok,
+    /* one comma-separated word (main joins the words); empty, it would select nothing and
+       write only model_meta.json */
+    {"--tasks", "-t", .kind = MIEB_OPT_STRING, .at = SA(tasks_arg), .empty = "a comma-separated list of task names",
      .help = "  --tasks T...     task names (default: every task of a supported family)\n"},
     {"--scale", .kind = MIEB_OPT_CHECK, .at = SA(o.scale), .check = scale_ok, .def = "0.01",
      .help = "  --scale F        fraction of each task's real query/corpus counts (default 0.01)\n"},
