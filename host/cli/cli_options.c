@@ -94,7 +94,7 @@ static bool store(const char *cmd, const struct mieb_cli_opt *opt, const char *a
 }
 
 /* A list option at argv[*i]: the words up to the next option; *i moves past them. GO, or
-   BAD/bad_value after the message. */
+   after the message bad_value (an empty word, one past the capacity) or BAD (no word). */
 static enum mieb_cli_parsed take_list(const struct mieb_cli_spec *spec, const struct mieb_cli_opt *opt, int argc,
                                       char **argv, int *i, void *opts)
 {
@@ -106,7 +106,7 @@ static enum mieb_cli_parsed take_list(const struct mieb_cli_spec *spec, const st
             return spec->bad_value;
         }
         if (!append(spec->name, opt, a, argv[++*i], opts))
-            return MIEB_CLI_BAD;
+            return spec->bad_value;
     }
     if (!got && (opt->flags & MIEB_OPT_NEED_ONE)) {
         mieb_fprintf_esc(stderr,
