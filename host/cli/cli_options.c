@@ -5,7 +5,11 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "config/suggest.h"
 #include "core/escape.h"
+
+/* The most options a command has (run has 30): more are not looked at for a suggestion. */
+#define MAX_OPTIONS 64
 
 /* The table's option spelled `a`, or NULL. */
 static const struct mieb_cli_opt *find(const struct mieb_cli_opt *opts, const char *a)
@@ -127,6 +131,21 @@ static void defaults(const struct mieb_cli_spec *spec, void *opts)
             store(spec->name, o, o->name, o->def, opts);
 }
 
+/* The table's long option closest to a mistyped long option a (config/suggest.h), or NULL;
+   a short option is one letter, too short to guess from. */
+static const char *suggest_option(const struct mieb_cli_opt *opts, const char *a)
+{
+    const char *names[2 * MAX_OPTIONS];
+    int n = 0;
+    if (strncmp(a, "--", 2) || !a[2])
+        return NULL;
+    for (const struct mieb_cli_opt *o = opts; o->name && n + 2 <= 2 * MAX_OPTIONS; o++) {
+        names[n++] = o->name;
+        names[n++] = o->mteb;
+    }
+    return mieb_suggest(a, names, n);
+}
+
 /* argv[*i], which is no option of the table: a positional word, or an unknown option. */
 static enum mieb_cli_parsed not_an_option(const struct mieb_cli_spec *spec, int argc, char **argv, int i, void *opts)
 {
@@ -137,7 +156,12 @@ static enum mieb_cli_parsed not_an_option(const struct mieb_cli_spec *spec, int 
     }
     if (spec->positional && a[0] != '-')
         return spec->positional(spec->name, a, opts);
-    mieb_fprintf_esc(stderr, "mieb-eval %s: unknown %s '%s'\n", spec->name, spec->unknown, a);
+    const char *close = suggest_option(spec->opts, a);
+    if (close)
+        mieb_fprintf_esc(stderr, "mieb-eval %s: unknown %s '%s' (did you mean '%s'?)\n", spec->name, spec->unknown, a,
+                         close);
+    else
+        mieb_fprintf_esc(stderr, "mieb-eval %s: unknown %s '%s'\n", spec->name, spec->unknown, a);
     return MIEB_CLI_BAD;
 }
 
