@@ -114,6 +114,8 @@ static const char *const precisions[] = {"fp32", "tf32", "bf16", NULL};
 static const char *const kmeans_modes[] = {"minibatch", "full", NULL}; /* kmeans_full: the index */
 static const char *const probe_devices[] = {"auto", "cpu", NULL};      /* probe_cpu: the index */
 static const char *const progress_modes[] = {"auto", "tty", "plain", "off", NULL}; /* enum mieb_progress_mode */
+/* a CHOICE stores its index in an int: --progress's field must be one */
+_Static_assert(sizeof(enum mieb_progress_mode) == sizeof(int), "--progress is stored as an int");
 
 #define RO(f) offsetof(struct run_opts, f)
 /* In the order of --help. */
