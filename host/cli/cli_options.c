@@ -1,7 +1,6 @@
 /* cli_options.c - one parser for every command's option table (cli_options.h). */
 #include "cli/cli_options.h"
 
-#include <stdint.h>
 #include <string.h>
 
 #include "cli/commands.h"

@@ -4,8 +4,9 @@
  * Each command describes its options once, in a table of struct mieb_cli_opt: the names, the
  * kind of value, where the value goes in the command's options struct (offsetof), the default
  * and the help lines. The one parser reads a command line against the table, checks each value
- * with the checker of its kind (commands.h: mieb_cli_int, mieb_cli_size, ...) and stores it;
- * the command's --help (and so docs/CLI.md) prints the help lines in table order. What is left
+ * with the checker of its kind (commands.h: mieb_cli_int, mieb_cli_size, ...) and stores it,
+ * and answers a mistyped long option with the table's closest name ("did you mean"); the
+ * command's --help (and so docs/CLI.md) prints the help lines in table order. What is left
  * to a command is what a table cannot say: options that go together or exclude each other,
  * read once the whole line is parsed.
  *
