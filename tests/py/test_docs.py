@@ -126,3 +126,15 @@ def test_environment_is_read_in_one_place_and_documented():
     rows = set(re.findall(r"^\| `(MIEB_[A-Z0-9_]+)` \|", doc, re.M))
     assert set(names) == rows, f"docs/ENVIRONMENT.md rows {sorted(rows)} != host/core/env.c {sorted(names)}"
     assert "docs/ENVIRONMENT.md" in (SRC / "README.md").read_text()
+
+
+def test_every_source_file_is_in_the_test_map():
+    """tests/README.md maps every C and CUDA source file to the tests that exercise it: a file
+    added without its row, or a row naming a file that is gone, fails here."""
+    text = (SRC / "tests" / "README.md").read_text()
+    section = text[text.index("## Where each part of the code is tested"):]
+    named = set(re.findall(r"`([A-Za-z0-9_]+\.(?:c|cu))`", section))
+    files = {p.name for top in ("host", "cuda", "kernels") for p in (SRC / top).rglob("*")
+             if p.suffix in (".c", ".cu")}
+    assert not files - named, f"source files missing from tests/README.md's map: {sorted(files - named)}"
+    assert not named - files, f"tests/README.md's map names files that do not exist: {sorted(named - files)}"
