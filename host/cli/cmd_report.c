@@ -234,7 +234,7 @@ int mieb_cmd_report(int argc, char **argv)
     if (st == MIEB_OK)
         st = mieb_leaderboard_compute(tasks, n_tasks, models, n_models, &lb);
     if (st == MIEB_OK && n_models)
-        st = mieb_rp_docs_load(&lb, &docs, &n_bad);
+        st = mieb_report_data_docs_load(&lb, &docs, &n_bad);
     if (st != MIEB_OK) {
         mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
         rc = st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_FATAL;
@@ -284,7 +284,7 @@ done:
     free(cmp);
     mieb_manifest_produced_by_free(produced, n_models);
     mieb_html_free(&page);
-    mieb_rp_docs_free(docs, n_models * n_tasks);
+    mieb_report_data_docs_free(docs, n_models * n_tasks);
     mieb_leaderboard_free(&lb);
     free(tasks);
     mieb_model_results_free(models, n_models);

@@ -109,8 +109,8 @@ void mieb_partial_abort(struct mieb_partial_writer *w)
 {
     if (!w)
         return;
-    mieb_h5a_discard(w->d_score);
-    mieb_h5a_discard(w->d_doc);
+    mieb_h5_growable_discard(w->d_score);
+    mieb_h5_growable_discard(w->d_doc);
     mieb_h5w_abort(&w->f);
     free(w->indptr);
     free(w->rows);
@@ -136,9 +136,9 @@ mieb_status mieb_partial_create(const char *path, int64_t n_kept, struct mieb_pa
         mieb_partial_abort(w);
         return st;
     }
-    st = mieb_h5a_create(w->f.id, w->f.tmp, "score", MIEB_H5_F32, APPEND_CHUNK, &w->d_score);
+    st = mieb_h5_growable_create(w->f.id, w->f.tmp, "score", MIEB_H5_F32, APPEND_CHUNK, &w->d_score);
     if (st == MIEB_OK)
-        st = mieb_h5a_create(w->f.id, w->f.tmp, "doc", MIEB_H5_I64, APPEND_CHUNK, &w->d_doc);
+        st = mieb_h5_growable_create(w->f.id, w->f.tmp, "doc", MIEB_H5_I64, APPEND_CHUNK, &w->d_doc);
     if (st != MIEB_OK) {
         mieb_partial_abort(w);
         return st;
@@ -163,8 +163,8 @@ mieb_status mieb_partial_append(void *writer, const int64_t *qrow, struct mieb_s
         return mieb_fail(MIEB_ERR_INTERNAL, "%s: the search did not record its offers", w->f.path);
     for (int64_t t = 0; t < so->n_queries; t++) {
         const struct mieb_offer_log *l = &so->log[t];
-        MIEB_TRY(mieb_h5a_append(w->d_score, w->f.tmp, "score", MIEB_H5_F32, w->n_entries, l->n, l->s));
-        MIEB_TRY(mieb_h5a_append(w->d_doc, w->f.tmp, "doc", MIEB_H5_I64, w->n_entries, l->n, l->d));
+        MIEB_TRY(mieb_h5_growable_append(w->d_score, w->f.tmp, "score", MIEB_H5_F32, w->n_entries, l->n, l->s));
+        MIEB_TRY(mieb_h5_growable_append(w->d_doc, w->f.tmp, "doc", MIEB_H5_I64, w->n_entries, l->n, l->d));
         w->n_entries += l->n;
         w->rows[w->n_done] = qrow[t];
         w->indptr[++w->n_done] = w->n_entries;
@@ -217,7 +217,7 @@ mieb_status mieb_partial_commit(struct mieb_partial_writer *w, struct mieb_parti
     if (st == MIEB_OK)
         st = write_attrs(w, meta);
     if (st == MIEB_OK) {
-        mieb_status a = mieb_h5a_close(w->d_score, w->f.tmp), b = mieb_h5a_close(w->d_doc, w->f.tmp);
+        mieb_status a = mieb_h5_growable_close(w->d_score, w->f.tmp), b = mieb_h5_growable_close(w->d_doc, w->f.tmp);
         w->d_score = w->d_doc = -1;
         st = a != MIEB_OK ? a : b;
     }
@@ -241,8 +241,8 @@ void mieb_partial_close(struct mieb_partial_reader *r)
 {
     if (!r)
         return;
-    mieb_h5a_discard(r->d_score);
-    mieb_h5a_discard(r->d_doc);
+    mieb_h5_growable_discard(r->d_score);
+    mieb_h5_growable_discard(r->d_doc);
     mieb_h5_file_close(r->file);
     free(r->path);
     free(r->indptr);
@@ -343,9 +343,9 @@ mieb_status mieb_partial_open(const char *path, struct mieb_partial_reader **out
     if (st == MIEB_OK)
         st = open_1d(r, fsize, "doc", r->n_entries, &r->d_doc);
     if (st == MIEB_OK)
-        st = mieb_h5a_read_all(d_rows, path, "query_rows", MIEB_H5_I64, r->rows);
+        st = mieb_h5_growable_read_all(d_rows, path, "query_rows", MIEB_H5_I64, r->rows);
     if (st == MIEB_OK)
-        st = mieb_h5a_read_all(d_ind, path, "indptr", MIEB_H5_I64, r->indptr);
+        st = mieb_h5_growable_read_all(d_ind, path, "indptr", MIEB_H5_I64, r->indptr);
     if (st == MIEB_OK) {
         if (r->indptr[0] != 0 || r->indptr[r->n_kept] != r->n_entries)
             st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /indptr must run from 0 to n_entries (%lld)", path,
@@ -354,8 +354,8 @@ mieb_status mieb_partial_open(const char *path, struct mieb_partial_reader **out
             if (r->indptr[i + 1] < r->indptr[i])
                 st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: /indptr decreases at %lld", path, (long long)i);
     }
-    mieb_h5a_discard(d_rows);
-    mieb_h5a_discard(d_ind);
+    mieb_h5_growable_discard(d_rows);
+    mieb_h5_growable_discard(d_ind);
     if (st != MIEB_OK) {
         mieb_partial_close(r);
         return st;
@@ -375,8 +375,8 @@ mieb_status mieb_partial_read(struct mieb_partial_reader *r, int64_t e0, int64_t
                          (long long)e1);
     if (e0 == e1)
         return MIEB_OK;
-    MIEB_TRY(mieb_h5a_read_range(r->d_score, r->path, "score", MIEB_H5_F32, e0, e1, s));
-    MIEB_TRY(mieb_h5a_read_range(r->d_doc, r->path, "doc", MIEB_H5_I64, e0, e1, d));
+    MIEB_TRY(mieb_h5_growable_read_range(r->d_score, r->path, "score", MIEB_H5_F32, e0, e1, s));
+    MIEB_TRY(mieb_h5_growable_read_range(r->d_doc, r->path, "doc", MIEB_H5_I64, e0, e1, d));
     for (int64_t i = 0; i < e1 - e0; i++)
         if (isnan(s[i]))
             return mieb_fail(MIEB_ERR_BAD_DATA, "%s: /score[%lld] is NaN", r->path, (long long)(e0 + i));

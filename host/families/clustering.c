@@ -80,7 +80,7 @@ mieb_status mieb_clustering_score_subset(const struct mieb_run_ctx *rc, const st
     struct mieb_cluster_scores cs;
     if ((st = mieb_cluster_scores(labels, pred, n, &cs)) != MIEB_OK)
         goto out;
-    if ((st = mieb_pq_write_predictions(rc, task->name, split, subset, "cluster", labels, pred, n)) != MIEB_OK)
+    if ((st = mieb_per_query_write_predictions(rc, task->name, split, subset, "cluster", labels, pred, n)) != MIEB_OK)
         goto out;
     cJSON_AddNumberToObject(scores, "v_measure", cs.v_measure);
     cJSON_AddNumberToObject(scores, "nmi", cs.nmi);

@@ -120,7 +120,7 @@ mieb_status mieb_compositionality_score_subset(const struct mieb_run_ctx *rc, co
             st = mieb_dispatch_compo_scores(rc->be, img, ii->dtype, txt, ti->dtype, nb, ni, nt, dim, s);
         double t2 = mieb_now();
         for (int64_t k = 0; st == MIEB_OK && k < nb; k++)
-            mieb_ps_compo_add(&cnt, s + k * ni * nt, ni, nt, flags ? flags + 2 * (s0 + k) : NULL);
+            mieb_per_sample_compo_add(&cnt, s + k * ni * nt, ni, nt, flags ? flags + 2 * (s0 + k) : NULL);
         if (rc->times) {
             rc->times->read_wait += t1 - t0;
             rc->times->similarity += t2 - t1;
@@ -130,7 +130,7 @@ mieb_status mieb_compositionality_score_subset(const struct mieb_run_ctx *rc, co
     if (st == MIEB_OK)
         st = mieb_compo_finish(&cnt, scores);
     if (st == MIEB_OK)
-        st = mieb_ps_write_compo(rc, task->name, split, subset, flags, ns);
+        st = mieb_per_sample_write_compo(rc, task->name, split, subset, flags, ns);
 done:
     if (st != MIEB_OK && !strstr(mieb_last_error(), mieb_taskdata_path(td)))
         mieb_fail_context(st, "%s /%s/%s (%s)", task->name, split, subset, mieb_taskdata_path(td));

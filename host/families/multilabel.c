@@ -187,7 +187,7 @@ struct ml_job {
     const uint8_t *yeval;   /* [n_eval, L] */
     int64_t n_eval, D, L, stride;
     const int64_t *sel, *len;
-    struct mieb_ml_scores *out;
+    struct mieb_multilabel_scores *out;
     uint8_t *preds;         /* [n_exp, n_eval, L] the 0/1 predictions for --per-query, or NULL */
 };
 
@@ -220,7 +220,7 @@ static mieb_status run_one(void *arg, int64_t e)
         mieb_knn_vote(Y, L, idx, j->n_eval, ML_K, pred);
         if (j->preds)
             memcpy(j->preds + e * j->n_eval * L, pred, (size_t)j->n_eval * (size_t)L);
-        st = mieb_ml_metrics(j->yeval, pred, j->n_eval, L, &j->out[e]);
+        st = mieb_multilabel_metrics(j->yeval, pred, j->n_eval, L, &j->out[e]);
     }
     free(X), free(yn), free(Y), free(pred), free(idx);
     return st;
@@ -288,7 +288,7 @@ static mieb_status check_drawn(const float *train, const int64_t *pos, const int
 }
 
 /* scores_per_experiment (Python floats), then np.mean over the experiments of each key */
-static mieb_status write_scores(const struct mieb_ml_scores *per, int64_t n_exp, cJSON *scores)
+static mieb_status write_scores(const struct mieb_multilabel_scores *per, int64_t n_exp, cJSON *scores)
 {
     mieb_status st = MIEB_OK;
     cJSON *list = cJSON_AddArrayToObject(scores, "scores_per_experiment");
@@ -302,13 +302,13 @@ static mieb_status write_scores(const struct mieb_ml_scores *per, int64_t n_exp,
         if (!o || !cJSON_AddItemToArray(list, o))
             st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
         for (int k = 0; k < 4 && st == MIEB_OK; k++)
-            if (!cJSON_AddNumberToObject(o, mieb_ml_keys[k], mieb_ml_scores_value(&per[e], k)))
+            if (!cJSON_AddNumberToObject(o, mieb_multilabel_keys[k], mieb_multilabel_scores_value(&per[e], k)))
                 st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
     }
     for (int k = 0; k < 4 && st == MIEB_OK; k++) {
         for (int64_t e = 0; e < n_exp; e++)
-            v[e] = mieb_ml_scores_value(&per[e], k);
-        if (!cJSON_AddNumberToObject(scores, mieb_ml_keys[k], mieb_np_mean(v, n_exp)))
+            v[e] = mieb_multilabel_scores_value(&per[e], k);
+        if (!cJSON_AddNumberToObject(scores, mieb_multilabel_keys[k], mieb_np_mean(v, n_exp)))
             st = mieb_fail(MIEB_ERR_OOM, "multilabel scores JSON");
     }
     free(v);
@@ -325,7 +325,7 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
     float *train = NULL, *eval = NULL;
     double *evn = NULL;
     uint8_t *ytrain = NULL, *yeval = NULL, *preds = NULL;
-    struct mieb_ml_scores *per = NULL;
+    struct mieb_multilabel_scores *per = NULL;
     int64_t spl = mieb_task_param_int(task, "samples_per_label", 8), n_exp = mieb_task_param_int(task, "n_experiments", 5);
     const char *path = mieb_taskdata_path(td);
     struct mieb_pcg64 g;
@@ -414,7 +414,7 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
     if (st == MIEB_ERR_BAD_DATA) /* the draw comes from this file's train labels */
         mieb_fail_context(st, "%s: /%s/%s/train_labels_indptr", path, split, subset);
     if (st == MIEB_OK)
-        st = mieb_ps_write_multilabel(rc, task->name, split, subset, classes, L, yeval, preds, yev.n, n_exp);
+        st = mieb_per_sample_write_multilabel(rc, task->name, split, subset, classes, L, yeval, preds, yev.n, n_exp);
     if (st != MIEB_OK)
         goto done;
     st = write_scores(per, n_exp, scores);

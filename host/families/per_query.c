@@ -7,7 +7,7 @@
 
 #include "../core/fileutil.h"
 
-mieb_status mieb_pq_write_predictions(const struct mieb_run_ctx *rc, const char *task, const char *split,
+mieb_status mieb_per_query_write_predictions(const struct mieb_run_ctx *rc, const char *task, const char *split,
                                       const char *subset, const char *what, const int64_t *labels,
                                       const int64_t *pred, int64_t n)
 {

@@ -12,7 +12,7 @@
 #include "family.h"
 
 /** No-op (MIEB_OK) when rc->per_query_dir is NULL. `what` names the third column ("prediction", "cluster"). */
-mieb_status mieb_pq_write_predictions(const struct mieb_run_ctx *rc, const char *task, const char *split,
+mieb_status mieb_per_query_write_predictions(const struct mieb_run_ctx *rc, const char *task, const char *split,
                                       const char *subset, const char *what, const int64_t *labels,
                                       const int64_t *pred, int64_t n);
 

@@ -47,7 +47,7 @@ static mieb_status put_f64(struct mieb_buf *b, const char *sep, double v)
     return put(b, t);
 }
 
-mieb_status mieb_ps_write_probe(const struct mieb_run_ctx *rc, const char *task, const char *split,
+mieb_status mieb_per_sample_write_probe(const struct mieb_run_ctx *rc, const char *task, const char *split,
                                 const char *subset, const int64_t *labels, const int64_t *preds, int64_t n,
                                 int64_t n_exp)
 {
@@ -84,7 +84,7 @@ static mieb_status put_set(struct mieb_buf *b, const uint8_t *row, const int64_t
     return MIEB_OK;
 }
 
-mieb_status mieb_ps_write_multilabel(const struct mieb_run_ctx *rc, const char *task, const char *split,
+mieb_status mieb_per_sample_write_multilabel(const struct mieb_run_ctx *rc, const char *task, const char *split,
                                      const char *subset, const int64_t *classes, int64_t L, const uint8_t *ytrue,
                                      const uint8_t *preds, int64_t n, int64_t n_exp)
 {
@@ -111,7 +111,7 @@ mieb_status mieb_ps_write_multilabel(const struct mieb_run_ctx *rc, const char *
         for (int64_t e = 0; e < n_exp && st == MIEB_OK; e++) {
             const uint8_t *p = preds + (e * n + i) * L;
             double acc, lrap, ham;
-            mieb_ml_row_scores(ytrue + i * L, p, L, scratch, &acc, &lrap, &ham);
+            mieb_multilabel_row_scores(ytrue + i * L, p, L, scratch, &acc, &lrap, &ham);
             st = put_set(&b, p, classes, L);
             if (st == MIEB_OK)
                 st = put_f64(&b, "\t", acc);
@@ -127,7 +127,7 @@ mieb_status mieb_ps_write_multilabel(const struct mieb_run_ctx *rc, const char *
     return commit(rc, task, split, subset, "predictions.tsv", &b, st);
 }
 
-void mieb_ps_compo_add(struct mieb_compo_counts *c, const float *s, int64_t n_img, int64_t n_txt, uint8_t *flags)
+void mieb_per_sample_compo_add(struct mieb_compo_counts *c, const float *s, int64_t n_img, int64_t n_txt, uint8_t *flags)
 {
     struct mieb_compo_counts one = {0};
     mieb_compo_add_sample(&one, s, n_img, n_txt); /* the metric's own judgement, counted once */
@@ -141,7 +141,7 @@ void mieb_ps_compo_add(struct mieb_compo_counts *c, const float *s, int64_t n_im
     }
 }
 
-mieb_status mieb_ps_write_compo(const struct mieb_run_ctx *rc, const char *task, const char *split,
+mieb_status mieb_per_sample_write_compo(const struct mieb_run_ctx *rc, const char *task, const char *split,
                                 const char *subset, const uint8_t *flags, int64_t n)
 {
     if (!rc->per_query_dir)
@@ -157,7 +157,7 @@ mieb_status mieb_ps_write_compo(const struct mieb_run_ctx *rc, const char *task,
     return commit(rc, task, split, subset, "predictions.tsv", &b, st);
 }
 
-mieb_status mieb_ps_write_sts(const struct mieb_run_ctx *rc, const char *task, const char *split,
+mieb_status mieb_per_sample_write_sts(const struct mieb_run_ctx *rc, const char *task, const char *split,
                               const char *subset, const double *gold, const double *model, const double *cosine,
                               const double *manhattan, const double *euclidean, int64_t n)
 {
@@ -183,7 +183,7 @@ mieb_status mieb_ps_write_sts(const struct mieb_run_ctx *rc, const char *task, c
     return commit(rc, task, split, subset, "predictions.tsv", &b, st);
 }
 
-mieb_status mieb_ps_write_aggregate(const struct mieb_run_ctx *rc, const char *aggregate, const char *split,
+mieb_status mieb_per_sample_write_aggregate(const struct mieb_run_ctx *rc, const char *aggregate, const char *split,
                                     const char *subtask, const char *const *subsets, int n_subsets)
 {
     if (!rc->per_query_dir)

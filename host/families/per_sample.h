@@ -31,7 +31,7 @@
 #include "family.h"
 
 /** Linear probe: labels [n], preds [n_exp * n] (experiment-major, predicted label values). */
-mieb_status mieb_ps_write_probe(const struct mieb_run_ctx *rc, const char *task, const char *split,
+mieb_status mieb_per_sample_write_probe(const struct mieb_run_ctx *rc, const char *task, const char *split,
                                 const char *subset, const int64_t *labels, const int64_t *preds, int64_t n,
                                 int64_t n_exp);
 
@@ -39,7 +39,7 @@ mieb_status mieb_ps_write_probe(const struct mieb_run_ctx *rc, const char *task,
  * VOC2007: classes [L] (the label id of each column), ytrue [n * L] and preds
  * [n_exp * n * L] of 0/1 (experiment-major).
  */
-mieb_status mieb_ps_write_multilabel(const struct mieb_run_ctx *rc, const char *task, const char *split,
+mieb_status mieb_per_sample_write_multilabel(const struct mieb_run_ctx *rc, const char *task, const char *split,
                                      const char *subset, const int64_t *classes, int64_t L, const uint8_t *ytrue,
                                      const uint8_t *preds, int64_t n, int64_t n_exp);
 
@@ -47,19 +47,19 @@ mieb_status mieb_ps_write_multilabel(const struct mieb_run_ctx *rc, const char *
  * mieb_compo_add_sample, also recording the sample's flags when flags != NULL:
  * flags[0] = text_correct, flags[1] = image_correct.
  */
-void mieb_ps_compo_add(struct mieb_compo_counts *c, const float *s, int64_t n_img, int64_t n_txt, uint8_t *flags);
+void mieb_per_sample_compo_add(struct mieb_compo_counts *c, const float *s, int64_t n_img, int64_t n_txt, uint8_t *flags);
 
-/** Compositionality: flags [2 * n] from mieb_ps_compo_add. */
-mieb_status mieb_ps_write_compo(const struct mieb_run_ctx *rc, const char *task, const char *split,
+/** Compositionality: flags [2 * n] from mieb_per_sample_compo_add. */
+mieb_status mieb_per_sample_write_compo(const struct mieb_run_ctx *rc, const char *task, const char *split,
                                 const char *subset, const uint8_t *flags, int64_t n);
 
 /** Visual STS: the normalised gold and the four similarity columns, n pairs. */
-mieb_status mieb_ps_write_sts(const struct mieb_run_ctx *rc, const char *task, const char *split,
+mieb_status mieb_per_sample_write_sts(const struct mieb_run_ctx *rc, const char *task, const char *split,
                               const char *subset, const double *gold, const double *model, const double *cosine,
                               const double *manhattan, const double *euclidean, int64_t n);
 
 /** STS aggregate: aggregate.tsv listing (subtask, split, subsets[i]). */
-mieb_status mieb_ps_write_aggregate(const struct mieb_run_ctx *rc, const char *aggregate, const char *split,
+mieb_status mieb_per_sample_write_aggregate(const struct mieb_run_ctx *rc, const char *aggregate, const char *split,
                                     const char *subtask, const char *const *subsets, int n_subsets);
 
 #endif

@@ -508,7 +508,7 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
     if (st == MIEB_ERR_BAD_DATA) /* the few-shot sample comes from the labels of this file */
         mieb_fail_context(st, "%s: /%s/%s/train_labels", mieb_taskdata_path(td), split, subset);
     if (st == MIEB_OK)
-        st = mieb_ps_write_probe(rc, task->name, split, subset, eval_labels, preds, n_eval, n_exp);
+        st = mieb_per_sample_write_probe(rc, task->name, split, subset, eval_labels, preds, n_eval, n_exp);
     if (st != MIEB_OK)
         goto done;
     st = write_scores(per, n_exp, scores);

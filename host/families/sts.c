@@ -154,7 +154,7 @@ mieb_status mieb_sts_score_subset(const struct mieb_run_ctx *rc, const struct mi
     if (st == MIEB_OK)
         st = add_corr(scores, "euclidean_", gold, eucv, n, scratch);
     if (st == MIEB_OK)
-        st = mieb_ps_write_sts(rc, task->name, split, subset, gold, modv, cosv, manv, eucv, n);
+        st = mieb_per_sample_write_sts(rc, task->name, split, subset, gold, modv, cosv, manv, eucv, n);
     if (rc->times)
         rc->times->metrics += mieb_now() - tm;
 done:

@@ -153,7 +153,7 @@ mieb_status mieb_aggregate_score(const struct mieb_run_ctx *rc, const struct mie
         if (st != MIEB_OK)
             break;
         double v = val_sum / (double)n_val; /* then np.mean([v]) == v, as numpy.float64 */
-        st = mieb_ps_write_aggregate(rc, agg->name, split, sub->name, agg->subsets, agg->n_subsets);
+        st = mieb_per_sample_write_aggregate(rc, agg->name, split, sub->name, agg->subsets, agg->n_subsets);
         if (st != MIEB_OK)
             break;
         cJSON *list = cJSON_AddArrayToObject(scores, split), *d = cJSON_CreateObject();

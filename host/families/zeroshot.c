@@ -225,7 +225,7 @@ mieb_status mieb_zeroshot_score_subset(const struct mieb_run_ctx *rc, const stru
     struct mieb_clf_scores sc;
     st = mieb_clf_label_metrics(labels, pred, n, &sc);
     if (st == MIEB_OK)
-        st = mieb_pq_write_predictions(rc, task->name, split, subset, "prediction", labels, pred, n);
+        st = mieb_per_query_write_predictions(rc, task->name, split, subset, "prediction", labels, pred, n);
     int64_t nu = 0;
     if (st == MIEB_OK)
         st = mieb_clf_n_unique(labels, n, &nu);

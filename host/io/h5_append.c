@@ -6,7 +6,7 @@
 static hid_t file_type(enum mieb_h5_elem t) { return t == MIEB_H5_F32 ? H5T_IEEE_F32LE : H5T_STD_I64LE; }
 static hid_t mem_type(enum mieb_h5_elem t) { return t == MIEB_H5_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT64; }
 
-mieb_status mieb_h5a_create(hid_t file, const char *fname, const char *name, enum mieb_h5_elem t, int64_t chunk,
+mieb_status mieb_h5_growable_create(hid_t file, const char *fname, const char *name, enum mieb_h5_elem t, int64_t chunk,
                             hid_t *out)
 {
     mieb_status st = MIEB_OK;
@@ -27,7 +27,7 @@ mieb_status mieb_h5a_create(hid_t file, const char *fname, const char *name, enu
     return st;
 }
 
-mieb_status mieb_h5a_append(hid_t d, const char *fname, const char *name, enum mieb_h5_elem t, int64_t at, int64_t n,
+mieb_status mieb_h5_growable_append(hid_t d, const char *fname, const char *name, enum mieb_h5_elem t, int64_t at, int64_t n,
                             const void *buf)
 {
     if (n == 0)
@@ -49,7 +49,7 @@ mieb_status mieb_h5a_append(hid_t d, const char *fname, const char *name, enum m
     return st;
 }
 
-mieb_status mieb_h5a_read_all(hid_t d, const char *fname, const char *name, enum mieb_h5_elem t, void *dst)
+mieb_status mieb_h5_growable_read_all(hid_t d, const char *fname, const char *name, enum mieb_h5_elem t, void *dst)
 {
     mieb_status st = MIEB_OK;
     mieb_h5_lock();
@@ -59,7 +59,7 @@ mieb_status mieb_h5a_read_all(hid_t d, const char *fname, const char *name, enum
     return st;
 }
 
-mieb_status mieb_h5a_read_range(hid_t d, const char *fname, const char *name, enum mieb_h5_elem t, int64_t e0,
+mieb_status mieb_h5_growable_read_range(hid_t d, const char *fname, const char *name, enum mieb_h5_elem t, int64_t e0,
                                 int64_t e1, void *dst)
 {
     mieb_status st = MIEB_OK;
@@ -76,7 +76,7 @@ mieb_status mieb_h5a_read_range(hid_t d, const char *fname, const char *name, en
     return st;
 }
 
-mieb_status mieb_h5a_close(hid_t d, const char *fname)
+mieb_status mieb_h5_growable_close(hid_t d, const char *fname)
 {
     if (d < 0)
         return MIEB_OK;
@@ -88,7 +88,7 @@ mieb_status mieb_h5a_close(hid_t d, const char *fname)
     return st;
 }
 
-void mieb_h5a_discard(hid_t d)
+void mieb_h5_growable_discard(hid_t d)
 {
     if (d < 0)
         return;

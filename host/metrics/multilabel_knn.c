@@ -10,9 +10,9 @@
 #include "../core/stop.h"
 #include "../emulation/npmath.h"
 
-const char *const mieb_ml_keys[4] = {"accuracy", "lrap", "f1", "hamming"};
+const char *const mieb_multilabel_keys[4] = {"accuracy", "lrap", "f1", "hamming"};
 
-double mieb_ml_scores_value(const struct mieb_ml_scores *s, int i)
+double mieb_multilabel_scores_value(const struct mieb_multilabel_scores *s, int i)
 {
     switch (i) {
     case 0: return s->accuracy;
@@ -127,7 +127,7 @@ void mieb_knn_vote(const uint8_t *Yfit, int64_t L, const int64_t *idx, int64_t n
         }
 }
 
-void mieb_ml_row_scores(const uint8_t *t, const uint8_t *p, int64_t L, double *scratch, double *accuracy,
+void mieb_multilabel_row_scores(const uint8_t *t, const uint8_t *p, int64_t L, double *scratch, double *accuracy,
                         double *lrap, double *hamming)
 {
     int64_t nr = 0, in = 0, un = 0, same = 1;
@@ -160,8 +160,8 @@ void mieb_ml_row_scores(const uint8_t *t, const uint8_t *p, int64_t L, double *s
     *lrap = mieb_np_mean(scratch, m);
 }
 
-mieb_status mieb_ml_metrics(const uint8_t *y_true, const uint8_t *y_pred, int64_t n, int64_t L,
-                            struct mieb_ml_scores *out)
+mieb_status mieb_multilabel_metrics(const uint8_t *y_true, const uint8_t *y_pred, int64_t n, int64_t L,
+                            struct mieb_multilabel_scores *out)
 {
     double *acc_row = calloc((size_t)n, sizeof *acc_row), *ham_row = calloc((size_t)n, sizeof *ham_row);
     double *b = malloc((size_t)L * sizeof *b);
@@ -175,7 +175,7 @@ mieb_status mieb_ml_metrics(const uint8_t *y_true, const uint8_t *y_pred, int64_
     double lrap_sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
         double lrap;
-        mieb_ml_row_scores(y_true + i * L, y_pred + i * L, L, b, &acc_row[i], &lrap, &ham_row[i]);
+        mieb_multilabel_row_scores(y_true + i * L, y_pred + i * L, L, b, &acc_row[i], &lrap, &ham_row[i]);
         lrap_sum += lrap;
     }
     out->accuracy = mieb_np_mean(acc_row, n);

@@ -46,7 +46,7 @@ mieb_status mieb_knn_argkmin(const float *Xq, const double *xn, int64_t nq, cons
 void mieb_knn_vote(const uint8_t *Yfit, int64_t L, const int64_t *idx, int64_t nq, int64_t k, uint8_t *pred);
 
 /** One experiment's scores, in mteb's key order. */
-struct mieb_ml_scores {
+struct mieb_multilabel_scores {
     double accuracy; /* classifier.score: subset accuracy (exact row match) */
     double lrap;     /* label_ranking_average_precision_score(y_true, y_pred) on the 0/1 predictions */
     double f1;       /* f1_score(average="macro"), 0 for a label never true nor predicted */
@@ -54,24 +54,24 @@ struct mieb_ml_scores {
 };
 
 /** mteb's four multilabel keys, in order. */
-extern const char *const mieb_ml_keys[4];
+extern const char *const mieb_multilabel_keys[4];
 
-/** The value of key i (mieb_ml_keys order). */
-double mieb_ml_scores_value(const struct mieb_ml_scores *s, int i);
+/** The value of key i (mieb_multilabel_keys order). */
+double mieb_multilabel_scores_value(const struct mieb_multilabel_scores *s, int i);
 
 /**
  * One row's subset accuracy (1 or 0), lrap (sklearn: 1 when the row has no or only true
  * labels) and hamming (1 for two empty rows), t and p of L 0/1 values; scratch holds L
- * doubles. mieb_ml_metrics averages these; --per-query writes them per sample.
+ * doubles. mieb_multilabel_metrics averages these; --per-query writes them per sample.
  */
-void mieb_ml_row_scores(const uint8_t *t, const uint8_t *p, int64_t L, double *scratch, double *accuracy,
+void mieb_multilabel_row_scores(const uint8_t *t, const uint8_t *p, int64_t L, double *scratch, double *accuracy,
                         double *lrap, double *hamming);
 
 /**
  * The four metrics of 0/1 matrices y_true, y_pred [n, L] with numpy's summation order
  * (pairwise means) and sklearn's formulas. n >= 1, L >= 1.
  */
-mieb_status mieb_ml_metrics(const uint8_t *y_true, const uint8_t *y_pred, int64_t n, int64_t L,
-                            struct mieb_ml_scores *out);
+mieb_status mieb_multilabel_metrics(const uint8_t *y_true, const uint8_t *y_pred, int64_t n, int64_t L,
+                            struct mieb_multilabel_scores *out);
 
 #endif

@@ -29,7 +29,7 @@ static cJSON *parse_result(const char *path)
     return root;
 }
 
-mieb_status mieb_rp_docs_load(const struct mieb_leaderboard *lb, cJSON ***docs, int *n_bad)
+mieb_status mieb_report_data_docs_load(const struct mieb_leaderboard *lb, cJSON ***docs, int *n_bad)
 {
     size_t n = (size_t)lb->n_models * (size_t)lb->n_tasks;
     *docs = calloc(n + 1, sizeof **docs);
@@ -52,7 +52,7 @@ mieb_status mieb_rp_docs_load(const struct mieb_leaderboard *lb, cJSON ***docs, 
     return MIEB_OK;
 }
 
-void mieb_rp_docs_free(cJSON **docs, int n)
+void mieb_report_data_docs_free(cJSON **docs, int n)
 {
     if (!docs)
         return;
@@ -68,7 +68,7 @@ void mieb_rp_docs_free(cJSON **docs, int n)
          split; split = split->next)                                                                              \
         for (const cJSON *e = cJSON_IsArray(split) ? split->child : NULL; e; e = e->next)
 
-int mieb_rp_recall_curve(const cJSON *doc, double *k, double *v, int cap)
+int mieb_report_data_recall_curve(const cJSON *doc, double *k, double *v, int cap)
 {
     int n = 0, cnt[64] = {0};
     if (cap > 64)
@@ -106,7 +106,7 @@ int mieb_rp_recall_curve(const cJSON *doc, double *k, double *v, int cap)
     return n;
 }
 
-int mieb_rp_experiments(const cJSON *doc, const char *key, double *out, int cap)
+int mieb_report_data_experiments(const cJSON *doc, const char *key, double *out, int cap)
 {
     int n = 0;
     FOR_EACH_ENTRY(doc, split, e)
@@ -122,7 +122,7 @@ int mieb_rp_experiments(const cJSON *doc, const char *key, double *out, int cap)
     return n;
 }
 
-bool mieb_rp_multi_subset(const cJSON *doc)
+bool mieb_report_data_multi_subset(const cJSON *doc)
 {
     const cJSON *scores = cJSON_GetObjectItemCaseSensitive(doc, "scores"), *split;
     cJSON_ArrayForEach(split, (cJSON_IsObject(scores) ? scores : NULL))
@@ -131,7 +131,7 @@ bool mieb_rp_multi_subset(const cJSON *doc)
     return false;
 }
 
-double mieb_rp_subset_score(const cJSON *doc, const char *split, const char *subset, char *langs, size_t n)
+double mieb_report_data_subset_score(const cJSON *doc, const char *split, const char *subset, char *langs, size_t n)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "scores"), split);
     const cJSON *e;
@@ -159,7 +159,7 @@ double mieb_rp_subset_score(const cJSON *doc, const char *split, const char *sub
 
 static bool is_stage(const char *name) { return !strncmp(name, "Stage: ", 7); }
 
-static int seg_of(const struct mieb_rp_segs *s, const char *phase)
+static int seg_of(const struct mieb_report_data_segs *s, const char *phase)
 {
     for (int i = 0; i < s->n; i++)
         if (s->phase[i] && !strcmp(s->phase[i], phase))
@@ -167,7 +167,7 @@ static int seg_of(const struct mieb_rp_segs *s, const char *phase)
     return -1;
 }
 
-static mieb_status add_seg(struct mieb_rp_segs *s, const char *phase, const char *label)
+static mieb_status add_seg(struct mieb_report_data_segs *s, const char *phase, const char *label)
 {
     if (s->n == MIEB_RP_MAX_SEGS)
         return MIEB_OK; /* more distinct phase names than a chart can show: the rest count as unattributed */
@@ -179,7 +179,7 @@ static mieb_status add_seg(struct mieb_rp_segs *s, const char *phase, const char
     return MIEB_OK;
 }
 
-mieb_status mieb_rp_segs_collect(struct mieb_rp_segs *s, const cJSON *doc)
+mieb_status mieb_report_data_segs_collect(struct mieb_report_data_segs *s, const cJSON *doc)
 {
     const cJSON *phases = cJSON_GetObjectItemCaseSensitive(doc, "evaluation_phases"), *p;
     cJSON_ArrayForEach(p, (cJSON_IsArray(phases) ? phases : NULL))
@@ -188,7 +188,7 @@ mieb_status mieb_rp_segs_collect(struct mieb_rp_segs *s, const cJSON *doc)
         if (!cJSON_IsString(name))
             continue;
         if (!strcmp(name->valuestring, "Evaluation")) {
-            s->eval_other = 1; /* marks "seen"; placed by mieb_rp_segs_finish */
+            s->eval_other = 1; /* marks "seen"; placed by mieb_report_data_segs_finish */
             continue;
         }
         if (seg_of(s, name->valuestring) < 0)
@@ -198,7 +198,7 @@ mieb_status mieb_rp_segs_collect(struct mieb_rp_segs *s, const cJSON *doc)
     return MIEB_OK;
 }
 
-mieb_status mieb_rp_segs_finish(struct mieb_rp_segs *s)
+mieb_status mieb_report_data_segs_finish(struct mieb_report_data_segs *s)
 {
     bool eval_seen = s->eval_other == 1;
     s->eval_other = s->unattributed = -1;
@@ -211,7 +211,7 @@ mieb_status mieb_rp_segs_finish(struct mieb_rp_segs *s)
     return MIEB_OK;
 }
 
-void mieb_rp_segs_free(struct mieb_rp_segs *s)
+void mieb_report_data_segs_free(struct mieb_report_data_segs *s)
 {
     for (int i = 0; i < s->n; i++) {
         free(s->phase[i]);
@@ -220,7 +220,7 @@ void mieb_rp_segs_free(struct mieb_rp_segs *s)
     memset(s, 0, sizeof *s);
 }
 
-bool mieb_rp_times(const struct mieb_rp_segs *s, const cJSON *doc, double *secs)
+bool mieb_report_data_times(const struct mieb_report_data_segs *s, const cJSON *doc, double *secs)
 {
     const cJSON *et = cJSON_GetObjectItemCaseSensitive(doc, "evaluation_time");
     const cJSON *phases = cJSON_GetObjectItemCaseSensitive(doc, "evaluation_phases"), *p;

@@ -12,7 +12,7 @@
 #include "report_ctx.h"
 
 /**
- * Write the whole page into h (check h->st afterwards). docs: mieb_rp_docs_load's
+ * Write the whole page into h (check h->st afterwards). docs: mieb_report_data_docs_load's
  * matrix; baseline: a row index; ex (may be NULL): per row index, that model compared with the
  * baseline (the delta cells then show intervals and p-values), and what produced its results.
  */

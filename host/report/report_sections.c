@@ -26,7 +26,7 @@ void mieb_report_probe(struct mieb_report_ctx *c)
     }
     for (int t = 0; t < lb->n_tasks; t++) /* the tasks with scores_per_experiment in some model */
         for (int p = 0; p < nm; p++)
-            if (mieb_rp_experiments(mieb_report_doc(c, p, t), lb->tasks[t]->main_score, probe, MAX_EXP) > 0) {
+            if (mieb_report_data_experiments(mieb_report_doc(c, p, t), lb->tasks[t]->main_score, probe, MAX_EXP) > 0) {
                 groups[ng] = lb->tasks[t]->name;
                 task_of[ng++] = t;
                 break;
@@ -43,7 +43,7 @@ void mieb_report_probe(struct mieb_report_ctx *c)
         vals[i] = malloc(MAX_EXP * sizeof **vals);
         if (!vals[i])
             break;
-        n_vals[i] = mieb_rp_experiments(mieb_report_doc(c, p, task_of[g]), lb->tasks[task_of[g]]->main_score,
+        n_vals[i] = mieb_report_data_experiments(mieb_report_doc(c, p, task_of[g]), lb->tasks[task_of[g]]->main_score,
                                         vals[i], MAX_EXP);
         for (int j = 0; j < n_vals[i]; j++) {
             lo = fmin(lo, vals[i][j]);
@@ -92,7 +92,7 @@ void mieb_report_recall(struct mieb_report_ctx *c)
     for (int t = 0; t < lb->n_tasks; t++) {
         int nx = 0;
         for (int p = 0; p < nm; p++) { /* the union of the k values, increasing */
-            int n = mieb_rp_recall_curve(mieb_report_doc(c, p, t), k, v, MAX_K);
+            int n = mieb_report_data_recall_curve(mieb_report_doc(c, p, t), k, v, MAX_K);
             for (int i = 0; i < n; i++) {
                 int j = 0;
                 while (j < nx && x[j] < k[i])
@@ -107,7 +107,7 @@ void mieb_report_recall(struct mieb_report_ctx *c)
         if (!nx)
             continue;
         for (int p = 0; p < nm; p++) {
-            int n = mieb_rp_recall_curve(mieb_report_doc(c, p, t), k, v, MAX_K);
+            int n = mieb_report_data_recall_curve(mieb_report_doc(c, p, t), k, v, MAX_K);
             for (int j = 0; j < nx; j++) {
                 y[(size_t)p * nx + j] = NAN;
                 for (int i = 0; i < n; i++)
@@ -211,7 +211,7 @@ static mieb_status language_chart(struct mieb_report_ctx *c, int t)
         char langs[512] = "", lab[700];
         for (int p = 0; p < nm; p++) {
             char l[512];
-            v[(size_t)p * ps.n + i] = mieb_rp_subset_score(mieb_report_doc(c, p, t), ps.split[i], ps.subset[i], l,
+            v[(size_t)p * ps.n + i] = mieb_report_data_subset_score(mieb_report_doc(c, p, t), ps.split[i], ps.subset[i], l,
                                                            sizeof l);
             if (!langs[0])
                 snprintf(langs, sizeof langs, "%s", l);
@@ -260,7 +260,7 @@ void mieb_report_languages(struct mieb_report_ctx *c)
     for (int t = 0; t < lb->n_tasks && c->h->st == MIEB_OK; t++) {
         bool multi = false;
         for (int p = 0; p < lb->n_models; p++)
-            multi |= mieb_rp_multi_subset(mieb_report_doc(c, p, t));
+            multi |= mieb_report_data_multi_subset(mieb_report_doc(c, p, t));
         if (!multi)
             continue;
         if (!shown++ && lb->n_models <= MIEB_REPORT_MAX_GROUPED)
@@ -281,12 +281,12 @@ mieb_status mieb_report_time(struct mieb_report_ctx *c)
 {
     const struct mieb_leaderboard *lb = c->lb;
     const int nm = lb->n_models, nt = lb->n_tasks;
-    struct mieb_rp_segs segs = {0};
+    struct mieb_report_data_segs segs = {0};
     mieb_status st = MIEB_OK;
     for (size_t i = 0; i < (size_t)nm * nt && st == MIEB_OK; i++)
-        st = mieb_rp_segs_collect(&segs, c->docs[i]);
+        st = mieb_report_data_segs_collect(&segs, c->docs[i]);
     if (st == MIEB_OK)
-        st = mieb_rp_segs_finish(&segs);
+        st = mieb_report_data_segs_finish(&segs);
     struct mieb_svg_series ss[MIEB_RP_MAX_SEGS];
     double *v = malloc(((size_t)nt * MIEB_RP_MAX_SEGS + 1) * sizeof *v), *tot = calloc(MIEB_RP_MAX_SEGS, sizeof *tot);
     const char **rows = calloc((size_t)nt + 1, sizeof *rows);
@@ -320,7 +320,7 @@ mieb_status mieb_report_time(struct mieb_report_ctx *c)
             double all = 0.0;
             memset(tot, 0, MIEB_RP_MAX_SEGS * sizeof *tot);
             for (int t = 0; t < nt; t++)
-                if (mieb_rp_times(&segs, mieb_report_doc(c, p, t), v + (size_t)nr * segs.n)) {
+                if (mieb_report_data_times(&segs, mieb_report_doc(c, p, t), v + (size_t)nr * segs.n)) {
                     double row = 0.0;
                     for (int k = 0; k < segs.n; k++) {
                         tot[k] += v[(size_t)nr * segs.n + k];
@@ -357,6 +357,6 @@ out:
     free(v);
     free(tot);
     free(rows);
-    mieb_rp_segs_free(&segs);
+    mieb_report_data_segs_free(&segs);
     return st;
 }
