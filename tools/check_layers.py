@@ -27,14 +27,15 @@ from pathlib import Path
 # bottom to top; folders on one line are one layer (they may not use each other)
 LAYERS = [
     ["host/core"],
-    ["host/json"],
-    ["host/config"],
-    ["host/io"],
     ["host/backend"],
     ["kernels"],
     ["host/cpu", "cuda"],
     ["host/dispatch"],
     ["host/emulation"],
+    ["host/json"],
+    ["host/config"],
+    ["host/hdf5"],
+    ["host/io"],
     ["host/metrics"],
     ["host/families", "host/analysis", "host/synth"],
     ["host/cluster", "host/report"],

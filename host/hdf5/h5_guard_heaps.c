@@ -1,5 +1,5 @@
 /*
- * h5_vlen.c - read contiguous variable-length string datasets without HDF5's vlen
+ * h5_guard_heaps.c - read contiguous variable-length string datasets without HDF5's vlen
  * conversion, by parsing the heap IDs and global heap collections (HDF5 file format
  * spec, "Global Heap" and "Variable-length" datatype storage) with bounds checks.
  *
