@@ -10,7 +10,7 @@
  *
  *   bruteforce_topk EMB_DIR TASK SPLIT SUBSET K > ref.tsv
  *
- * Build: gcc -O3 -march=native -fopenmp bench/bruteforce_topk.c $(pkg-config --cflags --libs hdf5) -o bruteforce_topk
+ * Build: cmake --build build --target bruteforce_topk   (binary: build/bench/bruteforce_topk)
  * The dot loop is vectorised with an OpenMP simd reduction: it sums in another order than a
  * BLAS, which is exact only for inputs like gen_big_retrieval.py's (multiples of 1/4).
  */

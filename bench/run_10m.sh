@@ -48,9 +48,9 @@ done
 timed merge "$bin" merge --partials-dir "$big/partials" --task-data "$big/task-data" --embeddings "$big/embeddings" \
     --output-folder "$big/out" -t "$task" --per-query "$big/pq"
 
-gcc -O3 -march=native -fopenmp bench/bruteforce_topk.c $(pkg-config --cflags --libs hdf5) -o "$big/bruteforce_topk"
+cmake --build "$build" --target bruteforce_topk >/dev/null
 echo "== reference" >&2
-/usr/bin/time -v -o "$big/reference.time" "$big/bruteforce_topk" "$big/embeddings" "$task" test default 10 \
+/usr/bin/time -v -o "$big/reference.time" "$build/bench/bruteforce_topk" "$big/embeddings" "$task" test default 10 \
     > "$big/ref.tsv" 2> "$big/reference.log"
 
 {

@@ -51,5 +51,9 @@ if [ "${MIEB_SKIP_SANITIZE:-0}" != "1" ]; then
   FUZZ_CI=1 FUZZ_BUILD="$here/build-san" "$here/scripts/fuzz.sh" 20 "${fuzz_targets[@]}"
 fi
 build="$("$here/scripts/build.sh" "$here/build" -DMIEB_CUDA=OFF)"
+# The benchmarks' C programs (bench/CMakeLists.txt) are outside the default build: built here so
+# that none of them stops compiling unnoticed.
+cmake --build "$build" --target bench_all -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
+echo "test.sh: bench targets OK"
 cd "$build"
 ctest --output-on-failure -j 2 "$@"

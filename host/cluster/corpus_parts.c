@@ -62,7 +62,7 @@ static mieb_status have_partial(const char *path, const char *task, const char *
 }
 
 static mieb_status part_subset(const struct mieb_run_ctx *rc, const struct mieb_task *task, struct mieb_taskdata *td,
-                               const char *split, const char *subset, const struct mieb_part_opts *o)
+                               const char *split, const char *subset, const struct mieb_part_opts *o, int *written)
 {
     char path[PATH_MAX];
     MIEB_TRY(mieb_partial_path(o->dir, task->name, split, subset, o->part, o->n_parts, path, sizeof path));
@@ -117,6 +117,7 @@ static mieb_status part_subset(const struct mieb_run_ctx *rc, const struct mieb_
         m.chunk_size = MIEB_MTEB_CORPUS_CHUNK;
         st = mieb_partial_commit(w, &m);
         w = NULL;
+        *written += st == MIEB_OK;
     }
     if (st == MIEB_OK)
         MIEB_LOGI("%s /%s/%s: part %lld of %lld (chunks %lld..%lld, corpus rows %lld..%lld): %lld entries -> %s",
@@ -132,9 +133,10 @@ static mieb_status part_subset(const struct mieb_run_ctx *rc, const struct mieb_
 }
 
 mieb_status mieb_corpus_part_task(const struct mieb_run_ctx *rc, const struct mieb_task *task,
-                                  const struct mieb_part_opts *o)
+                                  const struct mieb_part_opts *o, int *written)
 {
     char path[PATH_MAX];
+    *written = 0;
     struct mieb_taskdata *td = NULL;
     if (task->family != MIEB_FAMILY_RETRIEVAL)
         return mieb_fail(MIEB_ERR_INTERNAL, "task %s is not a retrieval task", task->name);
@@ -151,7 +153,7 @@ mieb_status mieb_corpus_part_task(const struct mieb_run_ctx *rc, const struct mi
                 st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: group /%s/%s is missing (task %s evaluates split %s, subset %s)",
                                path, split, subset, task->name, split, subset);
             else
-                st = part_subset(rc, task, td, split, subset, o);
+                st = part_subset(rc, task, td, split, subset, o, written);
         }
     mieb_taskdata_close(td);
     return st;

@@ -29,12 +29,13 @@ struct mieb_part_opts {
 };
 
 /**
- * Write this part's partial for every (split, subset) of a retrieval-family task. A stop
- * signal (rc->interrupted) ends it with MIEB_ERR_INTERRUPTED and leaves no file for the subset
- * being searched.
+ * Write this part's partial for every (split, subset) of a retrieval-family task; *written
+ * counts the partials written (a complete one kept under skip_existing is not: when none was
+ * written the task was skipped, not scored). A stop signal (rc->interrupted) ends it with
+ * MIEB_ERR_INTERRUPTED and leaves no file for the subset being searched.
  */
 mieb_status mieb_corpus_part_task(const struct mieb_run_ctx *rc, const struct mieb_task *task,
-                                  const struct mieb_part_opts *o);
+                                  const struct mieb_part_opts *o, int *written);
 
 struct mieb_merge_opts {
     const char *dir;            /* --partials-dir */

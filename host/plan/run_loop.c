@@ -160,14 +160,17 @@ static mieb_status result_present(const struct mieb_task *t, const char *path)
     return MIEB_ERR_NOT_FOUND;
 }
 
-/* Score (or write the corpus part of) a task to be scored, its inputs fingerprinted first. */
-static mieb_status score_inputs(const struct mieb_run_plan *plan, const struct mieb_task *t, bool as_part)
+/* Score (or write the corpus part of) a task to be scored, its inputs fingerprinted first;
+   *written: the partials a corpus part wrote (1 otherwise). */
+static mieb_status score_inputs(const struct mieb_run_plan *plan, const struct mieb_task *t, bool as_part,
+                                int *written)
 {
+    *written = 1;
     char p[PATH_MAX + 256];
     mieb_task_data_file(plan->task_data, t, p, sizeof p);
     mieb_manifest_task(plan->man, t->name, p, plan->rc->emb_dir); /* before the task reads them */
     mieb_clear_error();
-    return as_part                            ? mieb_corpus_part_task(plan->rc, t, plan->part)
+    return as_part                            ? mieb_corpus_part_task(plan->rc, t, plan->part, written)
            : mieb_aggregate_subtask(t->name) ? score_aggregate(plan, t)
                                               : score_task(plan, t);
 }
@@ -200,8 +203,9 @@ static int run_one(const struct mieb_run_plan *plan, int i, const struct mieb_ta
         return 0;
     }
     double t0 = mieb_now();
+    int written = 0;
     if (st == MIEB_ERR_NOT_FOUND)
-        st = score_inputs(plan, t, as_part);
+        st = score_inputs(plan, t, as_part, &written);
     if (st == MIEB_ERR_INTERRUPTED || (st != MIEB_OK && *plan->rc->interrupted))
         return 1; /* a read cut short by the signal (EINTR) is the stop, not a bad input */
     if (st != MIEB_OK) {
@@ -215,6 +219,11 @@ static int run_one(const struct mieb_run_plan *plan, int i, const struct mieb_ta
         return 0;
     }
     h->task_context(t->name); /* task-level line */
+    if (as_part && written == 0) { /* every partial of this part was there, complete: nothing was scored */
+        mieb_outcome_add(oc, t->name, MIEB_OUTCOME_SKIPPED, 0.0, "corpus part exists", 0);
+        h->task_end(t->name, "skipped", mieb_task_units(t));
+        return 0;
+    }
     MIEB_LOGD("%s: scored in %.2f s -> %s", t->name, mieb_now() - t0, as_part ? part->dir : p);
     mieb_outcome_add(oc, t->name, MIEB_OUTCOME_SCORED, mieb_now() - t0, as_part ? "corpus part" : NULL, 0);
     if (!as_part)

@@ -350,6 +350,8 @@ def test_rerun_is_idempotent(small):
     p = mieb(*args, "--overwrite-strategy", "only-missing", check=0)
     assert "partial exists, skipped" in p.stderr
     assert os.stat(path).st_mtime_ns == st.st_mtime_ns
+    # and the run says it skipped the task, not that it scored it
+    assert "0 scored, 1 skipped, 0 failed" in p.stderr, p.stderr
     mieb(*args, check=0)  # always: scored again, same content
     assert content()[0] == first[0]
     # a damaged partial is not "complete": only-missing scores it again
