@@ -28,7 +28,8 @@ from pathlib import Path
 LAYERS = [
     ["host/core"],
     ["host/backend"],
-    ["kernels"],
+    ["host/canon", "host/topk"],
+    ["host/screen", "kernels"],
     ["host/cpu", "cuda"],
     ["host/dispatch"],
     ["host/emulation"],
