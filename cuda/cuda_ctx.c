@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
 #include "cuda_check.h"
 #include "kernel_image.h"
 
@@ -105,9 +106,10 @@ void *mieb_cuda_pool_take(struct mieb_cuda_pool *pool, size_t bytes)
     return p;
 }
 
-static int env_flag(const char *name)
+/* A switch of the environment: set, and neither empty nor "0". */
+static int env_flag(enum mieb_env_var var)
 {
-    const char *v = getenv(name);
+    const char *v = mieb_env(var);
     return v && *v && strcmp(v, "0") != 0;
 }
 
@@ -145,14 +147,14 @@ mieb_status mieb_cuda_ctx_init(const struct mieb_backend_opts *opts, struct mieb
     ctx->precision = o.precision;
     /* fp32 retrieval scores are the CPU backend's bits (kernels/canon_gemm.cu) unless
        MIEB_CUDA_GEMM=cublas asks for cuBLAS' order (benchmarks; last bits then differ) */
-    const char *gemm_env = getenv("MIEB_CUDA_GEMM");
+    const char *gemm_env = mieb_env(MIEB_ENV_CUDA_GEMM);
     ctx->canon_scores = o.precision == MIEB_PREC_FP32 && !(gemm_env && !strcmp(gemm_env, "cublas"));
     /* the int8 screen gives the fixed order's bits, so it runs only where they are the scores.
        Off unless asked for: on an H200 it lost the documents tied at the k-th score of a
        50,000-document block (tests/py/test_retrieval_e2e.py::test_search_floors[dot]; the
        CPU, the mock runtime and the emulator keep them), so it is for measuring only until
        that is found (docs/SCREEN_INT8.md, "Known failure on an H200"). */
-    const char *scr = getenv("MIEB_CUDA_SCREEN");
+    const char *scr = mieb_env(MIEB_ENV_CUDA_SCREEN);
     ctx->screen = 0;
     if (scr && *scr && strcmp(scr, "off") != 0 && strcmp(scr, "0") != 0) {
         if (!strcmp(scr, "auto"))
@@ -171,7 +173,7 @@ mieb_status mieb_cuda_ctx_init(const struct mieb_backend_opts *opts, struct mieb
 #ifdef MIEB_CUDA_SYNC_CHECK
     ctx->sync_check = 1;
 #else
-    ctx->sync_check = env_flag("MIEB_CUDA_SYNC_CHECK");
+    ctx->sync_check = env_flag(MIEB_ENV_CUDA_SYNC_CHECK);
 #endif
 
     struct cudaDeviceProp prop;

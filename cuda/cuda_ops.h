@@ -55,6 +55,15 @@ void mieb_cuda_next_tile(const struct mieb_vecs *docs, int maxsim, const struct 
 mieb_status mieb_cuda_check_vecs(const struct mieb_vecs *v, int multi, const char *what, int64_t *max_item_rows);
 
 /**
+ * The checks of a corpus block against the query set qs that an operation runs first (the
+ * block as mieb_cuda_check_vecs, under MaxSim a multi-vector one; the queries' dimension),
+ * then *in zeroed and given the similarity and the sizes of both sets: what topk_block and
+ * score_pairs plan with, less their own fields (ke, n_pairs, the screen's).
+ */
+mieb_status mieb_cuda_block_plan_in(const struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                    struct mieb_cuda_plan_in *in);
+
+/**
  * Plan, then reserve the scratch and staging pools; on an allocation failure plan again
  * within half the bytes that failed (OOM recovered by tiling smaller). MIEB_ERR_OOM only
  * when even the smallest tiles cannot be allocated; MIEB_ERR_TOO_LARGE when they exceed

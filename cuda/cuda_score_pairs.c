@@ -111,13 +111,10 @@ mieb_status mieb_cuda_score_pairs(struct mieb_cuda_ctx *ctx, struct mieb_qset *q
                                   int64_t n_pairs, const int64_t *qi, const int64_t *di, float *out)
 {
     const int maxsim = qs->sim == MIEB_SIM_MAXSIM;
-    int64_t d_max = 0;
-    mieb_status st = mieb_cuda_check_vecs(docs, maxsim, "corpus block", &d_max);
+    struct mieb_cuda_plan_in in;
+    mieb_status st = mieb_cuda_block_plan_in(qs, docs, &in);
     if (st != MIEB_OK)
         return st;
-    if (docs->dim != qs->dim)
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: query dim %lld != corpus dim %lld",
-                         (long long)qs->dim, (long long)docs->dim);
     if (n_pairs <= 0)
         return MIEB_OK;
     if (!qi || !di || !out)
@@ -127,15 +124,6 @@ mieb_status mieb_cuda_score_pairs(struct mieb_cuda_ctx *ctx, struct mieb_qset *q
             return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: pair %lld (%lld, %lld) out of range", (long long)p,
                              (long long)qi[p], (long long)di[p]);
 
-    struct mieb_cuda_plan_in in = {0};
-    in.maxsim = maxsim;
-    in.dim = qs->dim;
-    in.nq = qs->n;
-    in.q_rows = qs->rows;
-    in.q_max = qs->max_item_rows;
-    in.nd = docs->n;
-    in.d_rows = docs->rows;
-    in.d_max = d_max;
     in.n_pairs = n_pairs;
     struct mieb_cuda_plan p;
     struct pair_views v;

@@ -1,7 +1,8 @@
 /**
  * cuda_tiling.c - what the CUDA operations share below the operations table (cuda_ops.h):
- * the input checks of a set of vectors, the next corpus tile under a plan, and planning with
- * the device memory reserved, retried with smaller tiles when the device is out of memory.
+ * the input checks of a set of vectors, and of a corpus block with the plan input it gives;
+ * the next corpus tile under a plan; and planning with the device memory reserved, retried
+ * with smaller tiles when the device is out of memory.
  */
 #include "cuda_ops.h"
 
@@ -39,6 +40,27 @@ mieb_status mieb_cuda_check_vecs(const struct mieb_vecs *v, int multi, const cha
         if (len > *max_item_rows)
             *max_item_rows = len;
     }
+    return MIEB_OK;
+}
+
+mieb_status mieb_cuda_block_plan_in(const struct mieb_qset *qs, const struct mieb_vecs *docs,
+                                    struct mieb_cuda_plan_in *in)
+{
+    const int maxsim = qs->sim == MIEB_SIM_MAXSIM;
+    int64_t d_max = 0;
+    MIEB_TRY(mieb_cuda_check_vecs(docs, maxsim, "corpus block", &d_max));
+    if (docs->dim != qs->dim)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: query dim %lld != corpus dim %lld",
+                         (long long)qs->dim, (long long)docs->dim);
+    memset(in, 0, sizeof *in);
+    in->maxsim = maxsim;
+    in->dim = qs->dim;
+    in->nq = qs->n;
+    in->q_rows = qs->rows;
+    in->q_max = qs->max_item_rows;
+    in->nd = docs->n;
+    in->d_rows = docs->rows;
+    in->d_max = d_max;
     return MIEB_OK;
 }
 

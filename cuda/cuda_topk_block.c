@@ -356,13 +356,10 @@ static mieb_status topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, c
                               int64_t k, const float *floor, float *out_scores, int64_t *out_idx, int64_t *out_n)
 {
     const int maxsim = qs->sim == MIEB_SIM_MAXSIM;
-    int64_t d_max = 0;
-    mieb_status st = mieb_cuda_check_vecs(docs, maxsim, "corpus block", &d_max);
+    struct mieb_cuda_plan_in in;
+    mieb_status st = mieb_cuda_block_plan_in(qs, docs, &in);
     if (st != MIEB_OK)
         return st;
-    if (docs->dim != qs->dim)
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: query dim %lld != corpus dim %lld",
-                         (long long)qs->dim, (long long)docs->dim);
     if (docs->n > (int64_t)MIEB_TOPK_MAX_INDEX + 1)
         return mieb_fail(MIEB_ERR_INVALID_ARG, "cuda backend: a corpus block holds at most %lld items, got %lld",
                          (long long)MIEB_TOPK_MAX_INDEX + 1, (long long)docs->n);
@@ -382,16 +379,7 @@ static mieb_status topk_block(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, c
         return MIEB_OK;
     }
 
-    struct mieb_cuda_plan_in in = {0};
-    in.maxsim = maxsim;
-    in.dim = qs->dim;
     in.ke = ke;
-    in.nq = qs->n;
-    in.q_rows = qs->rows;
-    in.q_max = qs->max_item_rows;
-    in.nd = docs->n;
-    in.d_rows = docs->rows;
-    in.d_max = d_max;
     struct mieb_cuda_plan p;
     struct topk_views v;
     if (mieb_cuda_screen_wanted(ctx, qs, docs->n, ke)) {

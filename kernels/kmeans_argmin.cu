@@ -6,9 +6,9 @@
  * few hundred, so a block per row would leave most threads idle). Lane l scans columns
  * l, l + 32, ... in increasing order and keeps the lexicographically smallest
  * (value, index) pair; a butterfly over the warp then combines the 32 candidates with the
- * same order. Under that order the winner is the smallest index among the columns that
- * equal the row's minimum, which is what the CPU's sequential "strictly smaller replaces"
- * scan returns, whatever the lane split. NaN compares false both ways, so it is never a
+ * same order (warp_argbest.cuh). Under that order the winner is the smallest index among
+ * the columns that equal the row's minimum, which is what the CPU's sequential "strictly
+ * smaller replaces" scan returns, whatever the lane split. NaN compares false both ways, so it is never a
  * candidate; the CPU's special case (a NaN at column 0 is never replaced, so the label
  * stays 0) is applied at the end by lane 0.
  */
@@ -17,6 +17,7 @@
 
 #include "cuda_check.h"
 #include "kmeans_argmin.cuh"
+#include "warp_argbest.cuh"
 
 #define KM_WARPS 8
 #define KM_NONE INT_MAX /* index of "nothing seen yet": every real index is < k < INT_MAX */
@@ -41,21 +42,8 @@ static __global__ void __launch_bounds__(KM_WARPS * 32)
     /* (+inf, KM_NONE) is beaten by any non-NaN value, +inf included */
     float bv = INFINITY;
     int bj = KM_NONE;
-    for (int j = lane; j < k; j += 32) {
-        const float v = csq[j] + srow[j]; /* the one rounding of sgemm's beta = 1 */
-        if (km_before(v, j, bv, bj)) {
-            bv = v;
-            bj = j;
-        }
-    }
-    for (int m = 16; m >= 1; m >>= 1) {
-        const float ov = __shfl_xor_sync(0xffffffffu, bv, m);
-        const int oj = __shfl_xor_sync(0xffffffffu, bj, m);
-        if (km_before(ov, oj, bv, bj)) {
-            bv = ov;
-            bj = oj;
-        }
-    }
+    /* the one rounding of sgemm's beta = 1 */
+    warp_argbest<km_before>(lane, k, [&](int j) { return csq[j] + srow[j]; }, bv, bj);
     if (lane == 0) {
         const float d0 = csq[0] + srow[0];
         /* d0 != d0: NaN at column 0 (not isnan, so the emulator needs no device math) */

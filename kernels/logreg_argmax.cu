@@ -5,12 +5,12 @@
  *
  * KK > 1: one warp per row, LRA_WARPS rows per block, rows grid-strided. Lane l scans
  * k = l, l + 32, ... in increasing order with the CPU's sequential rule
- * (mieb_lr_argmax_takes), then a butterfly combines the 32 candidates with the order "a NaN
- * before any number, among NaNs the lower index, among numbers the larger, among equal
- * numbers the lower index". That order is
- * total on (value, index) pairs with distinct indices and its first element is what the
- * sequential scan returns (the first NaN if any, else the first maximum; +0 and -0 are
- * equal, so the first of them), whatever the lane split.
+ * (mieb_lr_argmax_takes), then a butterfly (warp_argbest.cuh) combines the 32 candidates
+ * with the order "a NaN before any number, among NaNs the lower index, among numbers the
+ * larger, among equal numbers the lower index". That order is total on (value, index)
+ * pairs with distinct indices and its first element is what the sequential scan returns
+ * (the first NaN if any, else the first maximum; +0 and -0 are equal, so the first of
+ * them), whatever the lane split.
  * KK == 1: one thread per row, decision > 0.
  */
 #include <limits.h>
@@ -19,6 +19,7 @@
 #include "core/hd.h"
 #include "cuda_check.h"
 #include "logreg_argmax.cuh"
+#include "warp_argbest.cuh"
 
 #define LRA_WARPS 8
 #define LRA_THREADS 256 /* binary: rows per block */
@@ -47,21 +48,7 @@ static __global__ void __launch_bounds__(LRA_WARPS * 32)
         const float *srow = s + row * ld;
         float bv = 0.0f;
         int bj = LRA_NONE;
-        for (int k = lane; k < KK; k += 32) {
-            const float v = mieb_lr_decision(srow[k], intercept[k]);
-            if (lra_before(v, k, bv, bj)) {
-                bv = v;
-                bj = k;
-            }
-        }
-        for (int m = 16; m >= 1; m >>= 1) {
-            const float ov = __shfl_xor_sync(0xffffffffu, bv, m);
-            const int oj = __shfl_xor_sync(0xffffffffu, bj, m);
-            if (lra_before(ov, oj, bv, bj)) {
-                bv = ov;
-                bj = oj;
-            }
-        }
+        warp_argbest<lra_before>(lane, KK, [&](int k) { return mieb_lr_decision(srow[k], intercept[k]); }, bv, bj);
         if (lane == 0)
             out[row] = bj; /* lane 0 saw k = 0, so bj is a real index */
     }

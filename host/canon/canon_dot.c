@@ -11,6 +11,7 @@
 #include "../core/status.h"
 #include "canon_kernels.h"
 #include "cpu_features.h"
+#include "core/env.h"
 
 /* The definition: 16 fma chains over k = l, l+16, l+32, ... then a fixed pairwise tree. */
 float mieb_canon_dot(const float *a, const float *b, int64_t K)
@@ -75,7 +76,7 @@ static void decide(void)
     (void)f;
 #endif
     g_active = g_supported;
-    const char *want = getenv("MIEB_CPU_ISA");
+    const char *want = mieb_env(MIEB_ENV_CPU_ISA);
     if (want && *want) {
         int w = -1;
         for (int i = MIEB_CANON_SCALAR; i <= MIEB_CANON_AVX512; i++)

@@ -194,18 +194,11 @@ bool mieb_cli_out_dir(const char *cmd, const char *opt, const char *val)
     return false;
 }
 
-bool mieb_cli_bootstrap_number(const char *cmd, const char *opt, const char *val, double *num)
+bool mieb_cli_alpha(const char *cmd, const char *opt, const char *val, void *field)
 {
-    long long n;
-    if (!strcmp(opt, "--alpha")) {
-        if (mieb_cli_parse_real(val, 0.0, 1.0, num) && *num > 0.0 && *num < 1.0)
-            return true;
-        mieb_cli_bad_value(cmd, opt, val, "a number between 0 and 1");
-        return false;
-    }
-    bool resamples = !strcmp(opt, "--resamples");
-    if (!mieb_cli_int(cmd, opt, val, resamples ? 1 : 0, resamples ? 10000000LL : 4294967295LL, &n))
-        return false;
-    *num = (double)n;
-    return true;
+    double *alpha = field;
+    if (mieb_cli_parse_real(val, 0.0, 1.0, alpha) && *alpha > 0.0 && *alpha < 1.0)
+        return true;
+    mieb_cli_bad_value(cmd, opt, val, "a number between 0 and 1");
+    return false;
 }

@@ -4,58 +4,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "core/escape.h"
 
 /* On a usage error: the first line of the command's synopsis and where the whole help is, on stderr. */
-static void brief_usage(const char *cmd, void (*usage)(FILE *))
+static void brief_usage(const struct mieb_cli_spec *cmd)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (mem) {
-        usage(mem);
+        mieb_cli_help(cmd, mem);
         fclose(mem);
     }
     /* one line: the synopsis's first line, not the whole help */
     const char *end = text ? strchr(text, '\n') : NULL;
     if (text && end)
         mieb_fprintf_esc(stderr, "%.*s%s\n", (int)(end - text), text, end[1] && end[1] != '\n' ? " ..." : "");
-    mieb_fprintf_esc(stderr, "Try 'mieb-eval %s --help' for the options and exit statuses.\n", cmd);
+    mieb_fprintf_esc(stderr, "Try 'mieb-eval %s --help' for the options and exit statuses.\n", cmd->name);
     free(text);
 }
 
-bool mieb_cli_is_help(const char *arg)
-{
-    return !strcmp(arg, "-h") || !strcmp(arg, "--help");
-}
+const char *const mieb_cli_log_formats[] = {"text", "json", NULL};
 
-int mieb_cli_log_option(const char *cmd, struct mieb_cli_log *log, int argc, char **argv, int *i)
-{
-    static const char *const fmts[] = {"text", "json", NULL}; /* enum mieb_log_format order */
-    const char *a = argv[*i];
-    int k;
-    if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-        log->verbose = true;
-        return 1;
-    }
-    if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-        log->quiet = true;
-        return 1;
-    }
-    if (strcmp(a, "--log-format"))
-        return 0;
-    if (*i + 1 >= argc) {
-        mieb_fprintf_esc(stderr, "mieb-eval %s: %s needs a value\n", cmd, a);
-        return -1;
-    }
-    if (!mieb_cli_choice(cmd, a, argv[++*i], fmts, &k))
-        return -1;
-    log->format = (enum mieb_log_format)k;
-    return 1;
-}
+/* a CHOICE option stores its index in an int: the enum must be one */
+_Static_assert(sizeof(enum mieb_log_format) == sizeof(int), "--log-format is stored as an int");
 
-bool mieb_cli_start(const struct mieb_cli_command *cmd, enum mieb_cli_parsed parsed, const struct mieb_cli_log *log,
+bool mieb_cli_start(const struct mieb_cli_spec *cmd, enum mieb_cli_parsed parsed, const struct mieb_cli_log *log,
                     int *exit_status)
 {
     if (parsed == MIEB_CLI_GO && log && log->verbose && log->quiet) {
@@ -63,9 +39,9 @@ bool mieb_cli_start(const struct mieb_cli_command *cmd, enum mieb_cli_parsed par
         parsed = MIEB_CLI_BAD;
     }
     if (parsed == MIEB_CLI_HELP)
-        cmd->usage(stdout);
+        mieb_cli_help(cmd, stdout);
     else if (parsed == MIEB_CLI_BAD)
-        brief_usage(cmd->name, cmd->usage);
+        brief_usage(cmd);
     if (parsed != MIEB_CLI_GO) {
         *exit_status = parsed == MIEB_CLI_HELP ? MIEB_EXIT_OK : MIEB_EXIT_USAGE;
         return false;

@@ -9,7 +9,7 @@
  *
  *     struct my_opts o;
  *     int rc;
- *     if (!mieb_cli_start(&my_command, parse_args(argc, argv, &o), &o.log, &rc))
+ *     if (!mieb_cli_start(&my_spec, parse_args(argc, argv, &o), &o.log, &rc))
  *         return rc;
  *     return do_the_work(&o);
  */
@@ -19,43 +19,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cli/progress.h"
-
-/** A command as the opening needs it: its name ("run") and its whole --help text. */
-struct mieb_cli_command {
-    const char *name;
-    void (*usage)(FILE *f);
-};
-
-/** What a command's parser found on its command line. */
-enum mieb_cli_parsed {
-    MIEB_CLI_GO,       /* a good command line: the command runs */
-    MIEB_CLI_HELP,     /* -h or --help: the help on stdout, exit status 0 */
-    MIEB_CLI_BAD,      /* a usage error, said on stderr; the synopsis line and the --help hint follow */
-    MIEB_CLI_BAD_SAID, /* a usage error said in full on stderr (a bad value, named): nothing follows */
-};
-
-/** -v/--verbose, -q/--quiet and --log-format, for the commands that log (run, merge). */
-struct mieb_cli_log {
-    bool verbose, quiet;
-    enum mieb_log_format format;
-};
-
-/** -h or --help. */
-bool mieb_cli_is_help(const char *arg);
-
-/**
- * argv[*i] when it is -v, -q or --log-format F (cmd names the command in messages): 1 taken
- * (*i moved past a value), 0 none of them, -1 a missing or bad value, said on one line.
- */
-int mieb_cli_log_option(const char *cmd, struct mieb_cli_log *log, int argc, char **argv, int *i);
+#include "cli/cli_options.h"
 
 /**
  * The opening: true when the command is to run (its logging set up from *log, when log is
  * not NULL); false when it ends here with *exit_status (0 after --help, MIEB_EXIT_USAGE
  * after a usage error, the messages printed).
  */
-bool mieb_cli_start(const struct mieb_cli_command *cmd, enum mieb_cli_parsed parsed, const struct mieb_cli_log *log,
+bool mieb_cli_start(const struct mieb_cli_spec *cmd, enum mieb_cli_parsed parsed, const struct mieb_cli_log *log,
                     int *exit_status);
 
 #endif

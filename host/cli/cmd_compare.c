@@ -15,13 +15,16 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_options.h"
 #include "cli/cli_start.h"
+#include "cli/cli_registry.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "config/suggest.h"
@@ -33,41 +36,7 @@
 #include "analysis/per_sample_reader.h"
 #include "analysis/compare.h"
 #include "analysis/bootstrap.h"
-
-static void compare_usage(FILE *f)
-{
-    fputs("usage: mieb-eval compare A B [-t TASK ...] [-b BENCHMARK] [--resamples N] [--seed S]\n"
-          "                         [--alpha A] [--json FILE] [--csv FILE] [--registry FILE]\n"
-          "\n"
-          "A and B are the --per-query folders of two `mieb-eval run`s (two models, the same task\n"
-          "data). For each task present in both, the main score is recomputed from the per-query /\n"
-          "per-sample files and a paired bootstrap (the same resampled queries or samples for both\n"
-          "models) gives delta = A - B, its confidence interval and a two-sided p-value; then per\n"
-          "task type, Mean(Task) and Mean(TaskType) over the compared tasks. Tasks found in one\n"
-          "folder only, or with units missing, are listed as skipped. Scores are shown x 100;\n"
-          "CSV and JSON hold the exact values.\n"
-          "\n"
-          "  -t, --tasks T ...   compare these tasks (default: every registry task with a folder in A or B)\n"
-          "  -b, --benchmark B   compare a benchmark's tasks (MIEB(eng), MIEB(lite), lite, ...)\n"
-          "  --resamples N       bootstrap replicates (default 1000)\n"
-          "  --seed S            numpy RandomState seed, 0 .. 2^32-1 (default 42)\n"
-          "  --alpha A           1 - confidence level; '*' marks p < A (default 0.05)\n"
-          "  --csv FILE          write every row (tasks, task types, means) as CSV\n"
-          "  --json FILE         write the comparison as JSON\n"
-          "  --registry FILE     tasks.json to use (benchmarks.json is read beside it)\n"
-          "\n"
-          "Method: resample each (split, subset) unit's n samples with replacement, R times, with\n"
-          "numpy.random.RandomState(seed).randint(0, n, size=(R, n)), units in order, tasks in table\n"
-          "order; recompute the main score of A and B on each resample (mean of per-sample values, or\n"
-          "Spearman / Pearson / NMI recomputed); CI = percentiles alpha/2, 1-alpha/2 of the replicate\n"
-          "deltas; two-sided p of the paired bootstrap test by the shift method,\n"
-          "p = (1 + #{|delta_r - delta| >= |delta|}) / (1 + R_valid) over the valid (non-NaN) replicates.\n"
-          "\n"
-          "Exit status: 0 compared; 1 a per-sample file is unreadable or malformed, the two folders\n"
-          "hold different samples for a task, or no task could be compared; 2 bad command line;\n"
-          "4 registry unreadable or output not writable.\n",
-          f);
-}
+#include "plan/task_select.h"
 
 static void fmt_pct(double x, char *b, size_t n)
 {
@@ -302,57 +271,82 @@ static int pick_tasks(const struct mieb_registry *reg, const char *bench_name, c
 /* The command line of compare. */
 struct compare_args {
     const char *dirs[2], *bench_name, *csv, *json, *registry;
-    const char **tnames; /* [argc]: the -t words */
-    int n_t;
-    double R, seed, alpha;
+    const char *tnames[MIEB_PLAN_MAX_TASKS]; /* the -t words */
+    int n_t, n_dirs;
+    long long R, seed;
+    double alpha;
+};
+
+/* A or B: a third folder is refused (their checks follow once both are known). */
+static enum mieb_cli_parsed folder(const char *cmd, const char *word, void *opts)
+{
+    struct compare_args *ca = opts;
+    if (ca->n_dirs < 2) {
+        ca->dirs[ca->n_dirs++] = word;
+        return MIEB_CLI_GO;
+    }
+    mieb_fprintf_esc(stderr, "mieb-eval %s: name exactly two folders (A and B); '%s' is a third\n", cmd, word);
+    return MIEB_CLI_BAD_SAID;
+}
+
+#define CA(f) offsetof(struct compare_args, f)
+static const struct mieb_cli_opt compare_opts[] = {
+    {"--tasks", "-t", .kind = MIEB_OPT_LIST, .at = CA(tnames), .count_at = CA(n_t), .cap = MIEB_PLAN_MAX_TASKS,
+     .flags = MIEB_OPT_OF_TASKS, .help = "  -t, --tasks T ...   compare these tasks (default: every registry task with a folder in A or B)\n"},
+    {"--benchmark", "-b", .kind = MIEB_OPT_STRING, .at = CA(bench_name),
+     .help = "  -b, --benchmark B   compare a benchmark's tasks (MIEB(eng), MIEB(lite), lite, ...)\n"},
+    {"--resamples", .kind = MIEB_OPT_INT, .at = CA(R), .width = sizeof(long long), .lo = 1,
+     .hi = MIEB_CLI_RESAMPLES_MAX, .def = "1000", .help = "  --resamples N       bootstrap replicates (default 1000)\n"},
+    {"--seed", .kind = MIEB_OPT_INT, .at = CA(seed), .width = sizeof(long long), .lo = 0, .hi = MIEB_CLI_SEED_MAX,
+     .def = "42", .help = "  --seed S            numpy RandomState seed, 0 .. 2^32-1 (default 42)\n"},
+    {"--alpha", .kind = MIEB_OPT_CHECK, .at = CA(alpha), .check = mieb_cli_alpha, .def = "0.05",
+     .help = "  --alpha A           1 - confidence level; '*' marks p < A (default 0.05)\n"},
+    {"--csv", .kind = MIEB_OPT_PATH, .at = CA(csv), .help = "  --csv FILE          write every row (tasks, task types, means) as CSV\n"},
+    {"--json", .kind = MIEB_OPT_PATH, .at = CA(json), .help = "  --json FILE         write the comparison as JSON\n"},
+    {"--registry", .kind = MIEB_OPT_PATH, .at = CA(registry), .help = "  --registry FILE     tasks.json to use (benchmarks.json is read beside it)\n"},
+    {0}};
+#undef CA
+
+static const struct mieb_cli_spec compare_spec = {
+    .name = "compare",
+    .opts = compare_opts,
+    .size = sizeof(struct compare_args),
+    .head = "usage: mieb-eval compare A B [-t TASK ...] [-b BENCHMARK] [--resamples N] [--seed S]\n"
+            "                         [--alpha A] [--json FILE] [--csv FILE] [--registry FILE]\n"
+            "\n"
+            "A and B are the --per-query folders of two `mieb-eval run`s (two models, the same task\n"
+            "data). For each task present in both, the main score is recomputed from the per-query /\n"
+            "per-sample files and a paired bootstrap (the same resampled queries or samples for both\n"
+            "models) gives delta = A - B, its confidence interval and a two-sided p-value; then per\n"
+            "task type, Mean(Task) and Mean(TaskType) over the compared tasks. Tasks found in one\n"
+            "folder only, or with units missing, are listed as skipped. Scores are shown x 100;\n"
+            "CSV and JSON hold the exact values.\n"
+            "\n",
+    .tail = "\n"
+            "Method: resample each (split, subset) unit's n samples with replacement, R times, with\n"
+            "numpy.random.RandomState(seed).randint(0, n, size=(R, n)), units in order, tasks in table\n"
+            "order; recompute the main score of A and B on each resample (mean of per-sample values, or\n"
+            "Spearman / Pearson / NMI recomputed); CI = percentiles alpha/2, 1-alpha/2 of the replicate\n"
+            "deltas; two-sided p of the paired bootstrap test by the shift method,\n"
+            "p = (1 + #{|delta_r - delta| >= |delta|}) / (1 + R_valid) over the valid (non-NaN) replicates.\n"
+            "\n"
+            "Exit status: 0 compared; 1 a per-sample file is unreadable or malformed, the two folders\n"
+            "hold different samples for a task, or no task could be compared; 2 bad command line;\n"
+            "4 registry unreadable or output not writable.\n",
+    .unknown = "option",
+    .missing = MIEB_CLI_BAD_SAID,
+    .bad_value = MIEB_CLI_BAD_SAID,
+    .positional = folder,
 };
 
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct compare_args *ca)
 {
-    int n_dirs = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mieb_cli_is_help(a))
-            return MIEB_CLI_HELP;
-        if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
-            while (i + 1 < argc && argv[i + 1][0] != '-') /* names, or one comma-separated list */
-                ca->tnames[ca->n_t++] = argv[++i];
-            continue;
-        }
-        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &ca->bench_name
-                           : !strcmp(a, "--csv")                            ? &ca->csv
-                           : !strcmp(a, "--json")                           ? &ca->json
-                           : !strcmp(a, "--registry")                       ? &ca->registry
-                                                                            : NULL;
-        double *num = !strcmp(a, "--resamples") ? &ca->R
-                      : !strcmp(a, "--seed")    ? &ca->seed
-                      : !strcmp(a, "--alpha")   ? &ca->alpha
-                                                : NULL;
-        if ((dst || num) && !val) {
-            mieb_fprintf_esc(stderr, "mieb-eval compare: %s needs a value\n", a);
-            return MIEB_CLI_BAD_SAID;
-        }
-        if (dst) {
-            if (dst != &ca->bench_name && !mieb_cli_path("compare", a, val))
-                return MIEB_CLI_BAD_SAID;
-            *dst = argv[++i];
-        } else if (num) {
-            if (!mieb_cli_bootstrap_number("compare", a, val, num))
-                return MIEB_CLI_BAD_SAID;
-            i++;
-        } else if (a[0] == '-') {
-            mieb_fprintf_esc(stderr, "mieb-eval compare: unknown option '%s'\n", a);
-            return MIEB_CLI_BAD;
-        } else if (n_dirs < 2) {
-            ca->dirs[n_dirs++] = a;
-        } else {
-            mieb_fprintf_esc(stderr, "mieb-eval compare: name exactly two folders (A and B); '%s' is a third\n", a);
-            return MIEB_CLI_BAD_SAID;
-        }
-    }
-    if (n_dirs != 2 || (ca->n_t && ca->bench_name)) {
-        mieb_fprintf_esc(stderr, "mieb-eval compare: %s\n", n_dirs != 2 ? "name two --per-query folders, A and B"
-                                                                : "-t and -b cannot be combined");
+    enum mieb_cli_parsed r = mieb_cli_parse(&compare_spec, argc, argv, ca);
+    if (r != MIEB_CLI_GO)
+        return r;
+    if (ca->n_dirs != 2 || (ca->n_t && ca->bench_name)) {
+        mieb_fprintf_esc(stderr, "mieb-eval compare: %s\n", ca->n_dirs != 2 ? "name two --per-query folders, A and B"
+                                                                    : "-t and -b cannot be combined");
         return MIEB_CLI_BAD;
     }
     for (int s = 0; s < 2; s++)
@@ -361,29 +355,21 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct compare_arg
     return MIEB_CLI_GO;
 }
 
-static const struct mieb_cli_command compare_command = {"compare", compare_usage};
-
 int mieb_cmd_compare(int argc, char **argv)
 {
-    struct compare_args ca = {.R = 1000, .seed = 42, .alpha = 0.05};
+    static struct compare_args ca; /* MIEB_PLAN_MAX_TASKS names: not on the stack */
     int rc;
-    if (!(ca.tnames = calloc((size_t)argc + 1, sizeof *ca.tnames)))
-        return MIEB_EXIT_FATAL;
-    if (!mieb_cli_start(&compare_command, parse_args(argc, argv, &ca), NULL, &rc)) {
-        free(ca.tnames);
+    if (!mieb_cli_start(&compare_spec, parse_args(argc, argv, &ca), NULL, &rc))
         return rc;
-    }
     const char *const *dirs = ca.dirs, *bench_name = ca.bench_name, *csv = ca.csv, *json = ca.json;
-    const char *registry = ca.registry, **tnames = ca.tnames;
+    const char **tnames = ca.tnames;
     int n_t = ca.n_t;
-    double R = ca.R, seed = ca.seed, alpha = ca.alpha;
+    long long R = ca.R, seed = ca.seed;
+    double alpha = ca.alpha;
     struct mieb_registry reg;
-    mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
-    if (st != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval compare: %s\n", mieb_last_error());
-        free(tnames);
+    mieb_status st;
+    if (!mieb_cli_registry("compare", ca.registry, &reg))
         return MIEB_EXIT_FATAL;
-    }
     /* the task list, in table (and random stream) order */
     const struct mieb_task **tasks = calloc((size_t)reg.n_tasks + (size_t)argc + 1, sizeof *tasks);
     char **unknown = NULL;
@@ -424,7 +410,7 @@ done:
     mieb_cmp_free(&c);
     for (int i = 0; i < n_unknown; i++)
         free(unknown[i]);
-    free(unknown), free(tasks), free(tnames);
+    free(unknown), free(tasks);
     mieb_registry_free(&reg);
     return rc;
 }

@@ -6,13 +6,16 @@
  * counts checked against the task data. Exit status 0 when everything is present and
  * consistent, 1 otherwise (2 bad command line, 4 registry unreadable).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_options.h"
 #include "cli/cli_start.h"
+#include "cli/cli_registry.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/escape.h"
@@ -27,22 +30,6 @@ struct inspect_opts {
     int n_tasks;
     bool json;
 };
-
-static void inspect_usage(FILE *f)
-{
-    fputs("usage: mieb-eval inspect --task-data DIR --embeddings DIR (-t TASK [TASK ...] | -b BENCHMARK)\n"
-          "                         [--json] [--registry FILE]\n"
-          "\n"
-          "Checks, without scoring, that every input a run needs is present and consistent: the\n"
-          "task-data file (format attributes, one group per split and subset) and each embedding\n"
-          "role of the task's family (retrieval: queries, corpus; ImageClassification: train, eval;\n"
-          "ZeroShotClassification: eval, candidate_labels; ImageClustering: eval; Compositionality:\n"
-          "images, texts; VisualSTS: sentence1, sentence2; aggregate tasks need none), with their\n"
-          "shapes, dtypes and shards, and row counts checked against the task data.\n"
-          "Exit status: 0 all present and consistent; 1 something missing or inconsistent;\n"
-          "2 bad command line; 4 registry unreadable.\n",
-          f);
-}
 
 /* Expected rows of one role: -1 when the task data gives no count; max_label for candidate_labels. */
 struct role_need {
@@ -301,58 +288,57 @@ static void print_task(const cJSON *tj)
     }
 }
 
+#define IO(f) offsetof(struct inspect_opts, f)
+static const struct mieb_cli_opt inspect_table[] = { /* described in the head */
+    {"--task-data", .kind = MIEB_OPT_IN_DIR, .at = IO(task_data)},
+    {"--embeddings", .kind = MIEB_OPT_IN_DIR, .at = IO(emb)},
+    {"--tasks", "-t", .kind = MIEB_OPT_LIST, .at = IO(tasks), .count_at = IO(n_tasks), .cap = MIEB_PLAN_MAX_TASKS,
+     .flags = MIEB_OPT_OF_TASKS},
+    {"--benchmark", "-b", .kind = MIEB_OPT_STRING, .at = IO(bench)},
+    {"--registry", .kind = MIEB_OPT_PATH, .at = IO(registry)},
+    {"--json", .kind = MIEB_OPT_FLAG, .at = IO(json)},
+    {0}};
+#undef IO
+
+static const struct mieb_cli_spec inspect_spec = {
+    .name = "inspect",
+    .opts = inspect_table,
+    .size = sizeof(struct inspect_opts),
+    .head = "usage: mieb-eval inspect --task-data DIR --embeddings DIR (-t TASK [TASK ...] | -b BENCHMARK)\n"
+            "                         [--json] [--registry FILE]\n"
+            "\n"
+            "Checks, without scoring, that every input a run needs is present and consistent: the\n"
+            "task-data file (format attributes, one group per split and subset) and each embedding\n"
+            "role of the task's family (retrieval: queries, corpus; ImageClassification: train, eval;\n"
+            "ZeroShotClassification: eval, candidate_labels; ImageClustering: eval; Compositionality:\n"
+            "images, texts; VisualSTS: sentence1, sentence2; aggregate tasks need none), with their\n"
+            "shapes, dtypes and shards, and row counts checked against the task data.\n"
+            "Exit status: 0 all present and consistent; 1 something missing or inconsistent;\n"
+            "2 bad command line; 4 registry unreadable.\n",
+    .unknown = "argument",
+    .missing = MIEB_CLI_BAD,
+    .bad_value = MIEB_CLI_BAD_SAID,
+};
+
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct inspect_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mieb_cli_is_help(a))
-            return MIEB_CLI_HELP;
-        if (!strcmp(a, "--json")) {
-            o->json = true;
-            continue;
-        }
-        if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
-            while (i + 1 < argc && argv[i + 1][0] != '-' && o->n_tasks < MIEB_PLAN_MAX_TASKS)
-                o->tasks[o->n_tasks++] = argv[++i];
-            continue;
-        }
-        const char **dst = !strcmp(a, "--task-data")                        ? &o->task_data
-                           : !strcmp(a, "--embeddings")                       ? &o->emb
-                           : !strcmp(a, "-b") || !strcmp(a, "--benchmark")    ? &o->bench
-                           : !strcmp(a, "--registry")                         ? &o->registry
-                                                                              : NULL;
-        if (!dst || !val) {
-            mieb_fprintf_esc(stderr, dst ? "mieb-eval inspect: %s needs a value\n" : "mieb-eval inspect: unknown argument '%s'\n", a);
-            return MIEB_CLI_BAD;
-        }
-        if ((dst == &o->task_data || dst == &o->emb) && !mieb_cli_dir("inspect", a, val))
-            return MIEB_CLI_BAD_SAID;
-        if (dst == &o->registry && !mieb_cli_path("inspect", a, val))
-            return MIEB_CLI_BAD_SAID;
-        *dst = val;
-        i++;
-    }
-    if (!o->task_data || !o->emb || (!o->n_tasks && !o->bench)) {
+    enum mieb_cli_parsed r = mieb_cli_parse(&inspect_spec, argc, argv, o);
+    if (r == MIEB_CLI_GO && (!o->task_data || !o->emb || (!o->n_tasks && !o->bench))) {
         mieb_fprintf_esc(stderr, "mieb-eval inspect: --task-data, --embeddings and -t or -b are required\n");
         return MIEB_CLI_BAD;
     }
-    return MIEB_CLI_GO;
+    return r;
 }
-
-static const struct mieb_cli_command inspect_command = {"inspect", inspect_usage};
 
 int mieb_cmd_inspect(int argc, char **argv)
 {
     struct inspect_opts o;
     int rc;
-    if (!mieb_cli_start(&inspect_command, parse_args(argc, argv, &o), NULL, &rc))
+    if (!mieb_cli_start(&inspect_spec, parse_args(argc, argv, &o), NULL, &rc))
         return rc;
     struct mieb_registry reg;
-    if ((o.registry ? mieb_registry_load(o.registry, &reg) : mieb_registry_load_default(&reg)) != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval inspect: %s\n", mieb_last_error());
+    if (!mieb_cli_registry("inspect", o.registry, &reg))
         return MIEB_EXIT_FATAL;
-    }
     struct mieb_task_list list;
     struct mieb_task_select sel = {.purpose = MIEB_SELECT_INSPECT, .task_data = o.task_data, .tasks = o.tasks,
                                    .n_tasks = o.n_tasks, .benchmarks = &o.bench, .n_benchmarks = o.bench != NULL};

@@ -3,34 +3,20 @@
  * per registry task (or per task of a benchmark, in mteb's order): name, type, whether this
  * build has a driver for its family, eval splits, number of subsets, main score.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_options.h"
 #include "cli/cli_start.h"
+#include "cli/cli_registry.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/escape.h"
 #include "families/family.h"
-
-static void list_usage(FILE *f)
-{
-    fputs("usage: mieb-eval list-tasks [-b BENCHMARK] [--task-types T...] [--json] [--registry FILE]\n"
-          "\n"
-          "One line per task: name, type, 'supported' when this build can score the task's family\n"
-          "(else 'unsupported'), eval splits, number of hf_subsets, main score; '(aggregate)' marks\n"
-          "tasks computed from another task's results. --json prints a JSON list instead.\n"
-          "\n"
-          "  -b, --benchmark B     only the tasks of a benchmark, in mteb's order (MIEB(eng),\n"
-          "                        MIEB(Multilingual), MIEB(lite), MIEB(Img), or eng, multilingual, lite, img)\n"
-          "  --task-types T...     only tasks of these mteb types (e.g. Any2AnyRetrieval ImageClustering)\n"
-          "\n"
-          "Exit status: 0 ok; 2 bad command line (unknown option, benchmark or task type, an empty\n"
-          "value); 4 registry unreadable.\n",
-          f);
-}
 
 /* True when type is one of the comma-separated list (NULL list: every type). */
 static bool type_selected(const char *list, const char *type)
@@ -105,54 +91,49 @@ struct list_args {
     bool json;
 };
 
-static enum mieb_cli_parsed parse_args(int argc, char **argv, struct list_args *la)
-{
-    memset(la, 0, sizeof *la);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mieb_cli_is_help(a))
-            return MIEB_CLI_HELP;
-        if (!strcmp(a, "--json")) {
-            la->json = true;
-            continue;
-        }
-        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &la->bench_name
-                           : !strcmp(a, "--task-types")                     ? &la->types
-                           : !strcmp(a, "--registry")                       ? &la->registry
-                                                                            : NULL;
-        if (!dst || !val) {
-            mieb_fprintf_esc(stderr, dst ? "mieb-eval list-tasks: %s needs a value\n" : "mieb-eval list-tasks: unknown argument '%s'\n",
-                    a);
-            return MIEB_CLI_BAD;
-        }
-        if (dst == &la->registry && !mieb_cli_path("list-tasks", a, val))
-            return MIEB_CLI_BAD_SAID;
-        if (dst == &la->types && !val[0]) { /* would list every task as if no type had been named */
-            mieb_cli_bad_value("list-tasks", a, val, "a comma-separated list of task types");
-            return MIEB_CLI_BAD_SAID;
-        }
-        *dst = val;
-        i++;
-    }
-    return MIEB_CLI_GO;
-}
+#define LA(f) offsetof(struct list_args, f)
+static const struct mieb_cli_opt list_opts[] = {
+    {"--benchmark", "-b", .kind = MIEB_OPT_STRING, .at = LA(bench_name),
+     .help = "  -b, --benchmark B     only the tasks of a benchmark, in mteb's order (MIEB(eng),\n"
+             "                        MIEB(Multilingual), MIEB(lite), MIEB(Img), or eng, multilingual, lite, img)\n"},
+    /* one comma-separated word (main joins the words); empty, it would list every task as if
+       no type had been named */
+    {"--task-types", .kind = MIEB_OPT_STRING, .at = LA(types), .empty = "a comma-separated list of task types",
+     .help = "  --task-types T...     only tasks of these mteb types (e.g. Any2AnyRetrieval ImageClustering)\n"},
+    {"--json", .kind = MIEB_OPT_FLAG, .at = LA(json)},       /* described above the options */
+    {"--registry", .kind = MIEB_OPT_PATH, .at = LA(registry)}, /* in the synopsis */
+    {0}};
+#undef LA
 
-static const struct mieb_cli_command list_command = {"list-tasks", list_usage};
+static const struct mieb_cli_spec list_spec = {
+    .name = "list-tasks",
+    .opts = list_opts,
+    .size = sizeof(struct list_args),
+    .head = "usage: mieb-eval list-tasks [-b BENCHMARK] [--task-types T...] [--json] [--registry FILE]\n"
+            "\n"
+            "One line per task: name, type, 'supported' when this build can score the task's family\n"
+            "(else 'unsupported'), eval splits, number of hf_subsets, main score; '(aggregate)' marks\n"
+            "tasks computed from another task's results. --json prints a JSON list instead.\n"
+            "\n",
+    .tail = "\n"
+            "Exit status: 0 ok; 2 bad command line (unknown option, benchmark or task type, an empty\n"
+            "value); 4 registry unreadable.\n",
+    .unknown = "argument",
+    .missing = MIEB_CLI_BAD,
+    .bad_value = MIEB_CLI_BAD_SAID,
+};
 
 int mieb_cmd_list_tasks(int argc, char **argv)
 {
     struct list_args la;
     int rc;
-    if (!mieb_cli_start(&list_command, parse_args(argc, argv, &la), NULL, &rc))
+    if (!mieb_cli_start(&list_spec, mieb_cli_parse(&list_spec, argc, argv, &la), NULL, &rc))
         return rc;
-    const char *bench_name = la.bench_name, *types = la.types, *registry = la.registry;
+    const char *bench_name = la.bench_name, *types = la.types;
     bool json = la.json;
     struct mieb_registry reg;
-    mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
-    if (st != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());
+    if (!mieb_cli_registry("list-tasks", la.registry, &reg))
         return MIEB_EXIT_FATAL;
-    }
     const struct mieb_benchmark *b = NULL;
     if (bench_name && !(b = mieb_registry_benchmark(&reg, bench_name))) {
         mieb_fprintf_esc(stderr, "mieb-eval list-tasks: %s\n", mieb_last_error());

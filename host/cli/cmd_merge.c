@@ -8,10 +8,12 @@
  *                   [--log-format text|json]
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_options.h"
 #include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
@@ -23,121 +25,70 @@
 #include "plan/task_select.h"
 
 #define MAX_TASKS MIEB_PLAN_MAX_TASKS
+#define MAX_BENCHMARKS 16
 
 struct merge_args {
     const char *partials, *task_data, *emb, *out, *per_query;
     const char *tasks[MAX_TASKS];
     int n_tasks;
-    const char *benchmarks[16];
+    const char *benchmarks[MAX_BENCHMARKS];
     int n_benchmarks;
     int threads;
     struct mieb_cli_log log; /* -v, -q, --log-format */
 };
 
-static void merge_usage(FILE *f)
-{
-    fputs("usage: mieb-eval merge --partials-dir DIR --task-data DIR --embeddings DIR --output-folder DIR\n"
-          "                       (-t TASK [TASK ...] | -b BENCHMARK) [--per-query DIR] [-v | -q]\n"
-          "                       [--threads N] [--log-format text|json]\n"
-          "\n"
-          "Merges the partial files that `mieb-eval run ... --corpus-parts K --corpus-part I --partials-dir DIR`\n"
-          "wrote for each part I of each retrieval task into the task's results file, the same file a single\n"
-          "process writes (apart from evaluation_time, date and evaluation_phases). Tasks of other families\n"
-          "were scored by part 0 of run and are skipped here.\n"
-          "\n"
-          "  --partials-dir DIR   where the parts were written (DIR/<task>/<split>/<subset>/part-IIIII-of-KKKKK.h5)\n"
-          "  --task-data DIR      the task data the parts were computed from\n"
-          "  --embeddings DIR     the embeddings the parts were computed from (model_meta.json, and a\n"
-          "                       fingerprint check: queries and a sample of the corpus are read)\n"
-          "  --output-folder DIR  results go to DIR/results/<org>__<model>/<revision>/<TaskName>.json\n"
-          "  -t, --tasks TASK...  tasks to merge\n"
-          "  -b, --benchmark B    every retrieval task of a benchmark whose task data is present\n"
-          "  --per-query DIR      as for run: DIR/<task>/<split>/<subset>/{run.trec,per_query.tsv,qrels.trec}\n"
-          "  --threads N          CPU threads for the metrics [the CPUs this process may use]\n"
-          "  -v, -q, --log-format as for run\n"
-          "\n"
-          "A task is merged only when every part 0..K-1 of every split and subset is present and all parts\n"
-          "agree (same inputs, model, similarity, K); otherwise nothing is written for it and every missing\n"
-          "part file or disagreeing attribute is listed on stderr.\n"
-          "\n"
-          "exit status: 0 every task merged; 1 at least one task not merged (missing or inconsistent parts,\n"
-          "invalid inputs); 2 bad command line (also a bad option value, an empty path, an input folder\n"
-          "that is not one); 4 could not run at all (registry, model_meta.json, output folder not writable)\n",
-          f);
-}
+#define MA(f) offsetof(struct merge_args, f)
+/* --partials-dir may be absent: merge reports that as missing parts (exit 1). */
+static const struct mieb_cli_opt merge_opts[] = {
+    {"--partials-dir", .kind = MIEB_OPT_OUT_DIR, .at = MA(partials), .help = "  --partials-dir DIR   where the parts were written (DIR/<task>/<split>/<subset>/part-IIIII-of-KKKKK.h5)\n"},
+    {"--task-data", .kind = MIEB_OPT_IN_DIR, .at = MA(task_data), .help = "  --task-data DIR      the task data the parts were computed from\n"},
+    {"--embeddings", .kind = MIEB_OPT_IN_DIR, .at = MA(emb), .help = "  --embeddings DIR     the embeddings the parts were computed from (model_meta.json, and a\n"
+             "                       fingerprint check: queries and a sample of the corpus are read)\n"},
+    {"--output-folder", .kind = MIEB_OPT_OUT_DIR, .at = MA(out), .help = "  --output-folder DIR  results go to DIR/results/<org>__<model>/<revision>/<TaskName>.json\n"},
+    {"--tasks", "-t", .kind = MIEB_OPT_LIST, .at = MA(tasks), .count_at = MA(n_tasks), .cap = MAX_TASKS,
+     .flags = MIEB_OPT_NEED_ONE | MIEB_OPT_OF_TASKS, .help = "  -t, --tasks TASK...  tasks to merge\n"},
+    {"--benchmark", "-b", "--benchmarks", .kind = MIEB_OPT_EACH, .at = MA(benchmarks), .count_at = MA(n_benchmarks),
+     .cap = MAX_BENCHMARKS, .help = "  -b, --benchmark B    every retrieval task of a benchmark whose task data is present\n"},
+    {"--per-query", .kind = MIEB_OPT_OUT_DIR, .at = MA(per_query), .help = "  --per-query DIR      as for run: DIR/<task>/<split>/<subset>/{run.trec,per_query.tsv,qrels.trec}\n"},
+    {"--threads", .kind = MIEB_OPT_INT, .at = MA(threads), .width = sizeof(int), .lo = 0, .hi = 4096,
+     .help = "  --threads N          CPU threads for the metrics [the CPUs this process may use]\n"},
+    MIEB_CLI_LOG_OPTS(MA(log), "  -v, -q, --log-format as for run\n", NULL, NULL),
+    {0}};
+#undef MA
+
+static const struct mieb_cli_spec merge_spec = {
+    .name = "merge",
+    .opts = merge_opts,
+    .size = sizeof(struct merge_args),
+    .head = "usage: mieb-eval merge --partials-dir DIR --task-data DIR --embeddings DIR --output-folder DIR\n"
+            "                       (-t TASK [TASK ...] | -b BENCHMARK) [--per-query DIR] [-v | -q]\n"
+            "                       [--threads N] [--log-format text|json]\n"
+            "\n"
+            "Merges the partial files that `mieb-eval run ... --corpus-parts K --corpus-part I --partials-dir DIR`\n"
+            "wrote for each part I of each retrieval task into the task's results file, the same file a single\n"
+            "process writes (apart from evaluation_time, date and evaluation_phases). Tasks of other families\n"
+            "were scored by part 0 of run and are skipped here.\n"
+            "\n",
+    .tail = "\n"
+            "A task is merged only when every part 0..K-1 of every split and subset is present and all parts\n"
+            "agree (same inputs, model, similarity, K); otherwise nothing is written for it and every missing\n"
+            "part file or disagreeing attribute is listed on stderr.\n"
+            "\n"
+            "exit status: 0 every task merged; 1 at least one task not merged (missing or inconsistent parts,\n"
+            "invalid inputs); 2 bad command line (also a bad option value, an empty path, an input folder\n"
+            "that is not one); 4 could not run at all (registry, model_meta.json, output folder not writable)\n",
+    .unknown = "option",
+    .missing = MIEB_CLI_BAD,
+    .bad_value = MIEB_CLI_BAD,
+    .value_first = true,
+};
 
 /* The command line into a; -v with -q is refused by mieb_cli_start. */
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct merge_args *a)
 {
-    memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        const char **dst = NULL;
-        int r;
-        if (mieb_cli_is_help(o)) {
-            return MIEB_CLI_HELP;
-        } else if ((r = mieb_cli_log_option("merge", &a->log, argc, argv, &i)) != 0) {
-            if (r < 0)
-                return MIEB_CLI_BAD;
-            continue;
-        } else if (!strcmp(o, "-t") || !strcmp(o, "--tasks")) {
-            int got = 0;
-            while (i + 1 < argc && argv[i + 1][0] != '-') {
-                if (a->n_tasks >= MAX_TASKS) {
-                    mieb_fprintf_esc(stderr, "mieb-eval merge: too many tasks\n");
-                    return MIEB_CLI_BAD;
-                }
-                a->tasks[a->n_tasks++] = argv[++i];
-                got++;
-            }
-            if (!got) {
-                mieb_fprintf_esc(stderr, "mieb-eval merge: %s needs at least one task name\n", o);
-                return MIEB_CLI_BAD;
-            }
-            continue;
-        }
-        if (!val) {
-            mieb_fprintf_esc(stderr, "mieb-eval merge: %s needs a value\n", o);
-            return MIEB_CLI_BAD;
-        }
-        /* dst names an input folder (else one that may be absent: an output folder, or the
-           partials folder, whose absence merge reports as missing parts, exit 1) */
-        bool in_dir = true;
-        if (!strcmp(o, "--partials-dir"))
-            dst = &a->partials, in_dir = false;
-        else if (!strcmp(o, "--task-data"))
-            dst = &a->task_data;
-        else if (!strcmp(o, "--embeddings"))
-            dst = &a->emb;
-        else if (!strcmp(o, "--output-folder") || !strcmp(o, "--output_folder"))
-            dst = &a->out, in_dir = false;
-        else if (!strcmp(o, "--per-query"))
-            dst = &a->per_query, in_dir = false;
-        else if (!strcmp(o, "-b") || !strcmp(o, "--benchmark") || !strcmp(o, "--benchmarks")) {
-            if (a->n_benchmarks >= 16) {
-                mieb_fprintf_esc(stderr, "mieb-eval merge: too many benchmarks\n");
-                return MIEB_CLI_BAD;
-            }
-            a->benchmarks[a->n_benchmarks++] = val;
-            i++;
-            continue;
-        } else if (!strcmp(o, "--threads")) {
-            long long n;
-            if (!mieb_cli_int("merge", o, val, 0, 4096, &n))
-                return MIEB_CLI_BAD;
-            a->threads = (int)n;
-            i++;
-            continue;
-        } else {
-            mieb_fprintf_esc(stderr, "mieb-eval merge: unknown option '%s'\n", o);
-            return MIEB_CLI_BAD;
-        }
-        if (!(in_dir ? mieb_cli_dir : mieb_cli_out_dir)("merge", o, val))
-            return MIEB_CLI_BAD;
-        *dst = val;
-        i++;
-    }
+    enum mieb_cli_parsed r = mieb_cli_parse(&merge_spec, argc, argv, a);
+    if (r != MIEB_CLI_GO)
+        return r;
     if (!a->partials || !a->task_data || !a->emb || !a->out) {
         mieb_fprintf_esc(stderr, "mieb-eval merge: --partials-dir, --task-data, --embeddings and --output-folder are required\n");
         return MIEB_CLI_BAD;
@@ -162,8 +113,6 @@ static int open_results(const struct merge_args *a, struct mieb_model_meta *meta
     return ok ? MIEB_EXIT_OK : MIEB_EXIT_FATAL;
 }
 
-static const struct mieb_cli_command merge_command = {"merge", merge_usage};
-
 int mieb_cmd_merge(int argc, char **argv)
 {
     struct merge_args a;
@@ -173,7 +122,7 @@ int mieb_cmd_merge(int argc, char **argv)
     char results_dir[PATH_MAX];
     int failed = 0, merged = 0, rc;
 
-    if (!mieb_cli_start(&merge_command, parse_args(argc, argv, &a), &a.log, &rc))
+    if (!mieb_cli_start(&merge_spec, parse_args(argc, argv, &a), &a.log, &rc))
         return rc;
     if (mieb_registry_load_default(&reg) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());

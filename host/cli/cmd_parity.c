@@ -6,12 +6,14 @@
  * tolerance or present on one side only.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_options.h"
 #include "cli/cli_start.h"
 #include "cli/commands.h"
 #include "config/registry.h"
@@ -23,37 +25,6 @@
 #define MAX_TASK_FILTER 512
 #define MAX_TOL_OVERRIDES 16
 #define MAX_DIFF_LINES 40 /* difference lines printed per task (all are counted) */
-
-static void parity_usage(FILE *f)
-{
-    fputs("usage: mieb-eval parity --reference DIR --candidate DIR [-t TASK ...]\n"
-          "                        [--tolerance FAMILY=X ...] [--registry FILE] [-q]\n"
-          "\n"
-          "Compares two mteb result folders (an output folder holding results/, a results/ folder,\n"
-          "a model folder or a revision folder; mteb's cache folder too) key by key: for every task\n"
-          "file, every split, every hf_subset and every score key, recursively (lists such as\n"
-          "scores_per_experiment included). Revision folders are paired by model name and revision\n"
-          "(or paired as they are when each side holds exactly one).\n"
-          "\n"
-          "Tolerances per family (the task's type in the registry; a task the registry lacks is\n"
-          "recognised by its keys):\n"
-          "  retrieval, zero-shot, compositionality, sts   exact after 6-decimal rounding\n"
-          "  probe (ImageClassification, VOC2007 kNN)      |diff| <= 1e-4\n"
-          "  clustering                                    |diff| <= 1e-4\n"
-          "NaN equals NaN. A task, split, subset or key present on one side only is a mismatch.\n"
-          "\n"
-          "  -t, --tasks TASK...     compare only these tasks\n"
-          "  --tolerance FAMILY=X    absolute tolerance X for a family (retrieval, zero-shot,\n"
-          "                          compositionality, sts, probe, clustering, unknown);\n"
-          "                          X = exact restores exact-after-rounding\n"
-          "  --registry FILE         tasks.json for the task types [$MIEB_REGISTRY, else the built-in]\n"
-          "  -q, --quiet             print only the differences and the closing line\n"
-          "\n"
-          "Exit status: 0 every value within tolerance; 1 a value above tolerance, or a task, split,\n"
-          "subset or key missing on one side (all listed), or a folder without results or an\n"
-          "unreadable result file; 2 bad command line; 4 registry unreadable.\n",
-          f);
-}
 
 struct tol_override {
     enum mieb_family fam;
@@ -97,62 +68,69 @@ static int parse_tolerance(const char *s, struct opts *o)
     return 0;
 }
 
+/* --tolerance FAMILY=X: an override appended to the options (field: the whole struct opts). */
+static bool tolerance_ok(const char *cmd, const char *opt, const char *val, void *field)
+{
+    if (parse_tolerance(val, field) == 0)
+        return true;
+    mieb_fprintf_esc(stderr, "mieb-eval %s: bad %s '%s' (FAMILY=X with FAMILY one of retrieval, "
+                     "zero-shot, compositionality, sts, probe, clustering, unknown; X >= 0 or exact)\n",
+                     cmd, opt, val);
+    return false;
+}
+
+#define PO(f) offsetof(struct opts, f)
+static const struct mieb_cli_opt parity_opts[] = {
+    {"--reference", .kind = MIEB_OPT_PATH, .at = PO(ref)}, /* in the synopsis */
+    {"--candidate", .kind = MIEB_OPT_PATH, .at = PO(cand)},
+    {"--tasks", "-t", .kind = MIEB_OPT_LIST, .at = PO(tasks), .count_at = PO(n_tasks), .cap = MAX_TASK_FILTER,
+     .flags = MIEB_OPT_NEED_ONE | MIEB_OPT_OF_TASKS, .help = "  -t, --tasks TASK...     compare only these tasks\n"},
+    {"--tolerance", .kind = MIEB_OPT_CHECK, .at = 0, .check = tolerance_ok,
+     .help = "  --tolerance FAMILY=X    absolute tolerance X for a family (retrieval, zero-shot,\n"
+             "                          compositionality, sts, probe, clustering, unknown);\n"
+             "                          X = exact restores exact-after-rounding\n"},
+    {"--registry", .kind = MIEB_OPT_PATH, .at = PO(registry), .help = "  --registry FILE         tasks.json for the task types [$MIEB_REGISTRY, else the built-in]\n"},
+    {"--quiet", "-q", .kind = MIEB_OPT_FLAG, .at = PO(quiet), .help = "  -q, --quiet             print only the differences and the closing line\n"},
+    {0}};
+#undef PO
+
+static const struct mieb_cli_spec parity_spec = {
+    .name = "parity",
+    .opts = parity_opts,
+    .size = sizeof(struct opts),
+    .head = "usage: mieb-eval parity --reference DIR --candidate DIR [-t TASK ...]\n"
+            "                        [--tolerance FAMILY=X ...] [--registry FILE] [-q]\n"
+            "\n"
+            "Compares two mteb result folders (an output folder holding results/, a results/ folder,\n"
+            "a model folder or a revision folder; mteb's cache folder too) key by key: for every task\n"
+            "file, every split, every hf_subset and every score key, recursively (lists such as\n"
+            "scores_per_experiment included). Revision folders are paired by model name and revision\n"
+            "(or paired as they are when each side holds exactly one).\n"
+            "\n"
+            "Tolerances per family (the task's type in the registry; a task the registry lacks is\n"
+            "recognised by its keys):\n"
+            "  retrieval, zero-shot, compositionality, sts   exact after 6-decimal rounding\n"
+            "  probe (ImageClassification, VOC2007 kNN)      |diff| <= 1e-4\n"
+            "  clustering                                    |diff| <= 1e-4\n"
+            "NaN equals NaN. A task, split, subset or key present on one side only is a mismatch.\n"
+            "\n",
+    .tail = "\n"
+            "Exit status: 0 every value within tolerance; 1 a value above tolerance, or a task, split,\n"
+            "subset or key missing on one side (all listed), or a folder without results or an\n"
+            "unreadable result file; 2 bad command line; 4 registry unreadable.\n",
+    .unknown = "argument",
+    .missing = MIEB_CLI_BAD,
+    .bad_value = MIEB_CLI_BAD,
+};
+
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct opts *o)
 {
-    memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mieb_cli_is_help(a))
-            return MIEB_CLI_HELP;
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o->quiet = true;
-            continue;
-        }
-        if (!strcmp(a, "-t") || !strcmp(a, "--tasks")) {
-            int n0 = o->n_tasks;
-            while (i + 1 < argc && argv[i + 1][0] != '-') {
-                if (o->n_tasks == MAX_TASK_FILTER) {
-                    mieb_fprintf_esc(stderr, "mieb-eval parity: more than %d tasks after -t\n", MAX_TASK_FILTER);
-                    return MIEB_CLI_BAD;
-                }
-                o->tasks[o->n_tasks++] = argv[++i];
-            }
-            if (o->n_tasks == n0) {
-                mieb_fprintf_esc(stderr, "mieb-eval parity: %s needs at least one task name\n", a);
-                return MIEB_CLI_BAD;
-            }
-            continue;
-        }
-        const char **dst = !strcmp(a, "--reference")   ? &o->ref
-                           : !strcmp(a, "--candidate") ? &o->cand
-                           : !strcmp(a, "--registry")  ? &o->registry
-                                                       : NULL;
-        if (dst || !strcmp(a, "--tolerance")) {
-            if (!val) {
-                mieb_fprintf_esc(stderr, "mieb-eval parity: %s needs a value\n", a);
-                return MIEB_CLI_BAD;
-            }
-            i++;
-            if (dst) {
-                if (!mieb_cli_path("parity", a, val))
-                    return MIEB_CLI_BAD;
-                *dst = val;
-            } else if (parse_tolerance(val, o) != 0) {
-                mieb_fprintf_esc(stderr, "mieb-eval parity: bad --tolerance '%s' (FAMILY=X with FAMILY one of retrieval, "
-                                "zero-shot, compositionality, sts, probe, clustering, unknown; X >= 0 or exact)\n",
-                        val);
-                return MIEB_CLI_BAD;
-            }
-            continue;
-        }
-        mieb_fprintf_esc(stderr, "mieb-eval parity: unknown argument '%s'\n", a);
-        return MIEB_CLI_BAD;
-    }
-    if (!o->ref || !o->cand) {
+    enum mieb_cli_parsed r = mieb_cli_parse(&parity_spec, argc, argv, o);
+    if (r == MIEB_CLI_GO && (!o->ref || !o->cand)) {
         mieb_fprintf_esc(stderr, "mieb-eval parity: --reference and --candidate are required\n");
         return MIEB_CLI_BAD;
     }
-    return MIEB_CLI_GO;
+    return r;
 }
 
 static struct mieb_tolerance tolerance_for(const struct opts *o, enum mieb_family fam)
@@ -301,13 +279,11 @@ static void print_families(const struct tally *t, const struct opts *o)
     }
 }
 
-static const struct mieb_cli_command parity_command = {"parity", parity_usage};
-
 int mieb_cmd_parity(int argc, char **argv)
 {
     struct opts o;
     int rc;
-    if (!mieb_cli_start(&parity_command, parse_args(argc, argv, &o), NULL, &rc))
+    if (!mieb_cli_start(&parity_spec, parse_args(argc, argv, &o), NULL, &rc))
         return rc;
 
     /* The registry only names each task's family; without one, the keys tell. */

@@ -5,12 +5,15 @@
  * per task type, a radar, per-task deltas, linear-probe spread, recall@k curves,
  * per-language scores and time per task and stage (host/report/).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/compare.h"
+#include "cli/cli_options.h"
 #include "cli/cli_start.h"
+#include "cli/cli_registry.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/escape.h"
@@ -20,40 +23,6 @@
 #include "plan/manifest.h"
 #include "report/report_data.h"
 #include "report/report_page.h"
-
-static void report_usage(FILE *f)
-{
-    fputs("usage: mieb-eval report DIR [DIR ...] --html OUT.html [-b BENCHMARK] [--baseline MODEL]\n"
-          "                       [--per-query MODEL=DIR ...] [--resamples N] [--seed S] [--alpha A]\n"
-          "\n"
-          "Writes one self-contained HTML page (inline CSS and SVG; no script, nothing fetched)\n"
-          "about the models whose mteb result folders are given (as for `summary`): the leaderboard\n"
-          "summary, a bar chart per task type, a radar over task types, the per-task table with\n"
-          "deltas against a baseline model, linear-probe spread across experiments, recall@k\n"
-          "curves of retrieval tasks, per-language scores of multilingual tasks, and the time\n"
-          "spent per task and stage (evaluation_time, evaluation_phases). Prints the page's path.\n"
-          "\n"
-          "  --html FILE        the page to write (atomically)\n"
-          "  -b, --benchmark B  a benchmark's task list (as for summary); default: every registry\n"
-          "                     task found in any result folder\n"
-          "  --baseline MODEL   the model deltas are taken against (its name, or name@revision);\n"
-          "                     default: the first model found in the first DIR\n"
-          "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"
-          "  --per-query MODEL=DIR  the `run --per-query` folder of a model (name or name@revision);\n"
-          "                     give the baseline's and others': each other model's deltas then show\n"
-          "                     the paired bootstrap interval and '*' where p < alpha, exactly as\n"
-          "                     `mieb-eval compare DIR BASELINE_DIR -t <the page's tasks> --seed S`\n"
-          "                     computes them (README \"Comparing two models\")\n"
-          "  --resamples N      bootstrap replicates (default 1000)\n"
-          "  --seed S           numpy RandomState seed, 0 .. 2^32-1 (default 42)\n"
-          "  --alpha A          1 - confidence level (default 0.05)\n"
-          "\n"
-          "Exit status: 0 ok; 1 some result file could not be read (named on stderr) or no\n"
-          "result folder was found; 2 bad command line, unknown baseline or --per-query model, or\n"
-          "no per-query folder for the baseline; 4 registry unreadable or the page could not be\n"
-          "written.\n",
-          f);
-}
 
 /* Row index of the baseline: --baseline by name or name@revision, else the first model under dirs[0]. */
 static int find_baseline(const struct mieb_leaderboard *lb, const char *want, const char *first_dir)
@@ -86,34 +55,18 @@ struct ci_opts {
     double alpha;
 };
 
-/* One of the bootstrap options at argv[i] (consuming its value): 1 taken, 0 not one of them, -1 bad value. */
-static int ci_option(struct ci_opts *o, const char *a, const char *val)
+/* --per-query MODEL=DIR: appended to the list (its model and folder are checked once the
+   result folders are read). */
+static bool per_query_ok(const char *cmd, const char *opt, const char *val, void *field)
 {
-    if (strcmp(a, "--per-query") && strcmp(a, "--resamples") && strcmp(a, "--seed") && strcmp(a, "--alpha"))
-        return 0;
-    if (!val) {
-        mieb_fprintf_esc(stderr, "mieb-eval report: %s needs a value\n", a);
-        return -1;
+    struct ci_opts *o = field;
+    const char *eq = strchr(val, '=');
+    if (!eq || eq == val || !eq[1] || o->n == (int)(sizeof o->spec / sizeof *o->spec)) {
+        mieb_fprintf_esc(stderr, "mieb-eval %s: %s %s: expected MODEL=DIR\n", cmd, opt, val);
+        return false;
     }
-    if (!strcmp(a, "--per-query")) {
-        const char *eq = strchr(val, '=');
-        if (!eq || eq == val || !eq[1] || o->n == (int)(sizeof o->spec / sizeof *o->spec)) {
-            mieb_fprintf_esc(stderr, "mieb-eval report: --per-query %s: expected MODEL=DIR\n", val);
-            return -1;
-        }
-        o->spec[o->n++] = val;
-        return 1;
-    }
-    double v;
-    if (!mieb_cli_bootstrap_number("report", a, val, &v))
-        return -1;
-    if (!strcmp(a, "--alpha"))
-        o->alpha = v;
-    else if (!strcmp(a, "--resamples"))
-        o->R = (long long)v;
-    else
-        o->seed = (long long)v;
-    return 1;
+    o->spec[o->n++] = val;
+    return true;
 }
 
 /* For every model named by --per-query other than the baseline, compare it with the baseline
@@ -168,76 +121,98 @@ struct report_args {
     struct ci_opts ci;
 };
 
-static enum mieb_cli_parsed parse_args(int argc, char **argv, struct report_args *ra)
+/* A result folder: a path, one of at most 256. */
+static enum mieb_cli_parsed result_folder(const char *cmd, const char *word, void *opts)
 {
-    const char **dirs = ra->dirs;
-    int n_dirs = 0;
-    struct ci_opts *ci = &ra->ci;
-    *ci = (struct ci_opts){.R = 1000, .seed = 42, .alpha = 0.05};
-    ra->bench_name = ra->html = ra->registry = ra->baseline = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mieb_cli_is_help(a))
-            return MIEB_CLI_HELP;
-        int took = ci_option(ci, a, val);
-        if (took < 0)
-            return MIEB_CLI_BAD_SAID;
-        if (took) {
-            i++;
-            continue;
-        }
-        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &ra->bench_name
-                           : !strcmp(a, "--html")                           ? &ra->html
-                           : !strcmp(a, "--baseline")                       ? &ra->baseline
-                           : !strcmp(a, "--registry")                       ? &ra->registry
-                                                                            : NULL;
-        if (dst) {
-            if (!val) {
-                mieb_fprintf_esc(stderr, "mieb-eval report: %s needs a value\n", a);
-                return MIEB_CLI_BAD_SAID;
-            }
-            if ((dst == &ra->html || dst == &ra->registry) && !mieb_cli_path("report", a, val))
-                return MIEB_CLI_BAD_SAID;
-            *dst = val;
-            i++;
-        } else if (a[0] == '-') {
-            mieb_fprintf_esc(stderr, "mieb-eval report: unknown option '%s'\n", a);
-            return MIEB_CLI_BAD;
-        } else if (!mieb_cli_path("report", "result folder", a)) {
-            return MIEB_CLI_BAD_SAID;
-        } else if (n_dirs < (int)(sizeof ra->dirs / sizeof *ra->dirs)) {
-            dirs[n_dirs++] = a;
-        } else {
-            mieb_fprintf_esc(stderr, "mieb-eval report: at most %d result folders\n", (int)(sizeof ra->dirs / sizeof *ra->dirs));
-            return MIEB_CLI_BAD_SAID;
-        }
+    struct report_args *ra = opts;
+    int cap = (int)(sizeof ra->dirs / sizeof *ra->dirs);
+    if (!mieb_cli_path(cmd, "result folder", word))
+        return MIEB_CLI_BAD_SAID;
+    if (ra->n_dirs == cap) {
+        mieb_fprintf_esc(stderr, "mieb-eval %s: at most %d result folders\n", cmd, cap);
+        return MIEB_CLI_BAD_SAID;
     }
-    ra->n_dirs = n_dirs;
-    if (!n_dirs || !ra->html) {
-        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", !n_dirs ? "name at least one result folder" : "--html FILE is needed");
-        return MIEB_CLI_BAD;
-    }
+    ra->dirs[ra->n_dirs++] = word;
     return MIEB_CLI_GO;
 }
 
-static const struct mieb_cli_command report_command = {"report", report_usage};
+#define RA(f) offsetof(struct report_args, f)
+static const struct mieb_cli_opt report_opts[] = {
+    {"--html", .kind = MIEB_OPT_PATH, .at = RA(html),
+     .help = "  --html FILE        the page to write (atomically)\n"},
+    {"--benchmark", "-b", .kind = MIEB_OPT_STRING, .at = RA(bench_name),
+     .help = "  -b, --benchmark B  a benchmark's task list (as for summary); default: every registry\n"
+             "                     task found in any result folder\n"},
+    {"--baseline", .kind = MIEB_OPT_STRING, .at = RA(baseline),
+     .help = "  --baseline MODEL   the model deltas are taken against (its name, or name@revision);\n"
+             "                     default: the first model found in the first DIR\n"},
+    {"--registry", .kind = MIEB_OPT_PATH, .at = RA(registry),
+     .help = "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"},
+    {"--per-query", .kind = MIEB_OPT_CHECK, .at = RA(ci), .check = per_query_ok,
+     .help = "  --per-query MODEL=DIR  the `run --per-query` folder of a model (name or name@revision);\n"
+             "                     give the baseline's and others': each other model's deltas then show\n"
+             "                     the paired bootstrap interval and '*' where p < alpha, exactly as\n"
+             "                     `mieb-eval compare DIR BASELINE_DIR -t <the page's tasks> --seed S`\n"
+             "                     computes them (README \"Comparing two models\")\n"},
+    {"--resamples", .kind = MIEB_OPT_INT, .at = RA(ci.R), .width = sizeof(long long), .lo = 1,
+     .hi = MIEB_CLI_RESAMPLES_MAX, .def = "1000",
+     .help = "  --resamples N      bootstrap replicates (default 1000)\n"},
+    {"--seed", .kind = MIEB_OPT_INT, .at = RA(ci.seed), .width = sizeof(long long), .lo = 0, .hi = MIEB_CLI_SEED_MAX,
+     .def = "42", .help = "  --seed S           numpy RandomState seed, 0 .. 2^32-1 (default 42)\n"},
+    {"--alpha", .kind = MIEB_OPT_CHECK, .at = RA(ci.alpha), .check = mieb_cli_alpha, .def = "0.05",
+     .help = "  --alpha A          1 - confidence level (default 0.05)\n"},
+    {0}};
+#undef RA
+
+static const struct mieb_cli_spec report_spec = {
+    .name = "report",
+    .opts = report_opts,
+    .size = sizeof(struct report_args),
+    .head = "usage: mieb-eval report DIR [DIR ...] --html OUT.html [-b BENCHMARK] [--baseline MODEL]\n"
+            "                       [--per-query MODEL=DIR ...] [--resamples N] [--seed S] [--alpha A]\n"
+            "\n"
+            "Writes one self-contained HTML page (inline CSS and SVG; no script, nothing fetched)\n"
+            "about the models whose mteb result folders are given (as for `summary`): the leaderboard\n"
+            "summary, a bar chart per task type, a radar over task types, the per-task table with\n"
+            "deltas against a baseline model, linear-probe spread across experiments, recall@k\n"
+            "curves of retrieval tasks, per-language scores of multilingual tasks, and the time\n"
+            "spent per task and stage (evaluation_time, evaluation_phases). Prints the page's path.\n"
+            "\n",
+    .tail = "\n"
+            "Exit status: 0 ok; 1 some result file could not be read (named on stderr) or no\n"
+            "result folder was found; 2 bad command line, unknown baseline or --per-query model, or\n"
+            "no per-query folder for the baseline; 4 registry unreadable or the page could not be\n"
+            "written.\n",
+    .unknown = "option",
+    .missing = MIEB_CLI_BAD_SAID,
+    .bad_value = MIEB_CLI_BAD_SAID,
+    .positional = result_folder,
+};
+
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct report_args *ra)
+{
+    enum mieb_cli_parsed r = mieb_cli_parse(&report_spec, argc, argv, ra);
+    if (r == MIEB_CLI_GO && (!ra->n_dirs || !ra->html)) {
+        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", !ra->n_dirs ? "name at least one result folder" : "--html FILE is needed");
+        return MIEB_CLI_BAD;
+    }
+    return r;
+}
 
 int mieb_cmd_report(int argc, char **argv)
 {
     struct report_args ra;
     int rc;
-    if (!mieb_cli_start(&report_command, parse_args(argc, argv, &ra), NULL, &rc))
+    if (!mieb_cli_start(&report_spec, parse_args(argc, argv, &ra), NULL, &rc))
         return rc;
-    const char **dirs = ra.dirs, *bench_name = ra.bench_name, *html = ra.html, *registry = ra.registry;
+    const char **dirs = ra.dirs, *bench_name = ra.bench_name, *html = ra.html;
     const char *baseline = ra.baseline;
     int n_dirs = ra.n_dirs;
     struct ci_opts ci = ra.ci;
     struct mieb_registry reg;
-    mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
-    if (st != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
+    mieb_status st;
+    if (!mieb_cli_registry("report", ra.registry, &reg))
         return MIEB_EXIT_FATAL;
-    }
     const struct mieb_benchmark *bench = NULL;
     if (bench_name && !(bench = mieb_registry_benchmark(&reg, bench_name))) {
         mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());

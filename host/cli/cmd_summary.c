@@ -5,13 +5,16 @@
  * sorted as the leaderboard sorts them; writes CSV and JSON on request.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli_options.h"
 #include "cli/cli_start.h"
+#include "cli/cli_registry.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "core/escape.h"
@@ -22,29 +25,6 @@
 #include "io/results_reader.h"
 #include "analysis/leaderboard.h"
 #include "plan/manifest.h"
-
-static void summary_usage(FILE *f)
-{
-    fputs("usage: mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--csv FILE] [--json FILE]\n"
-          "\n"
-          "Reads mteb result folders (DIR: an output folder holding results/, a results/ folder, a\n"
-          "model folder or a revision folder) and prints, per model and revision, the MIEB\n"
-          "leaderboard numbers as mteb computes them: Mean(TaskType), Mean(Task), one mean per task\n"
-          "type and the Borda rank. A task without a complete score (missing file, split or\n"
-          "subset, NaN main_score) leaves the aggregates empty. The table shows 100 x score,\n"
-          "rounded to 2 decimals as the leaderboard does; CSV and JSON hold the exact values.\n"
-          "\n"
-          "  -b, --benchmark B  score over a benchmark's task list (MIEB(eng), MIEB(Multilingual),\n"
-          "                     MIEB(lite), MIEB(Img), or eng, multilingual, lite, img); default:\n"
-          "                     every registry task found in any result folder\n"
-          "  --csv FILE         write the table (exact values, every task column) as CSV\n"
-          "  --json FILE        write the table as JSON\n"
-          "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"
-          "\n"
-          "Exit status: 0 ok; 1 some result file could not be read (named on stderr) or no\n"
-          "result folder was found; 2 bad command line; 4 registry unreadable or output not writable.\n",
-          f);
-}
 
 /* A number as Python's repr would print it, or "" for a missing value (CSV). */
 static void fmt_num(double x, char *buf, size_t n)
@@ -214,61 +194,81 @@ struct summary_args {
     int n_dirs;
 };
 
-static enum mieb_cli_parsed parse_args(int argc, char **argv, struct summary_args *sa)
+/* A result folder: a path, one of at most 256 (never dropped: the table would lack a model). */
+static enum mieb_cli_parsed result_folder(const char *cmd, const char *word, void *opts)
 {
-    memset(sa, 0, sizeof *sa);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mieb_cli_is_help(a))
-            return MIEB_CLI_HELP;
-        const char **dst = !strcmp(a, "-b") || !strcmp(a, "--benchmark") ? &sa->bench_name
-                           : !strcmp(a, "--csv")                            ? &sa->csv
-                           : !strcmp(a, "--json")                           ? &sa->json
-                           : !strcmp(a, "--registry")                       ? &sa->registry
-                                                                            : NULL;
-        if (dst) {
-            if (!val) {
-                mieb_fprintf_esc(stderr, "mieb-eval summary: %s needs a value\n", a);
-                return MIEB_CLI_BAD_SAID;
-            }
-            if (dst != &sa->bench_name && !mieb_cli_path("summary", a, val))
-                return MIEB_CLI_BAD_SAID;
-            *dst = val;
-            i++;
-        } else if (a[0] == '-') {
-            mieb_fprintf_esc(stderr, "mieb-eval summary: unknown option '%s'\n", a);
-            return MIEB_CLI_BAD;
-        } else if (!mieb_cli_path("summary", "result folder", a)) {
-            return MIEB_CLI_BAD_SAID;
-        } else if (sa->n_dirs < (int)(sizeof sa->dirs / sizeof *sa->dirs)) {
-            sa->dirs[sa->n_dirs++] = a;
-        }
+    struct summary_args *sa = opts;
+    int cap = (int)(sizeof sa->dirs / sizeof *sa->dirs);
+    if (!mieb_cli_path(cmd, "result folder", word))
+        return MIEB_CLI_BAD_SAID;
+    if (sa->n_dirs == cap) {
+        mieb_fprintf_esc(stderr, "mieb-eval %s: at most %d result folders\n", cmd, cap);
+        return MIEB_CLI_BAD_SAID;
     }
-    if (!sa->n_dirs) {
-        mieb_fprintf_esc(stderr, "mieb-eval summary: name at least one result folder\n");
-        return MIEB_CLI_BAD;
-    }
+    sa->dirs[sa->n_dirs++] = word;
     return MIEB_CLI_GO;
 }
 
-static const struct mieb_cli_command summary_command = {"summary", summary_usage};
+#define SA(f) offsetof(struct summary_args, f)
+static const struct mieb_cli_opt summary_opts[] = {
+    {"--benchmark", "-b", .kind = MIEB_OPT_STRING, .at = SA(bench_name),
+     .help = "  -b, --benchmark B  score over a benchmark's task list (MIEB(eng), MIEB(Multilingual),\n"
+             "                     MIEB(lite), MIEB(Img), or eng, multilingual, lite, img); default:\n"
+             "                     every registry task found in any result folder\n"},
+    {"--csv", .kind = MIEB_OPT_PATH, .at = SA(csv),
+     .help = "  --csv FILE         write the table (exact values, every task column) as CSV\n"},
+    {"--json", .kind = MIEB_OPT_PATH, .at = SA(json),
+     .help = "  --json FILE        write the table as JSON\n"},
+    {"--registry", .kind = MIEB_OPT_PATH, .at = SA(registry),
+     .help = "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"},
+    {0}};
+#undef SA
+
+static const struct mieb_cli_spec summary_spec = {
+    .name = "summary",
+    .opts = summary_opts,
+    .size = sizeof(struct summary_args),
+    .head = "usage: mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--csv FILE] [--json FILE]\n"
+            "\n"
+            "Reads mteb result folders (DIR: an output folder holding results/, a results/ folder, a\n"
+            "model folder or a revision folder) and prints, per model and revision, the MIEB\n"
+            "leaderboard numbers as mteb computes them: Mean(TaskType), Mean(Task), one mean per task\n"
+            "type and the Borda rank. A task without a complete score (missing file, split or\n"
+            "subset, NaN main_score) leaves the aggregates empty. The table shows 100 x score,\n"
+            "rounded to 2 decimals as the leaderboard does; CSV and JSON hold the exact values.\n"
+            "\n",
+    .tail = "\n"
+            "Exit status: 0 ok; 1 some result file could not be read (named on stderr) or no\n"
+            "result folder was found; 2 bad command line; 4 registry unreadable or output not writable.\n",
+    .unknown = "option",
+    .missing = MIEB_CLI_BAD_SAID,
+    .bad_value = MIEB_CLI_BAD_SAID,
+    .positional = result_folder,
+};
+
+static enum mieb_cli_parsed parse_args(int argc, char **argv, struct summary_args *sa)
+{
+    enum mieb_cli_parsed r = mieb_cli_parse(&summary_spec, argc, argv, sa);
+    if (r == MIEB_CLI_GO && !sa->n_dirs) {
+        mieb_fprintf_esc(stderr, "mieb-eval summary: name at least one result folder\n");
+        return MIEB_CLI_BAD;
+    }
+    return r;
+}
 
 /* The task set: a benchmark's list, or every registry task that some folder has a file for. */
 int mieb_cmd_summary(int argc, char **argv)
 {
     struct summary_args sa;
     int rc;
-    if (!mieb_cli_start(&summary_command, parse_args(argc, argv, &sa), NULL, &rc))
+    if (!mieb_cli_start(&summary_spec, parse_args(argc, argv, &sa), NULL, &rc))
         return rc;
     const char **dirs = sa.dirs, *bench_name = sa.bench_name, *csv = sa.csv, *json = sa.json;
-    const char *registry = sa.registry;
     int n_dirs = sa.n_dirs;
     struct mieb_registry reg;
-    mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
-    if (st != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
+    mieb_status st;
+    if (!mieb_cli_registry("summary", sa.registry, &reg))
         return MIEB_EXIT_FATAL;
-    }
     const struct mieb_benchmark *bench = NULL;
     if (bench_name && !(bench = mieb_registry_benchmark(&reg, bench_name))) {
         mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());

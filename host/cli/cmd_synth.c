@@ -4,11 +4,15 @@
  * loads the registry and dispatches each task to its family's generator
  * (host/synth/synth_<family>.c); families without a generator yet are skipped with a note.
  */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_options.h"
 #include "cli/cli_start.h"
+#include "cli/cli_registry.h"
 #include "cli/commands.h"
 #include "config/registry.h"
 #include "config/suggest.h"
@@ -18,32 +22,6 @@
 #include "io/h5_write.h"
 #include "synth/synth.h"
 #include "synth/synth_clf.h"
-
-static void synth_usage(FILE *f)
-{
-    fputs("usage: mieb-eval synth --out DIR [--seed N] [--tasks T...] [--scale F] [--dim D]\n"
-          "                       [--dtype f32|f16|bf16] [--shards K] [--model-sim cosine|dot|MaxSim]\n"
-          "                       [--compress] [--registry FILE]\n"
-          "\n"
-          "Writes DIR/task-data/<Task>.h5, DIR/embeddings/model_meta.json and\n"
-          "DIR/embeddings/<Task>/<split>/<subset>/{queries,corpus}.h5 (FORMAT.md), identical\n"
-          "on every machine for the same arguments.\n"
-          "\n"
-          "  --out DIR        output directory (required)\n"
-          "  --seed N         suite seed (default 42)\n"
-          "  --tasks T...     task names (default: every task of a supported family)\n"
-          "  --scale F        fraction of each task's real query/corpus counts (default 0.01)\n"
-          "  --dim D          embedding dimension (default 32)\n"
-          "  --dtype T        f32, f16 (IEEE half) or bf16 (uint16 + dtype attribute) (default f32)\n"
-          "  --shards K       split each role into K shard files (default 1: one file)\n"
-          "  --model-sim S    similarity_fn_name in model_meta.json; MaxSim writes multi-vector roles\n"
-          "  --compress       chunked + shuffle + deflate embeddings\n"
-          "  --registry FILE  task registry (default: $MIEB_REGISTRY or configs/tasks.json)\n"
-          "\n"
-          "Exit status: 0 written; 2 bad command line (unknown option or task, a bad option value);\n"
-          "4 registry unreadable or the suite could not be written.\n",
-          f);
-}
 
 static mieb_status write_model_meta(const char *out_dir, const char *sim)
 {
@@ -77,85 +55,81 @@ static mieb_status (*generator_of(enum mieb_family fam))(const struct mieb_synth
 /* The command line of synth: the generators' options and the strings the command keeps. */
 struct synth_args {
     struct mieb_synth_opts o;
-    const char *tasks_arg, *registry, *sim;
+    const char *tasks_arg, *registry;
+    int dtype, sim; /* --dtype, --model-sim: indices into dtypes[], sims[] */
 };
 
-/* One option with its value into sa: GO, or BAD_SAID after the one-line message on a bad
-   value, BAD after it on an unknown option. */
-static enum mieb_cli_parsed synth_option(const char *a, const char *val, struct synth_args *sa)
+static const char *const dtypes[] = {"f32", "f16", "bf16", NULL};
+static const enum mieb_emb_dtype dtype_of[] = {MIEB_EMB_F32, MIEB_EMB_F16, MIEB_EMB_BF16};
+static const char *const sims[] = {"cosine", "dot", "MaxSim", NULL};
+static const enum mieb_synth_sim sim_of[] = {MIEB_SYNTH_COSINE, MIEB_SYNTH_DOT, MIEB_SYNTH_MAXSIM};
+
+/* --scale: a fraction above 0 (0 would write empty tasks), at most 100. */
+static bool scale_ok(const char *cmd, const char *opt, const char *val, void *field)
 {
-    static const char *const dtypes[] = {"f32", "f16", "bf16", NULL};
-    static const enum mieb_emb_dtype dtype_of[] = {MIEB_EMB_F32, MIEB_EMB_F16, MIEB_EMB_BF16};
-    static const char *const sims[] = {"cosine", "dot", "MaxSim", NULL};
-    static const enum mieb_synth_sim sim_of[] = {MIEB_SYNTH_COSINE, MIEB_SYNTH_DOT, MIEB_SYNTH_MAXSIM};
-    struct mieb_synth_opts *o = &sa->o;
-    long long v;
-    int k;
-    bool ok = true;
-    if (!strcmp(a, "--out")) {
-        o->out_dir = val;
-        ok = mieb_cli_out_dir("synth", a, val);
-    } else if (!strcmp(a, "--seed")) {
-        if ((ok = mieb_cli_int("synth", a, val, 0, INT64_MAX, &v)))
-            o->seed = (uint64_t)v;
-    } else if (!strcmp(a, "--tasks") || !strcmp(a, "-t")) {
-        if (!val[0]) { /* would select nothing and write only model_meta.json */
-            mieb_cli_bad_value("synth", a, val, "a comma-separated list of task names");
-            ok = false;
-        } else {
-            sa->tasks_arg = val;
-        }
-    } else if (!strcmp(a, "--scale")) {
-        ok = mieb_cli_real("synth", a, val, 0.0, 100.0, &o->scale);
-        if (ok && o->scale == 0.0) {
-            mieb_cli_bad_value("synth", a, val, "a number above 0, at most 100");
-            ok = false;
-        }
-    } else if (!strcmp(a, "--dim")) {
-        if ((ok = mieb_cli_int("synth", a, val, 1, 65536, &v)))
-            o->dim = (int)v;
-    } else if (!strcmp(a, "--dtype")) {
-        if ((ok = mieb_cli_choice("synth", a, val, dtypes, &k)))
-            o->dtype = dtype_of[k];
-    } else if (!strcmp(a, "--shards")) {
-        if ((ok = mieb_cli_int("synth", a, val, 1, 99999, &v)))
-            o->shards = (int)v;
-    } else if (!strcmp(a, "--model-sim")) {
-        if ((ok = mieb_cli_choice("synth", a, val, sims, &k))) {
-            sa->sim = sims[k];
-            o->sim = sim_of[k];
-        }
-    } else if (!strcmp(a, "--registry")) {
-        sa->registry = val;
-        ok = mieb_cli_path("synth", a, val);
-    } else {
-        mieb_fprintf_esc(stderr, "mieb-eval synth: unknown option '%s'\n", a);
-        return MIEB_CLI_BAD;
-    }
-    return ok ? MIEB_CLI_GO : MIEB_CLI_BAD_SAID;
+    if (!mieb_cli_real(cmd, opt, val, 0.0, 100.0, (double *)field))
+        return false;
+    if (*(double *)field > 0.0)
+        return true;
+    mieb_cli_bad_value(cmd, opt, val, "a number above 0, at most 100");
+    return false;
 }
+
+#define SA(f) offsetof(struct synth_args, f)
+static const struct mieb_cli_opt synth_opts[] = {
+    {"--out", .kind = MIEB_OPT_OUT_DIR, .at = SA(o.out_dir),
+     .help = "  --out DIR        output directory (required)\n"},
+    {"--seed", .kind = MIEB_OPT_INT, .at = SA(o.seed), .width = sizeof(uint64_t), .lo = 0, .hi = INT64_MAX,
+     .def = "42", .help = "  --seed N         suite seed (default 42)\n"},
+    /* one comma-separated word (main joins the words); empty, it would select nothing and
+       write only model_meta.json */
+    {"--tasks", "-t", .kind = MIEB_OPT_STRING, .at = SA(tasks_arg), .empty = "a comma-separated list of task names",
+     .help = "  --tasks T...     task names (default: every task of a supported family)\n"},
+    {"--scale", .kind = MIEB_OPT_CHECK, .at = SA(o.scale), .check = scale_ok, .def = "0.01",
+     .help = "  --scale F        fraction of each task's real query/corpus counts (default 0.01)\n"},
+    {"--dim", .kind = MIEB_OPT_INT, .at = SA(o.dim), .width = sizeof(int), .lo = 1, .hi = 65536, .def = "32",
+     .help = "  --dim D          embedding dimension (default 32)\n"},
+    {"--dtype", .kind = MIEB_OPT_CHOICE, .at = SA(dtype), .choices = dtypes,
+     .help = "  --dtype T        f32, f16 (IEEE half) or bf16 (uint16 + dtype attribute) (default f32)\n"},
+    {"--shards", .kind = MIEB_OPT_INT, .at = SA(o.shards), .width = sizeof(int), .lo = 1, .hi = 99999, .def = "1",
+     .help = "  --shards K       split each role into K shard files (default 1: one file)\n"},
+    {"--model-sim", .kind = MIEB_OPT_CHOICE, .at = SA(sim), .choices = sims,
+     .help = "  --model-sim S    similarity_fn_name in model_meta.json; MaxSim writes multi-vector roles\n"},
+    {"--compress", .kind = MIEB_OPT_FLAG, .at = SA(o.compress),
+     .help = "  --compress       chunked + shuffle + deflate embeddings\n"},
+    {"--registry", .kind = MIEB_OPT_PATH, .at = SA(registry),
+     .help = "  --registry FILE  task registry (default: $MIEB_REGISTRY or configs/tasks.json)\n"},
+    {0}};
+#undef SA
+
+static const struct mieb_cli_spec synth_spec = {
+    .name = "synth",
+    .opts = synth_opts,
+    .size = sizeof(struct synth_args),
+    .head = "usage: mieb-eval synth --out DIR [--seed N] [--tasks T...] [--scale F] [--dim D]\n"
+            "                       [--dtype f32|f16|bf16] [--shards K] [--model-sim cosine|dot|MaxSim]\n"
+            "                       [--compress] [--registry FILE]\n"
+            "\n"
+            "Writes DIR/task-data/<Task>.h5, DIR/embeddings/model_meta.json and\n"
+            "DIR/embeddings/<Task>/<split>/<subset>/{queries,corpus}.h5 (FORMAT.md), identical\n"
+            "on every machine for the same arguments.\n"
+            "\n",
+    .tail = "\n"
+            "Exit status: 0 written; 2 bad command line (unknown option or task, a bad option value);\n"
+            "4 registry unreadable or the suite could not be written.\n",
+    .unknown = "option",
+    .missing = MIEB_CLI_BAD,
+    .bad_value = MIEB_CLI_BAD_SAID,
+    .value_first = true,
+};
 
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct synth_args *sa)
 {
-    *sa = (struct synth_args){.o = {.seed = 42, .scale = 0.01, .dim = 32, .dtype = MIEB_EMB_F32, .shards = 1},
-                              .sim = "cosine"};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mieb_cli_is_help(a))
-            return MIEB_CLI_HELP;
-        if (!strcmp(a, "--compress")) {
-            sa->o.compress = true;
-            continue;
-        }
-        if (!val) {
-            mieb_fprintf_esc(stderr, "mieb-eval synth: %s needs a value\n", a);
-            return MIEB_CLI_BAD;
-        }
-        i++;
-        enum mieb_cli_parsed r = synth_option(a, val, sa);
-        if (r != MIEB_CLI_GO)
-            return r;
-    }
+    enum mieb_cli_parsed r = mieb_cli_parse(&synth_spec, argc, argv, sa);
+    if (r != MIEB_CLI_GO)
+        return r;
+    sa->o.dtype = dtype_of[sa->dtype];
+    sa->o.sim = sim_of[sa->sim];
     if (!sa->o.out_dir) {
         mieb_fprintf_esc(stderr, "mieb-eval synth: --out DIR is required\n");
         return MIEB_CLI_BAD;
@@ -163,23 +137,19 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct synth_args 
     return MIEB_CLI_GO;
 }
 
-static const struct mieb_cli_command synth_command = {"synth", synth_usage};
-
 int mieb_cmd_synth(int argc, char **argv)
 {
     struct synth_args sa;
     int rc;
-    if (!mieb_cli_start(&synth_command, parse_args(argc, argv, &sa), NULL, &rc))
+    if (!mieb_cli_start(&synth_spec, parse_args(argc, argv, &sa), NULL, &rc))
         return rc;
     const struct mieb_synth_opts o = sa.o;
-    const char *tasks_arg = sa.tasks_arg, *registry = sa.registry, *sim = sa.sim;
+    const char *tasks_arg = sa.tasks_arg, *sim = sims[sa.sim];
+    mieb_status st;
 
     struct mieb_registry reg;
-    mieb_status st = registry ? mieb_registry_load(registry, &reg) : mieb_registry_load_default(&reg);
-    if (st != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval synth: %s\n", mieb_last_error());
+    if (!mieb_cli_registry("synth", sa.registry, &reg))
         return MIEB_EXIT_FATAL;
-    }
     /* The selection: named tasks (all must exist), else the whole registry. */
     const struct mieb_task **sel = calloc((size_t)reg.n_tasks + 1, sizeof *sel);
     char *names = tasks_arg ? strdup(tasks_arg) : NULL;

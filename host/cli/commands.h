@@ -1,8 +1,9 @@
 /**
  * commands.h - the subcommands of the mieb-eval program and its exit statuses.
  *
- * Each command parses its own arguments, opens with mieb_cli_start (cli_start.h: --help, usage
- * errors, logging) and returns an exit status; only main() exits.
+ * Each command describes its options in one table, which mieb_cli_parse reads its arguments
+ * by (cli_options.h), opens with mieb_cli_start (cli_start.h: --help, usage errors, logging)
+ * and returns an exit status; only main() exits.
  */
 #ifndef MIEB_CLI_COMMANDS_H
 #define MIEB_CLI_COMMANDS_H
@@ -41,9 +42,12 @@ bool mieb_cli_size(const char *cmd, const char *opt, const char *val, size_t min
 bool mieb_cli_parse_real(const char *s, double lo, double hi, double *out);
 /** A real as mieb_cli_parse_real reads it. */
 bool mieb_cli_real(const char *cmd, const char *opt, const char *val, double lo, double hi, double *out);
-/** The paired bootstrap's options (compare, report --per-query): --resamples a whole number from 1
-    to 10^7, --seed from 0 to 2^32-1, --alpha a number strictly between 0 and 1. */
-bool mieb_cli_bootstrap_number(const char *cmd, const char *opt, const char *val, double *num);
+/** The paired bootstrap's --alpha (compare, report --per-query): a number strictly between 0
+    and 1, into the double *field (an option check, cli_options.h). Its --resamples is a whole
+    number from 1 to 10^7, its --seed one from 0 to 2^32-1 (MIEB_CLI_RESAMPLES_MAX, ..._SEED_MAX). */
+bool mieb_cli_alpha(const char *cmd, const char *opt, const char *val, void *field);
+#define MIEB_CLI_RESAMPLES_MAX 10000000LL
+#define MIEB_CLI_SEED_MAX 4294967295LL
 /** One of the NULL-terminated choices; *idx its index. */
 bool mieb_cli_choice(const char *cmd, const char *opt, const char *val, const char *const *choices, int *idx);
 /**

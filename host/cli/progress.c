@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/env.h"
 #include "core/escape.h"
 
 static const char *const level_names[] = {"debug", "info", "warning", "error"};
@@ -291,7 +292,7 @@ void mieb_progress_start(enum mieb_progress_mode mode, int n_tasks, long total_u
     } else {
         tty = mode == MIEB_PROGRESS_TTY;
     }
-    const char *env = getenv("MIEB_PROGRESS_INTERVAL");
+    const char *env = mieb_env(MIEB_ENV_PROGRESS_INTERVAL);
     if (env && atof(env) > 0)
         interval = atof(env);
     if (interval <= 0)

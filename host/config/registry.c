@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/env.h"
 #include "../core/fileutil.h"
 
 /* benchmarks.json beside the tasks file, when there is one (optional: a bare tasks.json loads). */
@@ -37,7 +38,7 @@ mieb_status mieb_registry_load(const char *path, struct mieb_registry *out)
 
 mieb_status mieb_registry_load_default(struct mieb_registry *out)
 {
-    const char *env = getenv("MIEB_REGISTRY");
+    const char *env = mieb_env(MIEB_ENV_REGISTRY);
     char exe[PATH_MAX], cand[PATH_MAX + 64];
     if (env && *env)
         return mieb_registry_load(env, out);

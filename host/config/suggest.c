@@ -35,11 +35,7 @@ static int mieb_edit_distance(const char *a, const char *b)
     return d[n][m];
 }
 
-/*
- * The closest of the n candidates to name, or NULL when none is within a third of the longer
- * name's length (at least 2 edits). Ties go to the earlier candidate.
- */
-static const char *mieb_suggest(const char *name, const char *const *candidates, int n)
+const char *mieb_suggest(const char *name, const char *const *candidates, int n)
 {
     const char *best = NULL;
     int best_d = 1 << 30;

@@ -37,11 +37,10 @@
 
 #include <cblas.h>
 
+#include "../core/env.h"
 #include "../core/status.h"
 
-#define MARKER_ENV "MIEB_BLAS_TUNE_REEXEC"
-#define DISABLE_ENV "MIEB_BLAS_TUNE"
-#define TEST_DETECTED_ENV "MIEB_BLAS_TUNE_TEST_DETECTED"
+#define MARKER_ENV mieb_env_name(MIEB_ENV_BLAS_TUNE_REEXEC)
 
 /* The core type forced on AVX2+FMA CPUs that OpenBLAS did not recognise (measured: see
  * the file comment and bench/README.md). */
@@ -150,7 +149,7 @@ static void reexec(int argc, char **argv)
 
 void mieb_blas_tune_startup(int argc, char **argv)
 {
-    const char *marker = getenv(MARKER_ENV);
+    const char *marker = mieb_env(MIEB_ENV_BLAS_TUNE_REEXEC);
     if (marker) {
         /* Second life after our re-exec: report once, drop the marker so programs we
          * start do not mistake themselves for re-executed (they inherit the core type). */
@@ -159,13 +158,13 @@ void mieb_blas_tune_startup(int argc, char **argv)
         unsetenv(MARKER_ENV);
         return;
     }
-    const char *off = getenv(DISABLE_ENV);
+    const char *off = mieb_env(MIEB_ENV_BLAS_TUNE);
     if (off && !strcmp(off, "0"))
         return;
     if (getenv("OPENBLAS_CORETYPE"))
         return; /* the user's choice, right or wrong */
 
-    const char *detected = getenv(TEST_DETECTED_ENV);
+    const char *detected = mieb_env(MIEB_ENV_BLAS_TUNE_TEST_DETECTED);
     if (!detected)
         detected = mieb_blas_corename();
     const char *pick = mieb_blas_pick_core(detected, mieb_blas_cpu_has_avx2_fma());

@@ -20,7 +20,6 @@
 #include "multilabel.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,15 +189,13 @@ struct ml_job {
     const int64_t *sel, *len;
     struct mieb_ml_scores *out;
     uint8_t *preds;         /* [n_exp, n_eval, L] the 0/1 predictions for --per-query, or NULL */
-    mieb_status *st;
-    char (*err)[512];
-    int64_t next, n_exp;
-    pthread_mutex_t lock;
 };
 
-/* One experiment: fit rows sel_e in selection order, 5 neighbours of every eval row, vote, score. */
-static mieb_status run_one(const struct ml_job *j, int64_t e)
+/* One experiment (an item of mieb_par_queue): fit rows sel_e in selection order, 5 neighbours
+   of every eval row, vote, score. */
+static mieb_status run_one(void *arg, int64_t e)
 {
+    const struct ml_job *j = arg;
     const int64_t *sel = j->sel + e * j->stride, m = j->len[e], D = j->D, L = j->L;
     float *X = malloc((size_t)(m > 0 ? m : 1) * (size_t)D * sizeof *X);
     double *yn = malloc((size_t)(m > 0 ? m : 1) * sizeof *yn);
@@ -227,33 +224,6 @@ static mieb_status run_one(const struct ml_job *j, int64_t e)
     }
     free(X), free(yn), free(Y), free(pred), free(idx);
     return st;
-}
-
-/* One part of mieb_par_run: experiments taken in turn until none is left. */
-static void worker(void *arg, int t, int nt)
-{
-    struct ml_job *j = arg;
-    (void)t, (void)nt;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        int64_t e = j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (e >= j->n_exp)
-            return;
-        if ((j->st[e] = run_one(j, e)) != MIEB_OK)
-            snprintf(j->err[e], sizeof j->err[e], "%s", mieb_last_error());
-    }
-}
-
-static mieb_status run_all(struct ml_job *j)
-{
-    pthread_mutex_init(&j->lock, NULL);
-    mieb_par_run(j->n_exp < 16 ? (int)j->n_exp : 16, worker, j);
-    pthread_mutex_destroy(&j->lock);
-    for (int64_t e = 0; e < j->n_exp; e++)
-        if (j->st[e] != MIEB_OK)
-            return mieb_fail(j->st[e], "%s", j->err[e]);
-    return MIEB_OK;
 }
 
 /* 0/1 rows [n, L] of a CSR label list against the sorted class ids (unknown ids dropped). */
@@ -356,8 +326,6 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
     double *evn = NULL;
     uint8_t *ytrain = NULL, *yeval = NULL, *preds = NULL;
     struct mieb_ml_scores *per = NULL;
-    mieb_status *sts = NULL;
-    char(*errs)[512] = NULL;
     int64_t spl = mieb_task_param_int(task, "samples_per_label", 8), n_exp = mieb_task_param_int(task, "n_experiments", 5);
     const char *path = mieb_taskdata_path(td);
     struct mieb_pcg64 g;
@@ -428,21 +396,19 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
         goto done;
     mieb_knn_sqnorms(eval, yev.n, D, evn);
     per = calloc((size_t)n_exp, sizeof *per);
-    sts = calloc((size_t)n_exp, sizeof *sts);
-    errs = calloc((size_t)n_exp, sizeof *errs);
     if (rc->per_query_dir)
         preds = malloc((size_t)n_exp * (size_t)yev.n * (size_t)L);
-    if (!per || !sts || !errs || (rc->per_query_dir && !preds)) {
+    if (!per || (rc->per_query_dir && !preds)) {
         st = mieb_fail(MIEB_ERR_OOM, "experiment results");
         goto done;
     }
     struct ml_job job = {.train = train, .pos = pos, .ytrain = ytrain, .eval = eval, .evn = evn, .yeval = yeval,
                          .n_eval = yev.n, .D = D, .L = L, .stride = ytr.n, .sel = sel, .len = len, .out = per,
-                         .preds = preds, .st = sts, .err = errs, .n_exp = n_exp};
+                         .preds = preds};
     t0 = mieb_now();
     MIEB_LOGD("%s /%s/%s: %lld experiments of k-nearest neighbours for %lld rows, dimension %lld", task->name, split,
               subset, (long long)n_exp, (long long)yev.n, (long long)D);
-    st = run_all(&job);
+    st = mieb_par_queue(n_exp < 16 ? (int)n_exp : 16, n_exp, run_one, NULL, &job);
     if (rc->times)
         rc->times->similarity += mieb_now() - t0;
     if (st == MIEB_ERR_BAD_DATA) /* the draw comes from this file's train labels */
@@ -459,7 +425,7 @@ done:
         mieb_emb_role_close(er);
     csr_free(&ytr), csr_free(&yev);
     free(sel), free(len), free(classes), free(rowidx), free(pos), free(train), free(eval), free(evn);
-    free(ytrain), free(yeval), free(per), free(sts), free(errs), free(preds);
+    free(ytrain), free(yeval), free(per), free(preds);
     if (st != MIEB_OK)
         mieb_fail_context(st, "%s /%s/%s", task->name, split, subset);
     return st;

@@ -27,9 +27,7 @@
  * class counts) the CPU fits them one by one. --probe-device cpu: the CPU.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,10 +57,6 @@ struct probe_job {
     bool binary;           /* eval_labels has exactly two distinct values */
     struct mieb_clf_scores *scores; /* [n_exp] */
     int64_t *preds;        /* [n_exp, n_eval] predicted labels for --per-query, or NULL */
-    mieb_status *st;       /* [n_exp] */
-    char (*err)[512];      /* [n_exp] the worker's message on failure */
-    int64_t next;          /* next experiment to take */
-    pthread_mutex_t lock;
     int n_threads;         /* threads for all experiments together */
     atomic_int active;     /* workers still running an experiment: they share n_threads */
 };
@@ -113,9 +107,12 @@ static mieb_status score_experiment(const struct probe_job *j, int64_t e, int64_
     return st;
 }
 
-/* One experiment on the CPU: fit on sel_e, predict the eval rows, score. */
-static mieb_status run_experiment(const struct probe_job *j, int64_t e, struct mieb_clf_scores *out)
+/* One experiment on the CPU (an item of mieb_par_queue): fit on sel_e, predict the eval rows,
+   score into scores[e]. */
+static mieb_status run_experiment(void *arg, int64_t e)
 {
+    const struct probe_job *j = arg;
+    struct mieb_clf_scores *out = &j->scores[e];
     int64_t L = j->L, D = j->D, K = 0, *y = malloc((size_t)L * sizeof *y), *classes = NULL;
     int64_t *pred = malloc((size_t)j->n_eval * sizeof *pred);
     float *X = malloc((size_t)L * (size_t)D * sizeof *X);
@@ -204,23 +201,11 @@ static mieb_status drawn_classes(const struct probe_job *j, int64_t *K)
     return st;
 }
 
-/* One part of mieb_par_run: experiments taken in turn until none is left. */
-static void worker(void *arg, int t, int nt)
+/* A part of the queue that found no experiment left: the others take over its threads. */
+static void part_done(void *arg)
 {
     struct probe_job *j = arg;
-    (void)t, (void)nt;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        int64_t e = j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (e >= j->n_exp) {
-            atomic_fetch_sub(&j->active, 1); /* the others take over this worker's threads */
-            return;
-        }
-        j->st[e] = run_experiment(j, e, &j->scores[e]);
-        if (j->st[e] != MIEB_OK)
-            snprintf(j->err[e], sizeof j->err[e], "%s", mieb_last_error());
-    }
+    atomic_fetch_sub(&j->active, 1);
 }
 
 static mieb_status run_all(struct probe_job *j, int n_threads)
@@ -231,14 +216,8 @@ static mieb_status run_all(struct probe_job *j, int n_threads)
         nt = j->n_exp;
     if (nt > MIEB_PAR_MAX_PARTS)
         nt = MIEB_PAR_MAX_PARTS;
-    pthread_mutex_init(&j->lock, NULL);
     atomic_init(&j->active, (int)nt);
-    mieb_par_run((int)nt, worker, j); /* a part whose thread cannot start finds nothing left to do */
-    pthread_mutex_destroy(&j->lock);
-    for (int64_t e = 0; e < j->n_exp; e++)
-        if (j->st[e] != MIEB_OK)
-            return mieb_fail(j->st[e], "%s", j->err[e]);
-    return MIEB_OK;
+    return mieb_par_queue((int)nt, j->n_exp, run_experiment, part_done, j);
 }
 
 /*
@@ -455,8 +434,6 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
     float *train = NULL, *eval = NULL;
     struct mieb_clf_scores *per = NULL;
     int64_t *preds = NULL;
-    mieb_status *sts = NULL;
-    char(*errs)[512] = NULL;
     int64_t spl = mieb_task_param_int(task, "samples_per_label", 8), n_exp = mieb_task_param_int(task, "n_experiments", 10);
     mieb_status st;
 
@@ -515,17 +492,15 @@ mieb_status mieb_probe_score_subset(const struct mieb_run_ctx *rc, const struct 
     if ((st = mieb_clf_n_unique(eval_labels, n_eval, &nu)) != MIEB_OK)
         goto done;
     per = calloc((size_t)n_exp, sizeof *per);
-    sts = calloc((size_t)n_exp, sizeof *sts);
-    errs = calloc((size_t)n_exp, sizeof *errs);
     if (rc->per_query_dir)
         preds = malloc((size_t)n_exp * (size_t)n_eval * sizeof *preds);
-    if (!per || !sts || !errs || (rc->per_query_dir && !preds)) {
+    if (!per || (rc->per_query_dir && !preds)) {
         st = mieb_fail(MIEB_ERR_OOM, "probe experiment results");
         goto done;
     }
     struct probe_job job = {.train = train, .pos = pos, .train_labels = train_labels, .eval = eval,
                             .eval_labels = eval_labels, .n_eval = n_eval, .D = ei->dim, .L = L, .n_exp = n_exp,
-                            .sel = sel, .binary = nu == 2, .scores = per, .preds = preds, .st = sts, .err = errs};
+                            .sel = sel, .binary = nu == 2, .scores = per, .preds = preds};
     t0 = mieb_now();
     st = fit_experiments(&job, rc, task->name, split, subset);
     if (rc->times)
@@ -542,7 +517,7 @@ done:
         mieb_emb_role_close(tr);
     if (er)
         mieb_emb_role_close(er);
-    free(train_labels), free(eval_labels), free(sel), free(pos), free(train), free(eval), free(per), free(sts), free(errs);
+    free(train_labels), free(eval_labels), free(sel), free(pos), free(train), free(eval), free(per);
     free(preds);
     if (st != MIEB_OK)
         mieb_fail_context(st, "%s /%s/%s", task->name, split, subset);

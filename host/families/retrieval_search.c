@@ -10,6 +10,7 @@
 #include "../topk/topk_heap.h"
 #include "../core/parallel.h"
 #include "mteb_heap.h"
+#include "core/env.h"
 
 #define CHUNK_K (MIEB_MTEB_TOP_K + 1) /* torch.topk(k = top_k + 1) per chunk */
 
@@ -184,7 +185,7 @@ static void fold_part(void *arg, int part, int n_parts)
    a backend's floored search beside its whole-list one; the results are the same. */
 static bool floors_wanted(void)
 {
-    const char *e = getenv("MIEB_SEARCH_FLOORS");
+    const char *e = mieb_env(MIEB_ENV_SEARCH_FLOORS);
     return !(e && !strcmp(e, "off"));
 }
 

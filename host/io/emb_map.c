@@ -29,6 +29,7 @@
 
 #include "../core/stop.h"
 #include "emb_internal.h"
+#include "core/env.h"
 
 static bool host_little_endian(void)
 {
@@ -73,7 +74,7 @@ static bool hdf5_row(const struct mieb_emb_role *r, int64_t row, float *out)
 
 bool mieb_emb_map_enabled(void)
 {
-    const char *e = getenv("MIEB_STREAM_MMAP");
+    const char *e = mieb_env(MIEB_ENV_STREAM_MMAP);
     return !(e && (!strcmp(e, "off") || !strcmp(e, "0")));
 }
 

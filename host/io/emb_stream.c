@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 
 #include "emb_internal.h"
+#include "core/env.h"
 
 enum buf_state { BUF_FREE, BUF_READY, BUF_FAILED };
 
@@ -94,7 +95,7 @@ static void default_free(void *p, void *user)
 
 static int64_t prepare_window_bytes(void)
 {
-    const char *e = getenv("MIEB_STREAM_WINDOW_BYTES");
+    const char *e = mieb_env(MIEB_ENV_STREAM_WINDOW_BYTES);
     long long v = e ? atoll(e) : 0;
     return v > 0 ? (int64_t)v : PREPARE_WINDOW;
 }

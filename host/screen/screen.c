@@ -35,6 +35,7 @@
 #include "../core/radix_sort.h"
 #include "../topk/topk_reservoir.h"
 #include "screen_internal.h"
+#include "core/env.h"
 
 /* ---- availability ---- */
 
@@ -99,9 +100,9 @@ static enum screen_kernel best_int8(void)
 
 static void decide(void)
 {
-    const char *mix = getenv("MIEB_SCREEN_MIX");
+    const char *mix = mieb_env(MIEB_ENV_SCREEN_MIX);
     g_mix_floored = !(mix && !strcmp(mix, "off"));
-    const char *e = getenv("MIEB_CPU_SCREEN");
+    const char *e = mieb_env(MIEB_ENV_CPU_SCREEN);
     enum screen_kernel want = SCREEN_KERNEL_NONE; /* NONE here: the best usable one */
     if (e && *e && strcasecmp(e, "auto") != 0) {
         if (!strcasecmp(e, "off") || !strcmp(e, "0"))

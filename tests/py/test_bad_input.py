@@ -122,6 +122,21 @@ def test_unknown_task_is_usage_error(tmp_path):
     assert p.returncode == 2 and "NoSuchTask" in p.stderr
 
 
+def test_values_past_an_options_capacity_are_refused(tmp_path):
+    """run -b holds 16 benchmarks and summary 256 result folders: one more is a usage error
+    naming the option, never a value silently dropped (a run that scores less than asked)."""
+    import subprocess
+    from test_retrieval_e2e import BIN
+    td, ed = make(str(tmp_path))
+    bench = [w for _ in range(17) for w in ("-b", "MIEB(lite)")]
+    p = subprocess.run([BIN, "run", "--task-data", td, "--embeddings", ed, "--output-folder", str(tmp_path / "o"),
+                        *bench], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "too many values for -b (at most 16)" in p.stderr, p.stderr
+    p = subprocess.run([BIN, "summary", *[str(tmp_path / f"r{i}") for i in range(257)]], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and "at most 256 result folders" in p.stderr, p.stderr
+
+
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="a GPU is present")
 def test_cuda_without_gpu_is_clear_error(tmp_path):
     td, ed = make(str(tmp_path))

@@ -1,5 +1,5 @@
 """The conventions every command shares: --opt=value, mteb's underscore spellings, one line of
-usage and a pointer to --help on a usage error, "did you mean" for a mistyped task or benchmark,
+usage and a pointer to --help on a usage error, "did you mean" for a mistyped task, benchmark or option,
 and the exit statuses in every command's help."""
 import json
 import subprocess
@@ -74,6 +74,26 @@ def test_did_you_mean(suite):
     assert r.returncode == 2 and "did you mean 'MIEB(lite)'?" in r.stderr, r.stderr
     r = mieb("run", *common, "-t", "SomethingElseEntirely")  # nothing close: no guess
     assert r.returncode == 2 and "did you mean" not in r.stderr and "SomethingElseEntirely" in r.stderr
+
+
+@pytest.mark.parametrize("cmd, typo, meant", [
+    ("run", "--output-foldr", "--output-folder"), ("run", "--eval_split", "--eval-splits"),
+    ("run", "--benchmrks", "--benchmarks"), ("synth", "--dimm", "--dim"), ("list-tasks", "--jsn", "--json"),
+    ("inspect", "--embedings", "--embeddings"), ("summary", "--registy", "--registry"),
+    ("merge", "--treads", "--threads"), ("report", "--htm", "--html"), ("compare", "--resample", "--resamples"),
+    ("parity", "--referenc", "--reference"),
+])
+def test_mistyped_option_gets_did_you_mean(cmd, typo, meant):
+    """A mistyped long option of any command is answered with the closest one of its table."""
+    r = mieb(cmd, typo, "x")
+    assert r.returncode == 2 and f"'{typo.replace('_', '-')}' (did you mean '{meant}'?)" in r.stderr, r.stderr
+
+
+def test_no_guess_for_short_or_far_options():
+    r = mieb("run", "-x")
+    assert r.returncode == 2 and "unknown option '-x'" in r.stderr and "did you mean" not in r.stderr
+    r = mieb("run", "--frobnicate", "x")
+    assert r.returncode == 2 and "did you mean" not in r.stderr, r.stderr
 
 
 def test_lists_take_words_commas_or_both(suite):

@@ -104,3 +104,37 @@ def test_cli_page_is_the_programs_help(tmp_path):
     assert r.returncode == 0, r.stderr
     assert (copy / "docs" / "CLI.md").read_text() == (SRC / "docs" / "CLI.md").read_text(), \
         "docs/CLI.md is out of date: run scripts/gen-cli-doc.sh"
+
+
+def test_environment_is_read_in_one_place_and_documented():
+    """Every MIEB_* variable the program reads is read by host/core/env.c alone, and each of its
+    names has a row in docs/ENVIRONMENT.md (a switch nobody can find is a switch nobody can
+    trust)."""
+    readers = []
+    for folder in ("host", "cuda", "kernels"):
+        for p in sorted((SRC / folder).rglob("*")):
+            if p.suffix not in (".c", ".h", ".cu", ".cuh") or p.relative_to(SRC).as_posix() == "host/core/env.c":
+                continue
+            for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
+                # getenv("MIEB_X"), a helper given the name alone (flag("MIEB_X")), or a macro naming it
+                if re.search(r'\(\s*"MIEB_[A-Z0-9_]+"\s*\)', line) or re.search(r'#define\s+\w+\s+"MIEB_[A-Z_]+"', line):
+                    readers.append(f"{p.relative_to(SRC)}:{n}: {line.strip()}")
+    assert not readers, "MIEB_* variables read outside host/core/env.c:\n" + "\n".join(readers)
+    names = re.findall(r'"(MIEB_[A-Z0-9_]+)"', (SRC / "host" / "core" / "env.c").read_text())
+    assert len(names) >= 10, names
+    doc = (SRC / "docs" / "ENVIRONMENT.md").read_text()
+    rows = set(re.findall(r"^\| `(MIEB_[A-Z0-9_]+)` \|", doc, re.M))
+    assert set(names) == rows, f"docs/ENVIRONMENT.md rows {sorted(rows)} != host/core/env.c {sorted(names)}"
+    assert "docs/ENVIRONMENT.md" in (SRC / "README.md").read_text()
+
+
+def test_every_source_file_is_in_the_test_map():
+    """tests/README.md maps every C and CUDA source file to the tests that exercise it: a file
+    added without its row, or a row naming a file that is gone, fails here."""
+    text = (SRC / "tests" / "README.md").read_text()
+    section = text[text.index("## Where each part of the code is tested"):]
+    named = set(re.findall(r"`([A-Za-z0-9_]+\.(?:c|cu))`", section))
+    files = {p.name for top in ("host", "cuda", "kernels") for p in (SRC / top).rglob("*")
+             if p.suffix in (".c", ".cu")}
+    assert not files - named, f"source files missing from tests/README.md's map: {sorted(files - named)}"
+    assert not named - files, f"tests/README.md's map names files that do not exist: {sorted(named - files)}"
