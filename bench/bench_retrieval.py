@@ -3,7 +3,7 @@
 
   mieb-eval  (`mieb-eval run`, CPU backend or --device cuda; stage times from the result's
              evaluation_phases); on the CPU twice: with the bf16 screen (MIEB_CPU_SCREEN=auto: AMX or VDPBF16PS,
-             host/cpu/screen.h; on Zen 4 class CPUs int8-vnni512 once every query is floored) and
+             host/screen/screen.h; on Zen 4 class CPUs int8-vnni512 once every query is floored) and
              with the exact way only (MIEB_CPU_SCREEN=off); with --mix-ab also with auto's first
              kernel for every block (MIEB_SCREEN_MIX=off); with
              --floors-ab also without search floors (MIEB_SEARCH_FLOORS=off: every block's
@@ -11,7 +11,7 @@
              with corpus blocks read by copy (MIEB_STREAM_MMAP=off) instead of mapped from the
              file (host/io/emb_map.c); --sim cosine writes a cosine model (the stream then
              normalises each block on its reader thread); with --int8 also with the int8 screen by
-             name (MIEB_CPU_SCREEN=int8, host/cpu/screen_int8.c: VPDPBUSD on ZMM or YMM where
+             name (MIEB_CPU_SCREEN=int8, host/screen/screen_int8.c: VPDPBUSD on ZMM or YMM where
              the CPU has AVX512_VNNI or AVX-VNNI, else the AVX2 kernel; --int8-kernel NAME
              names one, e.g. int8-amx), with the share of documents each corpus block rescored
              exactly (-v)
@@ -211,7 +211,7 @@ def main():
         td, ed, q, d = make_data(tmp, a.nq, a.nd, a.dim, sim=a.sim, planted=a.planted)
         qdd = a.nq * a.nd * a.dim
         flop = 2.0 * qdd
-        # On the CPU, mieb-eval runs twice: with the bf16 screen (host/cpu/screen.h; the
+        # On the CPU, mieb-eval runs twice: with the bf16 screen (host/screen/screen.h; the
         # default where the CPU has AMX-BF16 or AVX512_BF16) and with the exact way only (MIEB_CPU_SCREEN=off).
         # mode: (MIEB_CPU_SCREEN, MIEB_SEARCH_FLOORS, MIEB_STREAM_MMAP, MIEB_SCREEN_MIX); "nofloor" is the
         # default screen without floors, "copy" the default with blocks read by copy, "nomix" auto with

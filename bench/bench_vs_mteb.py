@@ -761,7 +761,7 @@ def machine() -> dict:
         pass
     flags = set(info.get("flags", "").split())
     isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
-    if "avx512_bf16" in flags:  # what the exact screen needs (host/cpu/screen.h)
+    if "avx512_bf16" in flags:  # what the exact screen needs (host/screen/screen.h)
         isa += " + AVX512_BF16"
     if "amx_bf16" in flags:
         isa += " + AMX-BF16"

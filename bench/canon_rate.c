@@ -1,5 +1,5 @@
 /**
- * canon_rate.c - the fixed-order dot product kernels (host/cpu/canon_dot.h) against
+ * canon_rate.c - the fixed-order dot product kernels (host/canon/canon_dot.h) against
  * OpenBLAS's SGEMM on the same data, in one run, as GFLOP/s and a ratio.
  *
  * The CPU backend replaced cblas_sgemm by mieb_canon_gemm so that a score no longer depends
@@ -20,7 +20,7 @@
 #include <cblas.h>
 
 #include "bench_util.h"
-#include "cpu/canon_dot.h"
+#include "canon/canon_dot.h"
 
 struct job {
     int use_blas;

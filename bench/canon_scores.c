@@ -4,7 +4,7 @@
  *
  * Rows are L2-normalised as the retrieval family does (mieb_cpu_l2_normalize_rows), unless
  * --prenormalised, then every query x document score is mieb_canon_gemm's fixed summation
- * order (host/cpu/canon_dot.h): the bits `mieb-eval run` ranks by on the CPU.
+ * order (host/canon/canon_dot.h): the bits `mieb-eval run` ranks by on the CPU.
  *
  *   canon_scores Q.f32 D.f32 nq nd dim SCORES.f32 NORMALISED.f32 [--prenormalised]
  *
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../host/cpu/canon_dot.h"
+#include "../host/canon/canon_dot.h"
 #include "../host/cpu/cpu_kernels.h"
 
 static float *read_f32(const char *path, size_t n)

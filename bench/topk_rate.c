@@ -1,7 +1,7 @@
 /**
  * topk_rate.c - the CPU backend's best-k selection of one query row (k = 1,001, the search's
  * top 1000 plus skip_first_result's extra), offered in tiles of 1,250 scores as the exact
- * way offers them: the reservoir (host/cpu/topk_reservoir.h, what the CPU backend runs)
+ * way offers them: the reservoir (host/topk/topk_reservoir.h, what the CPU backend runs)
  * against the bounded heap (topk_heap.h, the scalar reference of the CUDA kernel), on the
  * same rows, their best-first lists checked equal. Rows: continuous scores in random order
  * (what a corpus gives a query), 1,000 distinct values (ties), ascending (every score
@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "cpu/topk_heap.h"
-#include "cpu/topk_reservoir.h"
+#include "topk/topk_heap.h"
+#include "topk/topk_reservoir.h"
 
 #define K 1001
 #define TILE 1250

@@ -36,7 +36,7 @@ mieb_status mieb_cuda_gemm_rowmajor(struct mieb_cuda_ctx *ctx, int64_t m, int64_
 
 /**
  * Similarity scores S = A . B^T (A [m, k], B [n, k], S [m, n], row-major, device memory):
- * at fp32 each score is the CPU backend's fixed-order dot product (host/cpu/canon_dot.h,
+ * at fp32 each score is the CPU backend's fixed-order dot product (host/canon/canon_dot.h,
  * kernels/canon_gemm.cu), so CUDA and CPU rank by the same bits and no tiling changes them;
  * with --precision tf32/bf16 (or MIEB_CUDA_GEMM=cublas) cuBLAS computes them.
  */

@@ -1,6 +1,6 @@
 /**
  * canon_gemm.cu - C = A . B^T with every element in the CPU backend's fixed summation order
- * (host/cpu/canon_dot.h), so that a score computed here has the same bits as on the CPU,
+ * (host/canon/canon_dot.h), so that a score computed here has the same bits as on the CPU,
  * whatever the tiling, the GPU or the cuBLAS release.
  *
  * The order fixes which products are chained into which accumulator: lane l of 16 owns the

@@ -1,6 +1,6 @@
 /**
  * canon_gemm.cuh - launcher of the fixed-order score GEMM (kernels/canon_gemm.cu).
- * CPU reference: mieb_canon_gemm (host/cpu/canon_dot.h), bit for bit.
+ * CPU reference: mieb_canon_gemm (host/canon/canon_dot.h), bit for bit.
  */
 #ifndef MIEB_KERNELS_CANON_GEMM_CUH
 #define MIEB_KERNELS_CANON_GEMM_CUH

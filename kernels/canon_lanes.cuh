@@ -1,6 +1,6 @@
 /**
  * canon_lanes.cuh - device code for the CPU backend's fixed-order dot product
- * (host/cpu/canon_dot.h), shared by the kernels that must give its bits:
+ * (host/canon/canon_dot.h), shared by the kernels that must give its bits:
  *
  *     acc[l] = +0;  for c = 0, 16, ... while c < K: acc[l] = fma(a[c+l], b[c+l], acc[l])
  *     dot = ((acc[0..7] + acc[8..15]) pairwise down to one), the tree of canon_dot.h

@@ -1,6 +1,6 @@
 /**
  * pair_dot.cu - dot products of explicit (query, doc) pairs in the CPU backend's fixed order
- * (host/cpu/canon_dot.h): one half-warp per pair, lane l chaining the elements l, l + 16,
+ * (host/canon/canon_dot.h): one half-warp per pair, lane l chaining the elements l, l + 16,
  * ... into its accumulator, then canon_lanes_sum()'s tree, so each score has the CPU's bits.
  */
 #include "canon_lanes.cuh"

@@ -1,6 +1,6 @@
 /**
  * pair_dot.cuh - launcher of the (query, doc) pair dot-product kernel (kernels/pair_dot.cu).
- * CPU reference: mieb_canon_dot (host/cpu/canon_dot.h), via cpu_score_pairs, bit for bit.
+ * CPU reference: mieb_canon_dot (host/canon/canon_dot.h), via cpu_score_pairs, bit for bit.
  */
 #ifndef MIEB_KERNELS_PAIR_DOT_CUH
 #define MIEB_KERNELS_PAIR_DOT_CUH

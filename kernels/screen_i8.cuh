@@ -3,7 +3,7 @@
  * of docs/SCREEN_INT8.md. The integer scores between them come from cuBLAS
  * (mieb_cuda_gemm_i8_nt, cuda/gemm.h); cuda/cuda_screen.c drives them per corpus tile.
  * CPU references: backend/screen_i8_math.h (the same functions run on the host) and
- * host/cpu/canon_dot.h (the rescoring), bit for bit on the emulator (tests/gpu/emu).
+ * host/canon/canon_dot.h (the rescoring), bit for bit on the emulator (tests/gpu/emu).
  */
 #ifndef MIEB_KERNELS_SCREEN_I8_CUH
 #define MIEB_KERNELS_SCREEN_I8_CUH
@@ -55,7 +55,7 @@ mieb_status mieb_cuda_si8_select(struct mieb_kstream ks, float *S, int64_t ld, i
 
 /**
  * The candidates' exact scores: for the first min(counts->count, cap) entries p = r * ld + j
- * of pairs, S[p] = mieb_canon_dot(Q + r * K, D + j * K, K) (host/cpu/canon_dot.h's order);
+ * of pairs, S[p] = mieb_canon_dot(Q + r * K, D + j * K, K) (host/canon/canon_dot.h's order);
  * counts->scored grows by their number.
  */
 mieb_status mieb_cuda_si8_rescore(struct mieb_kstream ks, const float *Q, const float *D, int64_t K,

@@ -4,7 +4,7 @@
  * Keeps, for each query row, the ke best (score, index) pairs seen so far as 64-bit keys
  * (topk_key.h) and merges one score tile into them. The kept set is unordered between
  * tiles; the caller sorts each row once at the end (thrust_shim.h).
- * CPU reference: mieb_topk_heap_push_row (host/cpu/topk_heap.h), via the CPU backend.
+ * CPU reference: mieb_topk_heap_push_row (host/topk/topk_heap.h), via the CPU backend.
  */
 #ifndef MIEB_KERNELS_TOPK_CUH
 #define MIEB_KERNELS_TOPK_CUH

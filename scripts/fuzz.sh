@@ -10,7 +10,8 @@
 #      FUZZ_CI=1: also stop each target after a fixed number of inputs (about 20 s each on
 #      a 2-core CI machine), so that with the fixed seed a CI run is repeatable.
 # Inputs found to crash inside HDF5 itself or to hang it get a guard in front of the HDF5 call
-# (declared in host/io/h5_guard.h: h5_ohdr_check.c, h5_attr_guard.c, h5_vlen.c, h5_dset_guard.c)
+# (declared in host/hdf5/h5_guard.h: h5_guard_headers.c, h5_guard_attrs.c, h5_guard_heaps.c,
+# h5_guard_storage.c)
 # and become regressions; one waiting for its guard goes to tests/fuzz/pending/ (not replayed;
 # docs/BAD_INPUT.md lists it).
 set -euo pipefail

@@ -44,7 +44,7 @@ if [ "${MIEB_SKIP_SANITIZE:-0}" != "1" ]; then
   fi
   grep -E 'tests passed|Total Test time' "$here/build-san/sanitize.log"
   # Every target, the HDF5-file ones (taskdata, emb) included: the crashes they found inside
-  # HDF5 1.10 itself are guarded against (host/io/h5_ohdr_check.c, h5_attr_guard.c;
+  # HDF5 1.10 itself are guarded against (host/hdf5/h5_guard_headers.c, h5_guard_attrs.c;
   # docs/BAD_INPUT.md).
   fuzz_targets=(model_meta registry results cli taskdata emb)
   echo "test.sh: fuzzing ${fuzz_targets[*]} (tests/fuzz, about 20 s per target)"

@@ -28,9 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/dtype.h" /* enum mieb_emb_dtype (compo_scores) */
 #include "../core/status.h"
 #include "../core/similarity.h"
-#include "../io/embeddings.h" /* enum mieb_emb_dtype (compo_scores) */
 
 #ifdef __cplusplus
 extern "C" {

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "../core/hd.h"
-#include "../io/half.h"
+#include "../core/half.h"
 
 /* Which row-pair element a reduction sees (k-th element of x and y, row norms nx, ny). */
 enum mieb_pm_elem {
@@ -271,7 +271,7 @@ MIEB_HOSTDEV static inline double mieb_pm_torch_pair_sim(const float *a, const f
 
 /* ---- compositionality ---- */
 
-/* dtype codes of io/embeddings.h (enum mieb_emb_dtype): 0 float32, 1 float16, 2 bfloat16 */
+/* dtype codes of core/dtype.h (enum mieb_emb_dtype): 0 float32, 1 float16, 2 bfloat16 */
 MIEB_HOSTDEV static inline float mieb_pm_round_to(int dtype, float x)
 {
     return dtype == 1 ? mieb_half_to_float(mieb_float_to_half(x))

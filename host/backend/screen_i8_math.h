@@ -1,6 +1,6 @@
 /**
  * screen_i8_math.h - the int8 screen's arithmetic (docs/SCREEN_INT8.md) as inline functions
- * shared by the CPU screen (host/cpu/screen_int8.c, screen.c) and the CUDA kernels
+ * shared by the CPU screen (host/screen/screen_int8.c, screen.c) and the CUDA kernels
  * (kernels/screen_i8.cu), so that both quantise a row to the same integers, with the same
  * scale and norm bounds, and turn an integer score into the same interval, bit for bit.
  *

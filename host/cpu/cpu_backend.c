@@ -23,15 +23,15 @@
 
 #include "../core/parallel.h"
 #include "../core/stop.h"
+#include "../canon/canon_dot.h"
+#include "../screen/screen.h"
+#include "../topk/topk_heap.h"
+#include "../topk/topk_reservoir.h"
 #include "cpu_backend.h"
-#include "canon_dot.h"
 #include "cpu_kernels.h"
 #include "cpu_pairwise.h"
 #include "cpu_kmeans.h"
 #include "cpu_logreg.h"
-#include "screen.h"
-#include "topk_heap.h"
-#include "topk_reservoir.h"
 
 /* Tile shapes of the exact way: a 256 x 1250 fp32 score tile is 1.2 MiB, L2/L3 resident.
    (The grid of backend.h; with canon_dot the scores no longer depend on it.) */

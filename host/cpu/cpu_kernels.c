@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "../core/seq_max.h"
-#include "canon_dot.h"
+#include "../canon/canon_dot.h"
 
 /* dst = src / max(sqrt(ss), 1e-12) in float32, ss the row's sum of squares in double. */
 static void scale_row(float *dst, const float *src, double ss, int64_t dim)

@@ -33,8 +33,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../core/dtype.h"
 #include "../core/status.h"
-#include "../io/embeddings.h"
 #include "../backend/backend.h"
 
 /**

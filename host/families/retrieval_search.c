@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../cpu/cpu_kernels.h"
-#include "../cpu/topk_heap.h"
+#include "../topk/topk_heap.h"
 #include "../core/parallel.h"
 #include "mteb_heap.h"
 #include "core/env.h"

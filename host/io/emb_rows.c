@@ -14,7 +14,7 @@
 #include "../core/stop.h"
 #include "emb_internal.h"
 #include "h5_read.h"
-#include "half.h"
+#include "../core/half.h"
 
 const struct mieb_emb_info *mieb_emb_role_info(const struct mieb_emb_role *r) { return &r->info; }
 const char *mieb_emb_role_path(const struct mieb_emb_role *r) { return r->n_shards ? r->sh[0].path : ""; }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/dtype.h" /* enum mieb_emb_dtype */
 #include "../core/status.h"
 
 struct mieb_emb_role; /* opaque */
@@ -36,8 +37,6 @@ enum mieb_emb_rows {
        mieb_emb_role_row_index(). */
     MIEB_EMB_SOME_ROWS = 1,
 };
-
-enum mieb_emb_dtype { MIEB_EMB_F32 = 0, MIEB_EMB_F16 = 1, MIEB_EMB_BF16 = 2 };
 
 struct mieb_emb_info {
     int64_t n_items;        /* items of the role (queries, documents, images ...) */

@@ -14,9 +14,8 @@
  */
 #include "h5_util.h"
 
-#include "h5_guard.h"
-
 #include "../core/fileutil.h"
+#include "../hdf5/h5_guard.h"
 
 #include <errno.h>
 #include <fcntl.h>

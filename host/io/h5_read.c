@@ -6,8 +6,8 @@
 
 #include "h5_read.h"
 
-#include "h5_dset_check.h"
-#include "h5_guard.h"
+#include "../hdf5/h5_guard.h"
+#include "h5_dset_values.h"
 #include "h5_util.h"
 
 /* The first of n uint64 values above INT64_MAX, refused with its position (ncols > 1: [row, col]). */

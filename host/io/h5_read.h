@@ -6,7 +6,7 @@
 #ifndef MIEB_IO_H5_READ_H
 #define MIEB_IO_H5_READ_H
 
-#include "h5_base.h"
+#include "../hdf5/h5_base.h"
 
 /**
  * Read a whole 1-D or 2-D integer dataset (any integer type up to 64 bits) as int64; a value

@@ -1,8 +1,8 @@
 /* h5_util.c - HDF5 lock, error capture, lookups, attributes and size sanity checks (opening: h5_open.c). */
 #include "h5_util.h"
 
-#include "h5_dset_check.h"
-#include "h5_guard.h"
+#include "../hdf5/h5_guard.h"
+#include "h5_dset_values.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -161,7 +161,7 @@ mieb_status mieb_h5_attr_str(hid_t obj, const char *name, const char *fname, con
     mt = H5Tcopy(H5T_C_S1);
     H5Tset_cset(mt, H5Tget_cset(ft));
     if (H5Tis_variable_str(ft) > 0) {
-        /* never H5Aread into a C string: HDF5 1.10 would follow a corrupt heap ID (h5_attr_guard.c) */
+        /* never H5Aread into a C string: HDF5 1.10 would follow a corrupt heap ID (h5_guard_attrs.c) */
         uint8_t hid[MIEB_H5_RAW_VLEN_SIZE];
         char what[300];
         snprintf(what, sizeof what, "%s attribute '%s'", objpath, name);

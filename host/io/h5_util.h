@@ -15,7 +15,7 @@
 #include <hdf5.h>
 
 #include "../core/status.h"
-#include "h5_base.h"
+#include "../hdf5/h5_base.h"
 
 
 
@@ -55,7 +55,7 @@ bool mieb_h5_exists(hid_t loc, const char *path);
 bool mieb_h5_is_dataset(hid_t loc, const char *path);
 
 /* ---- attributes; fname/objpath only name the location in messages ---- */
-/** Does obj have attribute name? Checks obj's attribute messages first (h5_ohdr_check.c). */
+/** Does obj have attribute name? Checks obj's attribute messages first (h5_guard_headers.c). */
 mieb_status mieb_h5_attr_find(hid_t obj, const char *name, const char *fname, const char *objpath, bool *found);
 /** Scalar (or 1-element) string attribute, variable or fixed length. *out is malloc'd. */
 mieb_status mieb_h5_attr_str(hid_t obj, const char *name, const char *fname, const char *objpath, char **out);

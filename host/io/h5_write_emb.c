@@ -8,7 +8,7 @@
 #include "h5_util.h"
 #include "../core/fileutil.h"
 #include "h5_write.h"
-#include "half.h"
+#include "../core/half.h"
 
 /* numpy float16 exactly as h5py declares it: IEEE F32LE narrowed to 1+5+10 bits, bias 15. */
 static hid_t half_type(void)

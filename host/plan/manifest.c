@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "../cpu/blas_tune.h"
-#include "../cpu/canon_dot.h"
-#include "../cpu/screen.h"
+#include "../canon/canon_dot.h"
+#include "../screen/screen.h"
 #include "../core/fileutil.h"
 #include "../analysis/leaderboard.h"
 

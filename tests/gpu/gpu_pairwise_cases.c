@@ -14,7 +14,7 @@
 #include "cuda_ctx.h"
 #include "gpu_pairwise_cases.h"
 #include "gpu_test_util.h"
-#include "io/half.h"
+#include "core/half.h"
 
 /* Values on a coarse grid (many exact ties), some rows all zero, rounded to the dtype. */
 static void fill(float *x, int64_t rows, int64_t dim, int dtype)

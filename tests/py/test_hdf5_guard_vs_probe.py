@@ -1,4 +1,4 @@
-"""The in-process HDF5 guard (host/io/h5_guard.h) against the forked probe it was measured
+"""The in-process HDF5 guard (host/hdf5/h5_guard.h) against the forked probe it was measured
 with (tests/tools/h5_probe.c), on the fuzz regression inputs (tests/fuzz/regressions/): the guard
 refuses every one of them before libhdf5 touches the bad bytes; the probe lets through a file
 on which libhdf5 reads past a chunk buffer without crashing (the reason the guard is kept,
@@ -88,12 +88,12 @@ def test_probe_verdicts(tmp_path):
 
 def test_guard_behind_one_header():
     io = os.path.join(SRC, "host", "io")
-    guard_files = {"h5_guard.h", "h5_ohdr_check.c", "h5_attr_guard.c", "h5_vlen.c", "h5_dset_guard.c"}
+    guard_files = {"h5_guard.h", "h5_guard_headers.c", "h5_guard_attrs.c", "h5_guard_heaps.c", "h5_guard_storage.c"}
     doors = {"h5_open.c", "h5_util.c", "h5_read.c"}  # where the readers call the guard
     includers = set()
     for dp, _, names in os.walk(os.path.join(SRC, "host")):
         for n in names:
-            if n.endswith((".c", ".h")) and re.search(r'#include "(\.\./io/|io/)?h5_guard\.h"',
+            if n.endswith((".c", ".h")) and re.search(r'#include "(\.\./hdf5/|hdf5/)?h5_guard\.h"',
                                                        open(os.path.join(dp, n)).read()):
                 includers.add(n)
     assert includers == (guard_files - {"h5_guard.h"}) | doors, includers

@@ -1,4 +1,4 @@
-"""The CPU backend's screened top-k (host/cpu/screen.h: approximate bf16 scores on the AMX
+"""The CPU backend's screened top-k (host/screen/screen.h: approximate bf16 scores on the AMX
 unit or with AVX512_BF16's VDPBF16PS, with rigorous bounds, exact fixed-order fp32 scores for the candidates) changes nothing:
 `mieb-eval run` writes the same result file and the same TREC run, byte for byte, with the
 screen on (MIEB_CPU_SCREEN=auto, and the VDPBF16PS kernel by name) and off, on corpora built to make the screen work hard:
@@ -9,7 +9,7 @@ document mieb-eval ranks in a query's top 100 is in numpy's, except where the tw
 only by a tie within float32 rounding. And the portable C, AVX2 and AVX-512 kernels of the
 fixed-order dot product write the same files as the default.
 
-The int8 screen (host/cpu/screen_int8.c, docs/SCREEN_INT8.md) runs on every x86-64 CPU:
+The int8 screen (host/screen/screen_int8.c, docs/SCREEN_INT8.md) runs on every x86-64 CPU:
 by name (MIEB_CPU_SCREEN=int8, the AVX2 kernel where the CPU has AVX2; int8-scalar, the
 portable one) it writes the same files as the exact way for cosine and dot, under several
 --threads and --mem-limit.
@@ -154,7 +154,7 @@ def test_int8_screen_threads_and_mem_limit(tmp_path, sim):
 
 
 def int8_is_autos_choice():
-    """AVX2 without AVX512_BF16 or AMX-BF16 (host/cpu/screen.c's order), as Linux reports it."""
+    """AVX2 without AVX512_BF16 or AMX-BF16 (host/screen/screen.c's order), as Linux reports it."""
     try:
         flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
     except (OSError, StopIteration):

@@ -1,5 +1,5 @@
 /*
- * h5_guard_measure.c - measures the in-process HDF5 guard (host/io/h5_guard.h) against the
+ * h5_guard_measure.c - measures the in-process HDF5 guard (host/hdf5/h5_guard.h) against the
  * forked probe (h5_probe.h) on the same files, for docs/BAD_INPUT.md and
  * tests/py/test_hdf5_guards.py.
  *
@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "h5_probe.h"
-#include "io/h5_guard.h"
+#include "hdf5/h5_guard.h"
 #include "io/h5_read.h"
 #include "io/h5_util.h"
 

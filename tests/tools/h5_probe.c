@@ -2,15 +2,15 @@
  * h5_probe.c - libhdf5 opens and walks a file in a forked child under a time and a memory
  * limit; the file is trusted only when the child ends cleanly.
  *
- * The alternative to parsing HDF5's on-disk structures ourselves (h5_ohdr_check.c,
- * h5_attr_guard.c, h5_vlen.c): whatever libhdf5 1.10 trips on while decoding the file
+ * The alternative to parsing HDF5's on-disk structures ourselves (h5_guard_headers.c,
+ * h5_guard_attrs.c, h5_guard_heaps.c): whatever libhdf5 1.10 trips on while decoding the file
  * (dense attribute storage and shared messages included) happens in the child, which dies
  * (a crash), runs out of time (a loop) or out of address space (an allocation sized by a
  * corrupt header). What it cannot see: a read or write past a buffer that does not crash.
  * Release builds have no ASan, so such a file passes the probe and the parent then makes
  * the same out-of-bounds access: of the 21 fuzz inputs on which libhdf5 reads out of bounds
  * or loops, the probe caught 6, the in-process guard all 21, so the readers use the guard and
- * this probe only measures, outside the program (h5_probe.h; host/io/h5_guard.h;
+ * this probe only measures, outside the program (h5_probe.h; host/hdf5/h5_guard.h;
  * docs/BAD_INPUT.md gives the figures).
  *
  * fork() in a process with threads: the child may only use what no other thread held at

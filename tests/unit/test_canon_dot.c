@@ -1,5 +1,5 @@
 /*
- * test_canon_dot.c - the fixed-order dot product (host/cpu/canon_dot.h).
+ * test_canon_dot.c - the fixed-order dot product (host/canon/canon_dot.h).
  *
  * 1. The scalar definition equals an independent rendering of the documented order whose
  *    fused multiply-adds are computed in binary128 and rounded once to binary32 (not
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/canon_dot.h"
+#include "canon/canon_dot.h"
 #include "check.h"
 
 static unsigned long long rng = 0x243F6A8885A308D3ull;

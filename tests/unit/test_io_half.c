@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "io/half.h"
+#include "core/half.h"
 
 /* Reference value of a binary16 bit pattern, from its definition. */
 static double half_ref(uint16_t h)

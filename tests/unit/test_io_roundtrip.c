@@ -15,7 +15,7 @@
 #include "io/embeddings.h"
 #include "io/h5_util.h"
 #include "io/h5_write.h"
-#include "io/half.h"
+#include "core/half.h"
 #include "synth/synth.h"
 #include "io/task_data.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "cpu/cpu_backend.h"
-#include "cpu/canon_dot.h"
+#include "canon/canon_dot.h"
 #include "cpu/cpu_kernels.h"
 #include "check.h"
 #include "check_ranked.h"

@@ -1,5 +1,5 @@
 /*
- * test_screen.c - the screened top-k (host/cpu/screen.h) gives exactly the unscreened
+ * test_screen.c - the screened top-k (host/screen/screen.h) gives exactly the unscreened
  * result, and its bounds hold.
  *
  * 1. Bounds: with no cut, every (query, document) pair is offered with [lb, ub]; each
@@ -36,9 +36,9 @@
 #include <string.h>
 
 #include "cpu/cpu_backend.h"
-#include "cpu/canon_dot.h"
-#include "cpu/screen.h"
-#include "cpu/screen_internal.h"
+#include "canon/canon_dot.h"
+#include "screen/screen.h"
+#include "screen/screen_internal.h"
 #include "backend/screen_i8_math.h"
 #include "check.h"
 #include "check_ranked.h"

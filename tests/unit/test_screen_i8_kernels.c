@@ -29,8 +29,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "cpu/screen.h"
-#include "cpu/screen_internal.h"
+#include "screen/screen.h"
+#include "screen/screen_internal.h"
 
 /* The kernels compiled against the models (i8_emu/i8_emu.h). */
 void mieb_screen_i8_dots_vnni512_emu(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cpu/cpu_backend.h"
-#include "cpu/topk_heap.h"
+#include "topk/topk_heap.h"
 #include "check.h"
 #include "check_ranked.h"
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cpu/topk_reservoir.h"
+#include "topk/topk_reservoir.h"
 #include "check.h"
 #include "check_ranked.h"
 

@@ -52,7 +52,7 @@ static uint32_t rnd()
     return (uint32_t)(rng_state >> 11);
 }
 
-/* host/cpu/canon_dot.h's definition, written out from its comment: 16 fma chains over
+/* host/canon/canon_dot.h's definition, written out from its comment: 16 fma chains over
  * k = l, l + 16, ... (elements past K are zeros, in the last step only), then the tree. */
 static float ref_canon_dot(const float *a, const float *b, int64_t K)
 {

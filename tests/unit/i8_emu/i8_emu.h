@@ -1,7 +1,7 @@
 /**
  * i8_emu.h - portable models of the instructions of the int8 screen's VNNI and AMX-INT8
  * kernels, so that the test suite runs those kernels' own source on any CPU
- * (tests/CMakeLists.txt compiles host/cpu/screen_int8_{vnni512,avxvnni,amx}.c a second
+ * (tests/CMakeLists.txt compiles host/screen/screen_int8_{vnni512,avxvnni,amx}.c a second
  * time with -DMIEB_SCREEN_I8_EMULATE="i8_emu.h"; the functions get the suffix _emu).
  *
  * The SIMD intrinsics are SIMDe's (Debian's libsimde-dev), an implementation independent

@@ -2,13 +2,13 @@
  * cpu_features.h - which SIMD and matrix units this CPU and its OS let us use.
  *
  * The CPU backend's kernels are compiled for several instruction sets in one binary
- * (canon_dot_*.c, screen_amx.c) and chosen at run time, so one build runs on any x86-64
- * machine and uses what each has. A unit counts as present only when the CPU reports it
- * (CPUID) and the OS saves its registers (XCR0); AMX also needs Linux's per-process
- * permission, which mieb_cpu_amx_enable() asks for.
+ * (canon_dot_*.c here, host/screen's screen_*.c) and chosen at run time, so one build runs
+ * on any x86-64 machine and uses what each has. A unit counts as present only when the CPU
+ * reports it (CPUID) and the OS saves its registers (XCR0); AMX also needs Linux's
+ * per-process permission, which mieb_cpu_amx_enable() asks for.
  */
-#ifndef MIEB_CPU_FEATURES_H
-#define MIEB_CPU_FEATURES_H
+#ifndef MIEB_CANON_CPU_FEATURES_H
+#define MIEB_CANON_CPU_FEATURES_H
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
  * reads past its buffers, follows garbage heap IDs, allocates gigabytes or loops forever
  * (found by fuzzing: tests/fuzz/regressions/, docs/BAD_INPUT.md). Every HDF5 reader of
  * host/io reaches it only through the functions below, called in front of the HDF5 call
- * they protect (from h5_open.c, h5_util.c and h5_read.c):
+ * they protect (from host/io's h5_open.c, h5_util.c and h5_read.c):
  *
  *   before H5Fopen                 mieb_h5_check_global_heaps, mieb_h5_check_root_header
  *   before HDF5 loads a header     mieb_h5_check_object (every link on a path; with the header,
@@ -32,11 +32,12 @@
  * stays as the measuring instrument, outside the program (tests/tools/h5_guard_measure.c; a
  * build configured with -DMIEB_H5_PROBE_IN_OPEN=1 or 2 runs it in every mieb_h5_open_ro, for timing).
  *
- * Implementations: h5_ohdr_check.c (object headers), h5_attr_guard.c (raw string attributes,
- * file layout), h5_vlen.c (global heaps), h5_dset_guard.c (dataset storage).
+ * Implementations, in host/hdf5: h5_guard_headers.c (object headers and links),
+ * h5_guard_attrs.c (raw string attributes, file layout), h5_guard_heaps.c (global heaps),
+ * h5_guard_storage.c (dataset storage and chunks).
  */
-#ifndef MIEB_IO_H5_GUARD_H
-#define MIEB_IO_H5_GUARD_H
+#ifndef MIEB_HDF5_H5_GUARD_H
+#define MIEB_HDF5_H5_GUARD_H
 
 #include "h5_base.h"
 
@@ -80,7 +81,7 @@ mieb_status mieb_h5_attr_raw_vlen(hid_t attr, const char *fname, const char *obj
                                   uint8_t out[MIEB_H5_RAW_VLEN_SIZE]);
 /**
  * The string a raw heap ID refers to, fetched from its global heap collection with every
- * bound checked (h5_vlen.c). *out is malloc'd and NUL-terminated. what names it in messages.
+ * bound checked (h5_guard_heaps.c). *out is malloc'd and NUL-terminated. what names it in messages.
  */
 mieb_status mieb_h5_vlen_string_at(hid_t obj, const uint8_t *heap_id, const char *fname, const char *what,
                                    char **out);

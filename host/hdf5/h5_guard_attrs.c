@@ -1,5 +1,5 @@
 /*
- * h5_attr_guard.c - string attributes read without letting libhdf5 1.10 follow their heap IDs.
+ * h5_guard_attrs.c - string attributes read without letting libhdf5 1.10 follow their heap IDs.
  *
  * A variable-length string attribute's value is a heap ID (length, global heap collection
  * address, object index). H5Aread hands it to H5HG_read, which trusts it: an index past the
@@ -7,9 +7,9 @@
  * does not advance loops forever (found by fuzzing: tests/fuzz/regressions/, docs/BAD_INPUT.md).
  * So HDF5 never converts such an attribute: a soft conversion registered here from
  * variable-length strings to the opaque type "mieb-raw-vlen" copies the heap ID out as it
- * is stored, and h5_vlen.c fetches the bytes from the collection itself, bounds-checked
+ * is stored, and h5_guard_heaps.c fetches the bytes from the collection itself, bounds-checked
  * (mieb_h5_vlen_string_at). mieb_h5_layout_of tells those raw readers where a file's bytes
- * are. The object headers themselves are checked by h5_ohdr_check.c.
+ * are. The object headers themselves are checked by h5_guard_headers.c.
  */
 #include <errno.h>
 #include <stdlib.h>

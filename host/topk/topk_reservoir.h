@@ -8,8 +8,8 @@
  * mieb_topk_heap (score descending, then index ascending); candidates must be offered in
  * increasing index order.
  */
-#ifndef MIEB_CPU_TOPK_RESERVOIR_H
-#define MIEB_CPU_TOPK_RESERVOIR_H
+#ifndef MIEB_TOPK_TOPK_RESERVOIR_H
+#define MIEB_TOPK_TOPK_RESERVOIR_H
 
 #include <stdint.h>
 

@@ -7,8 +7,8 @@
  * index order therefore need a single float compare each (ties never displace).
  * This is the scalar CPU reference for the CUDA top-k kernel.
  */
-#ifndef MIEB_CPU_TOPK_HEAP_H
-#define MIEB_CPU_TOPK_HEAP_H
+#ifndef MIEB_TOPK_TOPK_HEAP_H
+#define MIEB_TOPK_TOPK_HEAP_H
 
 #include <stdint.h>
 

@@ -1,11 +1,12 @@
 /**
- * h5_base.h - the bottom of host/io's HDF5 files (h5_base.c): the one-time set-up, the lock,
- * failures turned into messages, HDF5's descriptor of an open file, the UTF-8 check.
+ * h5_base.h - the bottom of the HDF5 files (h5_base.c): the one-time set-up, the lock,
+ * failures turned into messages, HDF5's descriptor of an open file, the UTF-8 check. The
+ * guard (h5_guard.h) sits on it in host/hdf5, and host/io's readers and writers on both.
  *
  * Thread rule: Debian's libhdf5 is the serial, non-thread-safe build, so every HDF5 call
- * made by host/io goes through one process-wide recursive lock (mieb_h5_lock). All the
- * helpers of host/io take it themselves. Only host/io calls HDF5: the other folders go through
- * its helpers (h5_write.h, h5_append.h), which take it too; a direct call elsewhere would
+ * made by host/hdf5 and host/io goes through one process-wide recursive lock (mieb_h5_lock).
+ * All the helpers of host/io take it themselves. Only those two folders call HDF5: the others
+ * go through host/io's helpers (h5_write.h, h5_append.h), which take it too; a direct call elsewhere would
  * race with the embedding streamer's background thread. (The forked probe of tests/tools,
  * a measuring instrument outside the program, takes the lock to fork.)
  *
@@ -13,8 +14,8 @@
  * through mieb_fail() with "<file>: <dataset path>: <what is wrong>", plus the innermost
  * HDF5 message where the library itself failed.
  */
-#ifndef MIEB_IO_H5_BASE_H
-#define MIEB_IO_H5_BASE_H
+#ifndef MIEB_HDF5_H5_BASE_H
+#define MIEB_HDF5_H5_BASE_H
 
 #include <stdbool.h>
 #include <stddef.h>

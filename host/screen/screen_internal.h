@@ -4,8 +4,8 @@
  * screen_int8*.c: int8) and screen.c (kernel choice, exact rescoring, on top). Not for other
  * files (the tests excepted).
  */
-#ifndef MIEB_CPU_SCREEN_INTERNAL_H
-#define MIEB_CPU_SCREEN_INTERNAL_H
+#ifndef MIEB_SCREEN_SCREEN_INTERNAL_H
+#define MIEB_SCREEN_SCREEN_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,12 +1,12 @@
 /**
- * h5_dset_check.h - checks of a dataset HDF5 has opened, before its data is read
- * (h5_dset_check.c): filters this HDF5 can decode, storage actually written, and integers
+ * h5_dset_values.h - checks of a dataset HDF5 has opened, before its data is read
+ * (h5_dset_values.c): filters this HDF5 can decode, storage actually written, and integers
  * read without clamping. Called with the HDF5 lock held.
  */
-#ifndef MIEB_IO_H5_DSET_CHECK_H
-#define MIEB_IO_H5_DSET_CHECK_H
+#ifndef MIEB_IO_H5_DSET_VALUES_H
+#define MIEB_IO_H5_DSET_VALUES_H
 
-#include "h5_base.h"
+#include "../hdf5/h5_base.h"
 
 /**
  * Refuse a dataset whose filters this HDF5 cannot decode, naming the filter (HDF5 itself

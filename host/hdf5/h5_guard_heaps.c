@@ -1,7 +1,8 @@
 /*
- * h5_vlen.c - read contiguous variable-length string datasets without HDF5's vlen
- * conversion, by parsing the heap IDs and global heap collections (HDF5 file format
- * spec, "Global Heap" and "Variable-length" datatype storage) with bounds checks.
+ * h5_guard_heaps.c - global heaps: read contiguous variable-length string datasets and raw
+ * string attributes without HDF5's vlen conversion, by parsing the heap IDs and global heap
+ * collections (HDF5 file format spec, "Global Heap" and "Variable-length" datatype storage)
+ * with bounds checks; and, before HDF5 opens a file, refuse the collections it would parse.
  *
  * Why: on corrupted files libhdf5 1.10's H5HG_read loops forever or reads out of bounds
  * (found by fuzzing task-data files), and a reader must fail cleanly instead. Layouts we

@@ -38,8 +38,8 @@
  * without AVX2) | int8-amx | int8-vnni512 | int8-avxvnni | int8-avx2 | int8-scalar (that
  * kernel; where it cannot run, a warning and auto).
  */
-#ifndef MIEB_CPU_SCREEN_H
-#define MIEB_CPU_SCREEN_H
+#ifndef MIEB_SCREEN_SCREEN_H
+#define MIEB_SCREEN_SCREEN_H
 
 #include <stddef.h>
 #include <stdint.h>

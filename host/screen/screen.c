@@ -30,11 +30,11 @@
 #include <strings.h>
 
 #include "../backend/screen_i8_math.h"
+#include "../canon/canon_dot.h"
+#include "../canon/cpu_features.h"
 #include "../core/radix_sort.h"
-#include "canon_dot.h"
-#include "cpu_features.h"
+#include "../topk/topk_reservoir.h"
 #include "screen_internal.h"
-#include "topk_reservoir.h"
 #include "core/env.h"
 
 /* ---- availability ---- */

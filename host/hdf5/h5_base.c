@@ -1,4 +1,4 @@
-/* h5_base.c - the bottom of host/io's HDF5 files: the library's one-time set-up, the
+/* h5_base.c - the bottom of the HDF5 files (host/hdf5, host/io): the library's one-time set-up, the
    process-wide lock, HDF5 failures turned into messages, HDF5's descriptor of an open file,
    and the UTF-8 check of strings read (see h5_base.h). */
 #include "h5_base.h"

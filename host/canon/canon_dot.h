@@ -25,10 +25,10 @@
  *
  * The error of the result against the real dot product is at most
  * (K/16 + 4) * 2^-24 * sum_k |a_k b_k| (one rounding per step of the longest chain), which
- * host/cpu/screen.c relies on when it bounds scores it has not computed yet.
+ * host/screen/screen.c relies on when it bounds scores it has not computed yet.
  */
-#ifndef MIEB_CPU_CANON_DOT_H
-#define MIEB_CPU_CANON_DOT_H
+#ifndef MIEB_CANON_CANON_DOT_H
+#define MIEB_CANON_CANON_DOT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -60,7 +60,7 @@ void mieb_canon_gemm(const float *A, int64_t lda, int64_t m, const float *B, int
 
 /**
  * out[j] = dot(x, B + rows[j] * ldb) for j < n: one vector against chosen rows (the
- * rescoring of screened candidates, host/cpu/screen.c). Same bits as mieb_canon_gemm.
+ * rescoring of screened candidates, host/screen/screen.c). Same bits as mieb_canon_gemm.
  */
 void mieb_canon_dot_rows(const float *x, const float *B, int64_t ldb, const int32_t *rows, int64_t n, int64_t K,
                          float *out);

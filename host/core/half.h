@@ -7,13 +7,13 @@
  * Widening (16 -> 32) is exact, including subnormals, infinities and NaN payloads.
  * Narrowing (32 -> 16) rounds to nearest, ties to even, as numpy's astype does.
  */
-#ifndef MIEB_IO_HALF_H
-#define MIEB_IO_HALF_H
+#ifndef MIEB_CORE_HALF_H
+#define MIEB_CORE_HALF_H
 
 #include <stdint.h>
 #include <string.h>
 
-#include "../core/hd.h" /* MIEB_HOSTDEV: the CUDA kernels round to float16/bfloat16 with these too */
+#include "hd.h" /* MIEB_HOSTDEV: the CUDA kernels round to float16/bfloat16 with these too */
 
 MIEB_HOSTDEV static inline float mieb_bits_to_float(uint32_t u)
 {

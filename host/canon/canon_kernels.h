@@ -4,8 +4,8 @@
  * (canon_workspace.c). The kernel files include this header only, never canon_dot.h, so the
  * dispatch sits on top of them and they use nothing above.
  */
-#ifndef MIEB_CPU_CANON_KERNELS_H
-#define MIEB_CPU_CANON_KERNELS_H
+#ifndef MIEB_CANON_CANON_KERNELS_H
+#define MIEB_CANON_CANON_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * h5_dset_guard.c - a dataset's storage checked when it is opened, where libhdf5 1.10 would
+ * h5_guard_storage.c - a dataset's storage checked when it is opened, where libhdf5 1.10 would
  * copy sizes from its shape out of a buffer of another size (found by fuzzing:
  * tests/fuzz/regressions/, docs/BAD_INPUT.md). Called from mieb_h5_check_plausible with the
  * HDF5 lock held; declared in h5_guard.h.

@@ -1,5 +1,5 @@
 /*
- * h5_ohdr_check.c - object headers checked before libhdf5 1.10 decodes them.
+ * h5_guard_headers.c - object headers checked before libhdf5 1.10 decodes them.
  *
  * HDF5 1.10.8 decodes header messages trusting the sizes recorded in them. Found by
  * fuzzing (tests/fuzz/regressions/, docs/BAD_INPUT.md): H5O_attr_decode memcpy's an
