@@ -42,7 +42,7 @@ int64_t mieb_cuda_plan_pair_cap(const struct mieb_cuda_plan_in *in, const struct
     return in->screen ? max64(1, p->q_chunk * mieb_cuda_plan_ld(in, p) / MIEB_CUDA_SCREEN_PAIR_SHARE) : 0;
 }
 
-/* sizeof(struct mieb_si8_counts) is 24 bytes: one aligned view */
+/* sizeof(struct mieb_screen_i8_counts) is 24 bytes: one aligned view */
 size_t mieb_cuda_plan_screen_tile_bytes(const struct mieb_cuda_plan_in *in, const struct mieb_cuda_plan *p)
 {
     if (!in->screen)

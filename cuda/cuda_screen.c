@@ -1,10 +1,10 @@
 /**
  * cuda_screen.c - the int8 screen of topk_block on the GPU (docs/SCREEN_INT8.md): when it
  * runs, and the queries' int8 copy. The per-tile steps are in cuda_topk_block.c, the
- * kernels in kernels/screen_i8.cu.
+ * kernels in kernels/screen_int8.cu.
  *
  * The queries are quantised once per query set, on the device by the kernel that runs the
- * CPU screen's own quantiser (backend/screen_i8_math.h); their norm bounds come back to the
+ * CPU screen's own quantiser (backend/screen_int8_math.h); their norm bounds come back to the
  * host, which folds them into each query's two bound coefficients with the same function
  * the CPU uses, and sends those up. A set with a row beyond the bound's range (a norm past
  * 2^60, NaN or inf) is not screened: its blocks go the exact way.
@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/screen_i8_math.h"
+#include "backend/screen_int8_math.h"
 #include "cuda_ops.h"
 #include "cuda_check.h"
-#include "screen_i8.cuh"
+#include "screen_int8.cuh"
 
 int mieb_cuda_screen_wanted(const struct mieb_cuda_ctx *ctx, const struct mieb_qset *qs, int64_t nd, int64_t ke)
 {
-    if (!ctx->screen || !ctx->canon_scores || qs->sim == MIEB_SIM_MAXSIM || qs->dim > MIEB_SI8_MAX_K ||
+    if (!ctx->screen || !ctx->canon_scores || qs->sim == MIEB_SIM_MAXSIM || qs->dim > MIEB_SCREEN_I8_MAX_K ||
         qs->i8_state < 0 || nd < 1 || qs->n < 1)
         return 0;
     if (ctx->screen == 2)
@@ -44,23 +44,23 @@ void mieb_cuda_screen_release(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs)
 static void fold_coefs(int64_t n, int64_t K, float *alpha, float *beta, const float *h)
 {
     for (int64_t q = 0; q < n; q++)
-        mieb_si8_query_coefs(K, alpha[q], beta[q], h[q], 1.0f, 0, &alpha[q], &beta[q]);
+        mieb_screen_i8_query_coefs(K, alpha[q], beta[q], h[q], 1.0f, 0, &alpha[q], &beta[q]);
 }
 
 /* Quantise the set on the device, fold the bounds on the host; *usable = 0 for a row out of range. */
 static mieb_status build(struct mieb_cuda_ctx *ctx, struct mieb_qset *qs, size_t fl_b, int *usable)
 {
     const int64_t n = qs->n;
-    struct mieb_si8_counts *cnt = (struct mieb_si8_counts *)((char *)qs->d_beta + fl_b);
+    struct mieb_screen_i8_counts *cnt = (struct mieb_screen_i8_counts *)((char *)qs->d_beta + fl_b);
     float *d_h = (float *)((char *)cnt + mieb_cuda_aligned(sizeof *cnt));
     float *h = malloc(3 * sizeof(float) * (size_t)n);
-    struct mieb_si8_counts hc;
+    struct mieb_screen_i8_counts hc;
     if (!h)
         return mieb_fail(MIEB_ERR_OOM, "cuda screen: %lld query bounds", (long long)n);
     mieb_status st = MIEB_OK;
     MIEB_CUDA_CHECK_GOTO(cudaMemsetAsync(cnt, 0, sizeof *cnt, ctx->stream), st, done);
     /* N and R land in alpha and beta, whose coefficients replace them below */
-    st = mieb_cuda_si8_quantise(mieb_cuda_ks(ctx), qs->d_data, n, qs->dim, qs->kp, qs->d_q8, qs->d_sq, qs->d_alpha,
+    st = mieb_cuda_screen_i8_quantise(mieb_cuda_ks(ctx), qs->d_data, n, qs->dim, qs->kp, qs->d_q8, qs->d_sq, qs->d_alpha,
                                 qs->d_beta, d_h, cnt);
     if (st != MIEB_OK)
         goto done;
@@ -95,7 +95,7 @@ mieb_status mieb_cuda_screen_queries(struct mieb_cuda_ctx *ctx, struct mieb_qset
     qs->kp = (qs->dim + 15) / 16 * 16; /* 16-byte rows: cuBLAS' int8 rules (gemm.h) */
     /* [n, kp] int8; sq, alpha, beta, counters and H, each its own aligned view */
     size_t q8_b = mieb_cuda_aligned((size_t)n * (size_t)qs->kp), fl_b = mieb_cuda_aligned(sizeof(float) * (size_t)n);
-    size_t bytes = q8_b + 4 * fl_b + mieb_cuda_aligned(sizeof(struct mieb_si8_counts));
+    size_t bytes = q8_b + 4 * fl_b + mieb_cuda_aligned(sizeof(struct mieb_screen_i8_counts));
     if (bytes > mieb_cuda_budget_left(ctx)) {
         MIEB_LOGD("cuda screen: no room for the int8 queries (%.1f MiB): the exact way", (double)bytes / 1048576.0);
         return MIEB_OK;

@@ -19,7 +19,7 @@
  * reference's for equal scores, whatever the tiling.
  *
  * With the int8 screen (cuda_screen.c, docs/SCREEN_INT8.md) a chunk's scores are made
- * differently: each tile's rows are quantised on the device (kernels/screen_i8.cu), the
+ * differently: each tile's rows are quantised on the device (kernels/screen_int8.cu), the
  * integer scores come from cuBLAS' int8 GEMM, each becomes the interval of its exact score,
  * the lower bounds' running k-th largest per query (kernels/topk.cu on the lower bounds)
  * with the floor gives tau, and only the pairs whose upper bound reaches tau get their
@@ -36,9 +36,9 @@
 #include "cuda_ops.h"
 #include "cuda_check.h"
 #include "gemm.h"
-#include "backend/screen_i8_math.h"
+#include "backend/screen_int8_math.h"
 #include "maxsim.cuh"
-#include "screen_i8.cuh"
+#include "screen_int8.cuh"
 #include "thrust_shim.h"
 #include "topk.cuh"
 #include "topk_key.h"
@@ -62,7 +62,7 @@ struct topk_views {
     uint32_t pair_cap;
     int8_t *d8;                   /* [d_tile, kp] the tile's int8 rows */
     float *sd, *nd, *rnd;         /* [d_tile] their scales and norm bounds */
-    struct mieb_si8_counts *counts;
+    struct mieb_screen_i8_counts *counts;
     uint64_t *lb_state[2];        /* [group, ke] the lower bounds' running top-k */
     uint64_t *thr_lb;             /* [group] its thresholds: the k-th largest lower bound */
     float *tau_floor;             /* [group] each query's floor (-inf without one) */
@@ -83,7 +83,7 @@ static int carve_screen(struct mieb_cuda_ctx *ctx, const struct mieb_cuda_plan_i
     v->sd = mieb_cuda_pool_take(dev, d * sizeof(float));
     v->nd = mieb_cuda_pool_take(dev, d * sizeof(float));
     v->rnd = mieb_cuda_pool_take(dev, d * sizeof(float));
-    v->counts = mieb_cuda_pool_take(dev, sizeof(struct mieb_si8_counts));
+    v->counts = mieb_cuda_pool_take(dev, sizeof(struct mieb_screen_i8_counts));
     v->lb_state[0] = mieb_cuda_pool_take(dev, keys * sizeof(uint64_t));
     v->lb_state[1] = mieb_cuda_pool_take(dev, keys * sizeof(uint64_t));
     v->thr_lb = mieb_cuda_pool_take(dev, (size_t)p->group * sizeof(uint64_t));
@@ -254,15 +254,15 @@ static mieb_status screen_chunk(struct mieb_cuda_ctx *ctx, const struct mieb_qse
     const int64_t nd = t->i1 - t->i0, nr = qb - qa, off = (qa - g0) * ke;
     MIEB_TRY(mieb_cuda_gemm_i8_nt(ctx, nr, nd, qs->kp, qs->d_q8 + qa * qs->kp, qs->kp, v->d8, qs->kp,
                                   (int32_t *)v->scores, ld));
-    MIEB_TRY(mieb_cuda_si8_bound(ks, v->scores, v->lb, ld, nr, nd, qs->d_sq + qa, qs->d_alpha + qa, qs->d_beta + qa,
-                                 v->sd, v->nd, v->rnd, mieb_si8_s_abs(qs->dim, 0)));
+    MIEB_TRY(mieb_cuda_screen_i8_bound(ks, v->scores, v->lb, ld, nr, nd, qs->d_sq + qa, qs->d_alpha + qa, qs->d_beta + qa,
+                                 v->sd, v->nd, v->rnd, mieb_screen_i8_s_abs(qs->dim, 0)));
     /* tau's k-th largest lower bound, this tile's included */
     MIEB_TRY(mieb_cuda_topk_update(ks, v->lb, ld, nr, nd, t->i0, v->lb_state[cur] + off, v->lb_state[1 - cur] + off,
                                    v->thr_lb + (qa - g0), ke));
     MIEB_CUDA_CHECK(cudaMemsetAsync(&v->counts->count, 0, sizeof v->counts->count, ctx->stream));
-    MIEB_TRY(mieb_cuda_si8_select(ks, v->scores, ld, nr, nd, v->tau_floor + (qa - g0), v->thr_lb + (qa - g0),
+    MIEB_TRY(mieb_cuda_screen_i8_select(ks, v->scores, ld, nr, nd, v->tau_floor + (qa - g0), v->thr_lb + (qa - g0),
                                   v->pairs, v->pair_cap, v->counts));
-    return mieb_cuda_si8_rescore(ks, qs->d_data + qa * qs->dim, v->d_rows[b], qs->dim, v->pairs, v->pair_cap,
+    return mieb_cuda_screen_i8_rescore(ks, qs->d_data + qa * qs->dim, v->d_rows[b], qs->dim, v->pairs, v->pair_cap,
                                  v->counts, v->scores, ld);
 }
 
@@ -271,7 +271,7 @@ static mieb_status screen_chunk(struct mieb_cuda_ctx *ctx, const struct mieb_qse
 static mieb_status screen_verdict(struct mieb_cuda_ctx *ctx, struct topk_views *v, int64_t g, int64_t nd,
                                   int *handed_back)
 {
-    struct mieb_si8_counts hc;
+    struct mieb_screen_i8_counts hc;
     MIEB_CUDA_CHECK(cudaMemcpyAsync(&hc, v->counts, sizeof hc, cudaMemcpyDeviceToHost, ctx->stream));
     MIEB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
     *handed_back = hc.overflow || hc.bad;
@@ -312,7 +312,7 @@ static mieb_status run_group(struct mieb_cuda_ctx *ctx, const struct mieb_qset *
         MIEB_TRY(stage_tile(ctx, docs, maxsim, &t, v, b));
         const int64_t nd = t.i1 - t.i0, ld = screen ? (nd + 3) / 4 * 4 : nd;
         if (screen)
-            MIEB_TRY(mieb_cuda_si8_quantise(mieb_cuda_ks(ctx), v->d_rows[b], nd, qs->dim, qs->kp, v->d8, v->sd, v->nd,
+            MIEB_TRY(mieb_cuda_screen_i8_quantise(mieb_cuda_ks(ctx), v->d_rows[b], nd, qs->dim, qs->kp, v->d8, v->sd, v->nd,
                                             v->rnd, NULL, v->counts));
         for (int64_t qa = g0, qb; qa < g0 + g; qa = qb) {
             qb = chunk_end(qs, p, qa, g0 + g);

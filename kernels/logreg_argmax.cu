@@ -16,7 +16,7 @@
 #include <limits.h>
 
 #include "backend/logreg_math.h"
-#include "core/hd.h"
+#include "core/host_device.h"
 #include "cuda_check.h"
 #include "logreg_argmax.cuh"
 #include "warp_argbest.cuh"

@@ -39,7 +39,7 @@ LAYERS = [
     ["host/io"],
     ["host/metrics"],
     ["host/families", "host/analysis", "host/synth"],
-    ["host/cluster", "host/report"],
+    ["host/parts", "host/report"],
     ["host/plan"],
     ["host/cli"],
 ]

@@ -19,7 +19,7 @@
  * The CPU backend (host/cpu/cpu_logreg.c, which the per-experiment predict uses too) and the
  * CUDA kernel (kernels/logreg_argmax.cu) apply these.
  *
- * Every operation is rounded on its own (core/hd.h), so host and device agree wherever
+ * Every operation is rounded on its own (core/host_device.h), so host and device agree wherever
  * their inputs agree: only the GEMMs (cuBLAS' summation order) and the order of the sum
  * over classes make the CUDA probe differ from the CPU reference.
  */
@@ -29,7 +29,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "../core/hd.h"
+#include "../core/host_device.h"
 
 MIEB_HOSTDEV static inline float mieb_lr_exp_shifted(float r, double mx)
 {

@@ -7,7 +7,7 @@
  * the raw rows and recomputes derived values (normalised elements, differences) where it
  * needs them instead of storing them: a kernel thread then needs no scratch memory, and
  * a recomputed element has the same bits as a stored one because each step is rounded
- * on its own (core/hd.h).
+ * on its own (core/host_device.h).
  */
 #ifndef MIEB_BACKEND_PAIR_MATH_H
 #define MIEB_BACKEND_PAIR_MATH_H
@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "../core/hd.h"
+#include "../core/host_device.h"
 #include "../core/half.h"
 
 /* Which row-pair element a reduction sees (k-th element of x and y, row norms nx, ny). */

@@ -11,7 +11,7 @@
 #include "../core/status.h"
 #include "canon_kernels.h"
 #include "cpu_features.h"
-#include "core/env.h"
+#include "../core/env.h"
 
 /* The definition: 16 fma chains over k = l, l+16, l+32, ... then a fixed pairwise tree. */
 float mieb_canon_dot(const float *a, const float *b, int64_t K)

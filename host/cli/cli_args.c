@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/escape.h"
+#include "../core/escape.h"
 
 bool mieb_cli_parse_i64(const char *s, long long lo, long long hi, long long *out)
 {

@@ -1,11 +1,11 @@
 /* cli_options.c - one parser for every command's option table (cli_options.h). */
-#include "cli/cli_options.h"
+#include "cli_options.h"
 
 #include <string.h>
 
-#include "cli/commands.h"
-#include "config/suggest.h"
-#include "core/escape.h"
+#include "commands.h"
+#include "../config/suggest.h"
+#include "../core/escape.h"
 
 bool mieb_cli_is_help(const char *arg)
 {

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "cli/progress.h"
+#include "progress.h"
 
 /** What a command's parser found on its command line. */
 enum mieb_cli_parsed {

@@ -1,9 +1,9 @@
 /* cli_registry.c - opening the task registry for a command (cli_registry.h). */
-#include "cli/cli_registry.h"
+#include "cli_registry.h"
 
 #include <stdio.h>
 
-#include "core/escape.h"
+#include "../core/escape.h"
 
 bool mieb_cli_registry(const char *cmd, const char *path, struct mieb_registry *reg)
 {

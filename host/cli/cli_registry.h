@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "config/registry.h"
+#include "../config/registry.h"
 
 /**
  * The registry of --registry PATH, or the default one (MIEB_REGISTRY, else the built-in) when

@@ -1,12 +1,12 @@
 /* cli_start.c - the opening every command shares: help, usage errors, logging (cli_start.h). */
-#include "cli/cli_start.h"
+#include "cli_start.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli_options.h"
-#include "cli/commands.h"
-#include "core/escape.h"
+#include "cli_options.h"
+#include "commands.h"
+#include "../core/escape.h"
 
 /* On a usage error: the first line of the command's synopsis and where the whole help is, on stderr. */
 static void brief_usage(const struct mieb_cli_spec *cmd)

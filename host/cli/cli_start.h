@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cli/cli_options.h"
+#include "cli_options.h"
 
 /**
  * The opening: true when the command is to run (its logging set up from *log, when log is

@@ -22,21 +22,21 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli/cli_options.h"
-#include "cli/cli_start.h"
-#include "cli/cli_registry.h"
-#include "cli/commands.h"
-#include "config/registry.h"
-#include "config/suggest.h"
-#include "core/escape.h"
-#include "core/fileutil.h"
-#include "core/pyfloat.h"
-#include "io/csv.h"
-#include "json/json_py.h"
-#include "analysis/per_sample_reader.h"
-#include "analysis/compare.h"
-#include "analysis/bootstrap.h"
-#include "plan/task_select.h"
+#include "cli_options.h"
+#include "cli_start.h"
+#include "cli_registry.h"
+#include "commands.h"
+#include "../config/registry.h"
+#include "../config/suggest.h"
+#include "../core/escape.h"
+#include "../core/fileutil.h"
+#include "../core/pyfloat.h"
+#include "../io/csv.h"
+#include "../json/json_py.h"
+#include "../analysis/per_sample_reader.h"
+#include "../analysis/compare.h"
+#include "../analysis/bootstrap.h"
+#include "../plan/task_select.h"
 
 static void fmt_pct(double x, char *b, size_t n)
 {

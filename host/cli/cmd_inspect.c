@@ -13,16 +13,16 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli/cli_options.h"
-#include "cli/cli_start.h"
-#include "cli/cli_registry.h"
-#include "cli/commands.h"
-#include "config/registry.h"
-#include "core/escape.h"
-#include "core/fileutil.h"
-#include "io/embeddings.h"
-#include "io/task_data.h"
-#include "plan/task_select.h"
+#include "cli_options.h"
+#include "cli_start.h"
+#include "cli_registry.h"
+#include "commands.h"
+#include "../config/registry.h"
+#include "../core/escape.h"
+#include "../core/fileutil.h"
+#include "../io/embeddings.h"
+#include "../io/task_data.h"
+#include "../plan/task_select.h"
 
 struct inspect_opts {
     const char *task_data, *emb, *bench, *registry;

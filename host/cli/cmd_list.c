@@ -10,13 +10,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli/cli_options.h"
-#include "cli/cli_start.h"
-#include "cli/cli_registry.h"
-#include "cli/commands.h"
-#include "config/registry.h"
-#include "core/escape.h"
-#include "families/family.h"
+#include "cli_options.h"
+#include "cli_start.h"
+#include "cli_registry.h"
+#include "commands.h"
+#include "../config/registry.h"
+#include "../core/escape.h"
+#include "../families/family.h"
 
 /* True when type is one of the comma-separated list (NULL list: every type). */
 static bool type_selected(const char *list, const char *type)

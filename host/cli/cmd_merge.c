@@ -1,7 +1,7 @@
 /**
  * cmd_merge.c - `mieb-eval merge`: the partial files of corpus-sharded retrieval
  * (`run --corpus-parts K --corpus-part I --partials-dir DIR`) -> mteb results files
- * identical to a single process's (host/cluster/corpus_parts.h).
+ * identical to a single process's (host/parts/corpus_parts.h).
  *
  *   mieb-eval merge --partials-dir DIR --task-data DIR --embeddings DIR --output-folder DIR
  *                   (-t TASK [TASK ...] | -b BENCHMARK) [--per-query DIR] [-v | -q]
@@ -13,16 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli_options.h"
-#include "cli/cli_start.h"
-#include "cli/commands.h"
-#include "cli/progress.h"
-#include "config/model_meta.h"
-#include "config/registry.h"
-#include "core/escape.h"
-#include "io/results_writer.h"
-#include "plan/run_loop.h"
-#include "plan/task_select.h"
+#include "cli_options.h"
+#include "cli_start.h"
+#include "commands.h"
+#include "progress.h"
+#include "../config/model_meta.h"
+#include "../config/registry.h"
+#include "../core/escape.h"
+#include "../io/results_writer.h"
+#include "../plan/run_loop.h"
+#include "../plan/task_select.h"
 
 #define MAX_TASKS MIEB_PLAN_MAX_TASKS
 #define MAX_BENCHMARKS 16

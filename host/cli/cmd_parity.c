@@ -13,14 +13,14 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli/cli_options.h"
-#include "cli/cli_start.h"
-#include "cli/commands.h"
-#include "config/registry.h"
-#include "core/escape.h"
-#include "core/pyfloat.h"
-#include "analysis/results_compare.h"
-#include "io/results_reader.h"
+#include "cli_options.h"
+#include "cli_start.h"
+#include "commands.h"
+#include "../config/registry.h"
+#include "../core/escape.h"
+#include "../core/pyfloat.h"
+#include "../analysis/results_compare.h"
+#include "../io/results_reader.h"
 
 #define MAX_TASK_FILTER 512
 #define MAX_TOL_OVERRIDES 16

@@ -10,19 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/compare.h"
-#include "cli/cli_options.h"
-#include "cli/cli_start.h"
-#include "cli/cli_registry.h"
-#include "cli/commands.h"
-#include "config/registry.h"
-#include "core/escape.h"
-#include "core/fileutil.h"
-#include "io/results_reader.h"
-#include "analysis/leaderboard.h"
-#include "plan/manifest.h"
-#include "report/report_data.h"
-#include "report/report_page.h"
+#include "../analysis/compare.h"
+#include "cli_options.h"
+#include "cli_start.h"
+#include "cli_registry.h"
+#include "commands.h"
+#include "../config/registry.h"
+#include "../core/escape.h"
+#include "../core/fileutil.h"
+#include "../io/results_reader.h"
+#include "../analysis/leaderboard.h"
+#include "../plan/manifest.h"
+#include "../report/report_data.h"
+#include "../report/report_page.h"
 
 /* Row index of the baseline: --baseline by name or name@revision, else the first model under dirs[0]. */
 static int find_baseline(const struct mieb_leaderboard *lb, const char *want, const char *first_dir)

@@ -20,20 +20,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dispatch/dispatch.h"
-#include "cli/cli_start.h"
-#include "cli/commands.h"
-#include "cli/progress.h"
-#include "cli/run_options.h"
-#include "config/model_meta.h"
-#include "config/registry.h"
-#include "core/escape.h"
-#include "core/fileutil.h"
-#include "core/mem_default.h"
-#include "core/stop.h"
-#include "io/results_writer.h"
-#include "plan/run_loop.h"
-#include "plan/task_select.h"
+#include "../dispatch/dispatch.h"
+#include "cli_start.h"
+#include "commands.h"
+#include "progress.h"
+#include "run_options.h"
+#include "../config/model_meta.h"
+#include "../config/registry.h"
+#include "../core/escape.h"
+#include "../core/fileutil.h"
+#include "../core/mem_default.h"
+#include "../core/stop.h"
+#include "../io/results_writer.h"
+#include "../plan/run_loop.h"
+#include "../plan/task_select.h"
 
 /* The signal that asked us to stop (SIGINT/SIGTERM: interrupted; SIGUSR1: pre-empted), or 0,
    set by core/stop.c's handler. Checked between tasks and subsets here, between corpus
@@ -195,7 +195,7 @@ static int score_all(const struct run_opts *o, const struct mieb_registry *reg, 
     struct mieb_manifest man;
     if (mieb_manifest_begin(&man, argc, argv, be->iface.name, o->precision, meta->name, meta->revision) != MIEB_OK)
         MIEB_LOGW("no run manifest: %s", mieb_last_error());
-    /* corpus parts: retrieval tasks write this part's partials, host/cluster/corpus_parts.h */
+    /* corpus parts: retrieval tasks write this part's partials, host/parts/corpus_parts.h */
     struct mieb_part_opts part = {.dir = o->partials_dir, .part = o->corpus_part, .n_parts = o->corpus_parts,
                                   .task_data = o->task_data, .skip_existing = strcmp(o->overwrite, "always") != 0,
                                   .meta = meta, .precision = o->precision};

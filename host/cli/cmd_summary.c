@@ -12,19 +12,19 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli/cli_options.h"
-#include "cli/cli_start.h"
-#include "cli/cli_registry.h"
-#include "cli/commands.h"
-#include "config/registry.h"
-#include "core/escape.h"
-#include "core/fileutil.h"
-#include "core/pyfloat.h"
-#include "io/csv.h"
-#include "json/json_py.h"
-#include "io/results_reader.h"
-#include "analysis/leaderboard.h"
-#include "plan/manifest.h"
+#include "cli_options.h"
+#include "cli_start.h"
+#include "cli_registry.h"
+#include "commands.h"
+#include "../config/registry.h"
+#include "../core/escape.h"
+#include "../core/fileutil.h"
+#include "../core/pyfloat.h"
+#include "../io/csv.h"
+#include "../json/json_py.h"
+#include "../io/results_reader.h"
+#include "../analysis/leaderboard.h"
+#include "../plan/manifest.h"
 
 /* A number as Python's repr would print it, or "" for a missing value (CSV). */
 static void fmt_num(double x, char *buf, size_t n)

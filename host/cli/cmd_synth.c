@@ -10,18 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli_options.h"
-#include "cli/cli_start.h"
-#include "cli/cli_registry.h"
-#include "cli/commands.h"
-#include "config/registry.h"
-#include "config/suggest.h"
-#include "core/escape.h"
-#include "core/fileutil.h"
-#include "families/family.h"
-#include "io/h5_write.h"
-#include "synth/synth.h"
-#include "synth/synth_clf.h"
+#include "cli_options.h"
+#include "cli_start.h"
+#include "cli_registry.h"
+#include "commands.h"
+#include "../config/registry.h"
+#include "../config/suggest.h"
+#include "../core/escape.h"
+#include "../core/fileutil.h"
+#include "../families/family.h"
+#include "../io/h5_write.h"
+#include "../synth/synth.h"
+#include "../synth/synth_clf.h"
 
 static mieb_status write_model_meta(const char *out_dir, const char *sim)
 {

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/escape.h"
-#include "cpu/blas_tune.h"
-#include "cli/commands.h"
-#include "json/json_alloc.h"
+#include "../core/escape.h"
+#include "../cpu/blas_tune.h"
+#include "commands.h"
+#include "../json/json_alloc.h"
 
 static void usage(FILE *f)
 {

@@ -1,5 +1,5 @@
 /* progress.c - the run's log sink (text / json) and its progress reporting: see progress.h. */
-#include "cli/progress.h"
+#include "progress.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -14,8 +14,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/env.h"
-#include "core/escape.h"
+#include "../core/env.h"
+#include "../core/escape.h"
 
 static const char *const level_names[] = {"debug", "info", "warning", "error"};
 

@@ -16,8 +16,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/status.h"
-#include "plan/run_loop.h"
+#include "../core/status.h"
+#include "../plan/run_loop.h"
 
 enum mieb_log_format { MIEB_LOGFMT_TEXT = 0, MIEB_LOGFMT_JSON = 1 };
 

@@ -1,13 +1,13 @@
 /* run_options.c - the command line of `mieb-eval run`: its option table and checks (run_options.h). */
-#include "cli/run_options.h"
+#include "run_options.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/commands.h"
-#include "config/model_meta.h"
-#include "core/escape.h"
-#include "core/fileutil.h"
+#include "commands.h"
+#include "../config/model_meta.h"
+#include "../core/escape.h"
+#include "../core/fileutil.h"
 
 /* --export DIR: mieb-export's output folder stands for --task-data DIR/task-data --embeddings
    DIR/embeddings; an export folder given to --task-data or --embeddings is refused with that hint. */

@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cli/cli_options.h"
-#include "cli/progress.h"
-#include "plan/task_select.h"
+#include "cli_options.h"
+#include "progress.h"
+#include "../plan/task_select.h"
 
 #define MAX_TASKS MIEB_PLAN_MAX_TASKS
 #define MAX_BENCHMARKS 16

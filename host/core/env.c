@@ -1,5 +1,5 @@
 /* env.c - the MIEB_* environment variables, read here only (env.h, docs/ENVIRONMENT.md). */
-#include "core/env.h"
+#include "env.h"
 
 #include <stdlib.h>
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hd.h" /* MIEB_HOSTDEV: the CUDA kernels round to float16/bfloat16 with these too */
+#include "host_device.h" /* MIEB_HOSTDEV: the CUDA kernels round to float16/bfloat16 with these too */
 
 MIEB_HOSTDEV static inline float mieb_bits_to_float(uint32_t u)
 {

@@ -1,5 +1,5 @@
 /* mem_default.c - the default memory budget from RAM, cgroups and Slurm (mem_default.h). */
-#include "core/mem_default.h"
+#include "mem_default.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/radix_sort.h"
+#include "../core/radix_sort.h"
 
 void mieb_pyheap_init(struct mieb_pyheap *h, float *score, int64_t *doc, int64_t cap, const char *const *ids)
 {

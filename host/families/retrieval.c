@@ -5,7 +5,7 @@
  * Reads the ground truth, keeps the queries mteb keeps (those with at least one qrels
  * entry), scores them in tiles sized by --mem-limit (retrieval_search.c), applies
  * skip_first_result, and hands each query's results dict to the metric accumulator.
- * The steps are public (retrieval_post.h) so corpus parts and `merge` (host/cluster/)
+ * The steps are public (retrieval_post.h) so corpus parts and `merge` (host/parts/)
  * search part of the corpus, or replay partial results, through the same metric path.
  */
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /**
  * retrieval_post.h - the retrieval driver's steps, shared by `run` (retrieval.c) and by
- * corpus parts and `merge` (host/cluster/): load a subset's ground truth, search the kept
+ * corpus parts and `merge` (host/parts/): load a subset's ground truth, search the kept
  * queries tile by tile, and turn each tile's results dicts into mteb's metrics (and the
  * --per-query files).
  *

@@ -10,7 +10,7 @@
 #include "../topk/topk_heap.h"
 #include "../core/parallel.h"
 #include "mteb_heap.h"
-#include "core/env.h"
+#include "../core/env.h"
 
 #define CHUNK_K (MIEB_MTEB_TOP_K + 1) /* torch.topk(k = top_k + 1) per chunk */
 

@@ -25,7 +25,7 @@
 #define MIEB_MTEB_CORPUS_CHUNK 50000
 
 /**
- * The offers one query's heap accepted, in offer order (--corpus-parts, host/cluster/).
+ * The offers one query's heap accepted, in offer order (--corpus-parts, host/parts/).
  * An offer the heap hands straight back changes nothing, and one refused by a heap that
  * saw only part of the corpus is refused by any heap that saw a superset before it, so
  * replaying the accepted offers of the parts in corpus order rebuilds the exact heap.

@@ -29,7 +29,7 @@
 
 #include "../core/stop.h"
 #include "emb_internal.h"
-#include "core/env.h"
+#include "../core/env.h"
 
 static bool host_little_endian(void)
 {

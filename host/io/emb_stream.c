@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 
 #include "emb_internal.h"
-#include "core/env.h"
+#include "../core/env.h"
 
 enum buf_state { BUF_FREE, BUF_READY, BUF_FAILED };
 

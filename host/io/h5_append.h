@@ -1,7 +1,7 @@
 /**
  * h5_append.h - one-dimensional HDF5 datasets that grow as they are written: created empty
  * and chunked, extended by each append, and read back whole or by ranges of elements. The
- * corpus parts' partial files (host/cluster/partial.h) keep their offers in two of them.
+ * corpus parts' partial files (host/parts/partial.h) keep their offers in two of them.
  *
  * Elements are float32 or int64, stored little-endian; buffers are in native order. Every
  * function takes the global HDF5 lock (h5_util.h) and names the file and dataset in its

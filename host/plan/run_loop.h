@@ -10,7 +10,7 @@
 
 #include <signal.h>
 
-#include "../cluster/corpus_parts.h"
+#include "../parts/corpus_parts.h"
 #include "../families/family.h"
 #include "manifest.h"
 #include "run_outcome.h"

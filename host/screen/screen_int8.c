@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/screen_i8_math.h"
+#include "../backend/screen_int8_math.h"
 #include "../core/stop.h"
 #include "screen_internal.h"
 
@@ -71,13 +71,13 @@ void mieb_screen_i8_buf_free(struct screen_i8_buf *b)
 int mieb_screen_i8_quantise(const float *x, int64_t K, int64_t KP, int16_t *out, float *s_out, float *nrm,
                             float *rnrm, float *hnrm)
 {
-    return mieb_si8_quantise_row(x, K, KP, NULL, out, s_out, nrm, rnrm, hnrm);
+    return mieb_screen_i8_quantise_row(x, K, KP, NULL, out, s_out, nrm, rnrm, hnrm);
 }
 
 /* alpha and beta of the file comment for query q (its norm bounds N, R, H). */
 static void query_bound(struct screen_ctx *cx, int64_t q, float nrm, float rnrm, float hnrm)
 {
-    mieb_si8_query_coefs(cx->K, nrm, rnrm, hnrm, mieb_screen_i8_test_bound_scale, mieb_screen_i8_test_drop_rounding,
+    mieb_screen_i8_query_coefs(cx->K, nrm, rnrm, hnrm, mieb_screen_i8_test_bound_scale, mieb_screen_i8_test_drop_rounding,
                          &cx->alpha[q], &cx->beta[q]);
 }
 
@@ -94,7 +94,7 @@ static int pack_queries(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t 
             return 0;
         query_bound(cx, q, nrm, rnrm, hnrm);
         if (kd->dots_q)
-            mieb_screen_i8q_pack_query(row, KP, KQ, b->qa8 + q * KQ, &b->qsum[q]);
+            mieb_screen_i8_quad_pack_query(row, KP, KQ, b->qa8 + q * KQ, &b->qsum[q]);
     }
     if (kd->dots_q) {
         memset(b->qa8 + cx->m * KQ, 0, (size_t)((mt - cx->m) * KQ));
@@ -133,7 +133,7 @@ static int pack_docs(struct screen_ctx *cx, struct screen_i8_buf *b, int64_t s0,
             row = b->drow;
         }
         if (kd->dots_q)
-            (kd->pack_doc ? kd->pack_doc : mieb_screen_i8q_pack_doc)(
+            (kd->pack_doc ? kd->pack_doc : mieb_screen_i8_quad_pack_doc)(
                 row, KP, KQ, kd->doc_u8, d % SCREEN_I8_ND,
                 (uint8_t *)b->dv + (int64_t)(d / SCREEN_I8_ND) * SCREEN_I8_ND * KQ);
         else
@@ -165,7 +165,7 @@ void mieb_screen_i8_offer_scalar(struct screen_ctx *cx, const struct screen_i8_o
         float al = cx->alpha[q], be = cx->beta[q], sq = o->sq[q];
         for (int j = 0; j < o->live; j++) {
             float lb, ub;
-            mieb_si8_interval(o->dots[i * SCREEN_I8_ND + j], sq, o->sd[j], al, be, o->nd[j], o->rnd[j], cx->s_abs,
+            mieb_screen_i8_interval(o->dots[i * SCREEN_I8_ND + j], sq, o->sd[j], al, be, o->nd[j], o->rnd[j], cx->s_abs,
                               &lb, &ub);
             if (ub >= cx->tau[q])
                 mieb_screen_append(cx, q, o->doc0 + j, lb, ub);
@@ -186,15 +186,15 @@ static const struct screen_i8_kernel k_avx2 = {SCREEN_I8_MQ, 1, SCREEN_I8_KSTEP,
 static const struct screen_i8_kernel k_vnni512 = {SCREEN_I8_VNNI512_MQ, 1, SCREEN_I8_KSTEP, 1,
                                                   NULL, mieb_screen_i8_dots_vnni512, mieb_screen_i8_quantise_avx2,
                                                   mieb_screen_i8_offer_avx512, NULL, NULL,
-                                                  mieb_screen_i8q_pack_doc_avx2};
+                                                  mieb_screen_i8_quad_pack_doc_avx2};
 static const struct screen_i8_kernel k_avxvnni = {SCREEN_I8_AVXVNNI_MQ, 1, SCREEN_I8_KSTEP, 1,
                                                   NULL, mieb_screen_i8_dots_avxvnni, mieb_screen_i8_quantise_avx2,
                                                   mieb_screen_i8_offer_avx2, NULL, NULL,
-                                                  mieb_screen_i8q_pack_doc_avx2};
+                                                  mieb_screen_i8_quad_pack_doc_avx2};
 static const struct screen_i8_kernel k_amx = {SCREEN_I8_AMX_MQ, SCREEN_I8_AMX_NG, SCREEN_I8_AMX_KSTEP, 0,
                                               NULL, mieb_screen_i8_dots_amx, mieb_screen_i8_quantise_avx2,
                                               mieb_screen_i8_offer_avx512, mieb_screen_i8_amx_begin,
-                                              mieb_screen_i8_amx_end, mieb_screen_i8q_pack_doc_avx2};
+                                              mieb_screen_i8_amx_end, mieb_screen_i8_quad_pack_doc_avx2};
 
 /* The kernel's description, or NULL when this build lacks it. */
 static const struct screen_i8_kernel *kernel_of(enum screen_kernel kern)
@@ -300,7 +300,7 @@ mieb_status mieb_screen_i8_pass_with(struct screen_ctx *cx, const struct screen_
         return MIEB_OK;
     }
     cx->KP = (cx->K + SCREEN_I8_KSTEP - 1) / SCREEN_I8_KSTEP * SCREEN_I8_KSTEP;
-    cx->s_abs = mieb_si8_s_abs(cx->K, mieb_screen_i8_test_drop_rounding);
+    cx->s_abs = mieb_screen_i8_s_abs(cx->K, mieb_screen_i8_test_drop_rounding);
     if (!*bufp && !(*bufp = calloc(1, sizeof **bufp)))
         return mieb_fail(MIEB_ERR_OOM, "int8 screen: buffers");
     if (kd->begin)

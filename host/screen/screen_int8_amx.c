@@ -79,6 +79,6 @@ void mieb_screen_i8_amx_begin(void) {}
 void mieb_screen_i8_amx_end(void) {}
 void mieb_screen_i8_dots_amx(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum, int32_t *out)
 {
-    mieb_screen_i8q_dots_scalar(qa, KQ, dv, qsum, out, SCREEN_I8_AMX_MQ, SCREEN_I8_AMX_NG, 0);
+    mieb_screen_i8_quad_dots_scalar(qa, KQ, dv, qsum, out, SCREEN_I8_AMX_MQ, SCREEN_I8_AMX_NG, 0);
 }
 #endif

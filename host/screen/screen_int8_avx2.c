@@ -17,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../backend/screen_int8_math.h"
 #include "screen_internal.h"
 
 #if defined(__x86_64__)
@@ -90,7 +91,7 @@ int mieb_screen_i8_quantise_avx2(const float *x, int64_t K, int64_t KP, int16_t 
    saturating pack is exact), + 128 as a flip of the top bit where the kernel reads them
    unsigned, and each quad stored to its row of the group (64 bytes apart). On Zen 4 the
    portable byte loop cost a third of the VNNI kernel's time. */
-void mieb_screen_i8q_pack_doc_avx2(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group)
+void mieb_screen_i8_quad_pack_doc_avx2(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group)
 {
     const uint8_t off = doc_u8 ? 128 : 0;
     const __m256i flip = _mm256_set1_epi8((char)off);
@@ -203,8 +204,8 @@ void mieb_screen_i8_offer_avx2(struct screen_ctx *cx, const struct screen_i8_off
 {
     mieb_screen_i8_offer_scalar(cx, o);
 }
-void mieb_screen_i8q_pack_doc_avx2(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group)
+void mieb_screen_i8_quad_pack_doc_avx2(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group)
 {
-    mieb_screen_i8q_pack_doc(q16, KP, KQ, doc_u8, col, group);
+    mieb_screen_i8_quad_pack_doc(q16, KP, KQ, doc_u8, col, group);
 }
 #endif

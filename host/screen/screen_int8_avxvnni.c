@@ -81,6 +81,6 @@ const int mieb_screen_i8_avxvnni_built = 0;
 
 void mieb_screen_i8_dots_avxvnni(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum, int32_t *out)
 {
-    mieb_screen_i8q_dots_scalar(qa, KQ, dv, qsum, out, SCREEN_I8_AVXVNNI_MQ, 1, 1);
+    mieb_screen_i8_quad_dots_scalar(qa, KQ, dv, qsum, out, SCREEN_I8_AVXVNNI_MQ, 1, 1);
 }
 #endif

@@ -3,7 +3,7 @@
  * turned into intervals and candidates, 16 documents per instruction.
  *
  * Per query and group of 16 documents: a = I * (sq * sd), e = fma(alpha, nd, fma(beta, rnd,
- * s_abs)), ub = a + e, lb = a - e (screen_i8_math.h's mieb_si8_interval, lane by lane, so the
+ * s_abs)), ub = a + e, lb = a - e (screen_int8_math.h's mieb_screen_i8_interval, lane by lane, so the
  * intervals are the same bits as the portable and AVX2 offers'), and the documents whose ub
  * reaches the query's tau join its list with three compressed 16-lane stores, as the bf16
  * pass's offer does (screen_pass.c).

@@ -12,7 +12,7 @@
 
 #include "screen_internal.h"
 
-void mieb_screen_i8q_pack_query(const int16_t *q16, int64_t KP, int64_t KQ, int8_t *out, int32_t *qsum)
+void mieb_screen_i8_quad_pack_query(const int16_t *q16, int64_t KP, int64_t KQ, int8_t *out, int32_t *qsum)
 {
     int32_t sum = 0;
     for (int64_t k = 0; k < KP; k++) {
@@ -23,7 +23,7 @@ void mieb_screen_i8q_pack_query(const int16_t *q16, int64_t KP, int64_t KQ, int8
     *qsum = sum;
 }
 
-void mieb_screen_i8q_pack_doc(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group)
+void mieb_screen_i8_quad_pack_doc(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group)
 {
     uint8_t off = doc_u8 ? 128 : 0; /* + 128: the byte of the unsigned operand (wraps for the signed one) */
     for (int64_t k = 0; k < KQ; k++) {
@@ -35,7 +35,7 @@ void mieb_screen_i8q_pack_doc(const int16_t *q16, int64_t KP, int64_t KQ, int do
 /* The definition: every kernel of the layout must give these integers, bit for bit. The
    correction is taken modulo 2^32, as the kernels take it, so that the test of a large K
    checks the wrap-around of their sums too. */
-void mieb_screen_i8q_dots_scalar(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
+void mieb_screen_i8_quad_dots_scalar(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
                                  int32_t *out, int mq, int ng, int doc_u8)
 {
     for (int g = 0; g < ng; g++)

@@ -175,7 +175,7 @@ void mieb_screen_amx_block(const uint16_t *a0, const uint16_t *a1, const uint16_
 #define SCREEN_I8_ND 16
 #define SCREEN_I8_KSTEP 4 /* KP: K rounded up to this */
 /* The largest K whose integer dot products fit int32: K * 127^2 < 2^31. */
-#define SCREEN_I8_MAX_K 133000 /* = MIEB_SI8_MAX_K (backend/screen_i8_math.h) */
+#define SCREEN_I8_MAX_K 133000 /* = MIEB_SCREEN_I8_MAX_K (backend/screen_int8_math.h) */
 
 /** out[i * SCREEN_I8_ND + j] = <query i, document j> for i < SCREEN_I8_MQ, j < SCREEN_I8_ND. */
 typedef void (*screen_i8_dots_fn)(const int16_t *qa, int64_t KP, const int16_t *dv, int32_t *out);
@@ -217,9 +217,6 @@ int mieb_screen_i8_quantise(const float *x, int64_t K, int64_t KP, int16_t *out,
                             float *hnrm);
 int mieb_screen_i8_quantise_avx2(const float *x, int64_t K, int64_t KP, int16_t *out, float *s, float *nrm,
                                  float *rnrm, float *hnrm);
-/** The norm bounds from a row's scale, its sums of squares and sum of q^2 (both versions). */
-int mieb_screen_i8_row_bounds(float s, float ss, float rs, int64_t qq, int64_t K, float *nrm, float *rnrm,
-                              float *hnrm);
 
 /** The int8 pass: every integer score of cx's queries and documents, then candidates as
     mieb_screen_pass does. */
@@ -274,12 +271,12 @@ mieb_status mieb_screen_i8_pass_with(struct screen_ctx *cx, const struct screen_
     zeros past K) into KQ int8 and their sum; 16 documents' rows into one group (rows past
     `live` zero). The portable kernel of the layout defines the integers every kernel of it
     must give; the test suite compares the SIMD and tile kernels' models with it. */
-void mieb_screen_i8q_pack_query(const int16_t *q16, int64_t KP, int64_t KQ, int8_t *out, int32_t *qsum);
-void mieb_screen_i8q_pack_doc(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group);
+void mieb_screen_i8_quad_pack_query(const int16_t *q16, int64_t KP, int64_t KQ, int8_t *out, int32_t *qsum);
+void mieb_screen_i8_quad_pack_doc(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col, uint8_t *group);
 /** The same bytes with AVX2 (screen_int8_avx2.c), for the kernels of CPUs that have it. */
-void mieb_screen_i8q_pack_doc_avx2(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col,
+void mieb_screen_i8_quad_pack_doc_avx2(const int16_t *q16, int64_t KP, int64_t KQ, int doc_u8, int col,
                                    uint8_t *group);
-void mieb_screen_i8q_dots_scalar(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
+void mieb_screen_i8_quad_dots_scalar(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,
                                  int32_t *out, int mq, int ng, int doc_u8);
 
 /* The SIMD and tile kernels; each *_built is 0 where the compiler or target lacks it. */

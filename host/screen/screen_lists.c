@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/screen_i8_math.h"
+#include "../backend/screen_int8_math.h"
 #include "../core/radix_sort.h"
 #include "screen_internal.h"
 
@@ -23,8 +23,8 @@ int mieb_screen_norms(float ss, float rs, int64_t K, float *nrm, float *rnrm)
     /* ss, rs: fp32 sums of squares in some order; true <= ss (1 + g) + (subnormal
        losses, at most 2K 2^-149 <= 2^-100). sqrt and the products round to nearest: the
        final factor covers them, and the float conversion of the double rounds within it.
-       The arithmetic is backend/screen_i8_math.h's, shared with the int8 screen's kernels. */
-    return mieb_si8_norms(ss, rs, K, nrm, rnrm);
+       The arithmetic is backend/screen_int8_math.h's, shared with the int8 screen's kernels. */
+    return mieb_screen_i8_norms(ss, rs, K, nrm, rnrm);
 }
 
 void mieb_screen_query_bound(struct screen_ctx *cx, int64_t q, float nrm, float rnrm)
@@ -215,12 +215,4 @@ void mieb_screen_append(struct screen_ctx *cx, int64_t q, int32_t idx, float lb,
     l->ub[l->n] = ub;
     if (++l->n >= l->cut_at)
         mieb_screen_cut(cx, q);
-}
-
-/* The arithmetic is backend/screen_i8_math.h's, which the CUDA kernels share (the same
-   integers, scales, norm bounds and intervals on both). */
-int mieb_screen_i8_row_bounds(float s, float ss, float rs, int64_t qq, int64_t K, float *nrm, float *rnrm,
-                              float *hnrm)
-{
-    return mieb_si8_row_bounds(s, ss, rs, qq, K, nrm, rnrm, hnrm);
 }

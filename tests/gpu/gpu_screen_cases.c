@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/screen_i8_math.h"
+#include "backend/screen_int8_math.h"
 #include "cuda_ops.h"
 #include "cuda_ctx.h"
 #include "gpu_test_util.h"
-#include "screen_i8.cuh"
+#include "screen_int8.cuh"
 
 struct screen_be {
     struct mieb_backend *scr, *exact, *cpu;
@@ -434,7 +434,7 @@ static void fill_rows(float *x, int64_t n, int64_t K, int kind)
 
 static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
-/* The quantisation kernel on the device against mieb_si8_quantise_row on the host, row by
+/* The quantisation kernel on the device against mieb_screen_i8_quantise_row on the host, row by
    row and bit for bit: the int8 row, its scale and the three norm bounds. The list tests
    only see a bound too tight where it changes a list; this sees it in every row. */
 static int quantise_vs_host(struct mieb_cuda_ctx *c, int64_t n, int64_t K, int kind)
@@ -449,17 +449,17 @@ static int quantise_vs_host(struct mieb_cuda_ctx *c, int64_t n, int64_t K, int k
         fill_rows(x, n, K, kind);
         float *dx = dev, *ds = (float *)((char *)dev + xb), *dn = ds + n, *dr = dn + n, *dh = dr + n;
         int8_t *dq = (int8_t *)(dh + n);
-        struct mieb_si8_counts *dc = (struct mieb_si8_counts *)(((uintptr_t)(dq + n * KP) + 31) & ~(uintptr_t)31);
+        struct mieb_screen_i8_counts *dc = (struct mieb_screen_i8_counts *)(((uintptr_t)(dq + n * KP) + 31) & ~(uintptr_t)31);
         ok = copy_sync(c, dx, x, xb, cudaMemcpyHostToDevice) &&
              cudaMemsetAsync(dc, 0, sizeof *dc, c->stream) == cudaSuccess &&
-             mieb_cuda_si8_quantise(mieb_cuda_ks(c), dx, n, K, KP, dq, ds, dn, dr, dh, dc) == MIEB_OK &&
+             mieb_cuda_screen_i8_quantise(mieb_cuda_ks(c), dx, n, K, KP, dq, ds, dn, dr, dh, dc) == MIEB_OK &&
              cudaStreamSynchronize(c->stream) == cudaSuccess &&
              copy_sync(c, h, ds, 4 * fb, cudaMemcpyDeviceToHost) &&
              copy_sync(c, q8, dq, (size_t)(n * KP), cudaMemcpyDeviceToHost);
         int64_t bad = 0;
         for (int64_t r = 0; ok && r < n; r++) {
             float sv = 0, nv = 0, rv = 0, hv = 0;
-            mieb_si8_quantise_row(x + r * K, K, KP, row, NULL, &sv, &nv, &rv, &hv);
+            mieb_screen_i8_quantise_row(x + r * K, K, KP, row, NULL, &sv, &nv, &rv, &hv);
             int diff = !same_bits(sv, h[r]) || !same_bits(nv, h[n + r]) || !same_bits(rv, h[2 * n + r]) ||
                        !same_bits(hv, h[3 * n + r]) || memcmp(row, q8 + r * KP, (size_t)KP) != 0;
             if (diff && bad++ < 3)
@@ -474,7 +474,7 @@ static int quantise_vs_host(struct mieb_cuda_ctx *c, int64_t n, int64_t K, int k
     return ok;
 }
 
-/* The bound kernel against mieb_si8_interval on the host, bit for bit, on the coefficients
+/* The bound kernel against mieb_screen_i8_interval on the host, bit for bit, on the coefficients
    and norm bounds the screen really uses (queries and documents quantised on the host). */
 static int bound_vs_host(struct mieb_cuda_ctx *c, int64_t nq, int64_t nd, int64_t K, int kind)
 {
@@ -492,20 +492,20 @@ static int bound_vs_host(struct mieb_cuda_ctx *c, int64_t nq, int64_t nd, int64_
         float *sq = par, *al = sq + nq, *be = al + nq, *sd = be + nq, *dn = sd + nd, *dr = dn + nd;
         for (int64_t r = 0; r < nq; r++) {
             float nv = 0, rv = 0, hv = 0;
-            mieb_si8_quantise_row(q + r * K, K, KP, row, NULL, &sq[r], &nv, &rv, &hv);
-            mieb_si8_query_coefs(K, nv, rv, hv, 1.0f, 0, &al[r], &be[r]);
+            mieb_screen_i8_quantise_row(q + r * K, K, KP, row, NULL, &sq[r], &nv, &rv, &hv);
+            mieb_screen_i8_query_coefs(K, nv, rv, hv, 1.0f, 0, &al[r], &be[r]);
         }
         for (int64_t j = 0; j < nd; j++) {
             float hv = 0;
-            mieb_si8_quantise_row(d + j * K, K, KP, row, NULL, &sd[j], &dn[j], &dr[j], &hv);
+            mieb_screen_i8_quantise_row(d + j * K, K, KP, row, NULL, &sd[j], &dn[j], &dr[j], &hv);
         }
         for (int64_t i = 0; i < nq * ld; i++)
             I[i] = (int32_t)(gt_rand() % 400001) - 200000;
         float *dp = dev, *dS = (float *)((char *)dev + pb), *dL = (float *)((char *)dS + tb);
-        const float s_abs = mieb_si8_s_abs(K, 0);
+        const float s_abs = mieb_screen_i8_s_abs(K, 0);
         ok = copy_sync(c, dp, par, pb, cudaMemcpyHostToDevice) &&
              copy_sync(c, dS, I, tb, cudaMemcpyHostToDevice) &&
-             mieb_cuda_si8_bound(mieb_cuda_ks(c), dS, dL, ld, nq, nd, dp, dp + nq, dp + 2 * nq, dp + 3 * nq,
+             mieb_cuda_screen_i8_bound(mieb_cuda_ks(c), dS, dL, ld, nq, nd, dp, dp + nq, dp + 2 * nq, dp + 3 * nq,
                                  dp + 3 * nq + nd, dp + 3 * nq + 2 * nd, s_abs) == MIEB_OK &&
              cudaStreamSynchronize(c->stream) == cudaSuccess &&
              copy_sync(c, ub, dS, 2 * tb, cudaMemcpyDeviceToHost); /* S, then lb */
@@ -513,7 +513,7 @@ static int bound_vs_host(struct mieb_cuda_ctx *c, int64_t nq, int64_t nd, int64_
         for (int64_t r = 0; ok && r < nq; r++)
             for (int64_t j = 0; j < nd; j++) {
                 float l, u;
-                mieb_si8_interval(I[r * ld + j], sq[r], sd[j], al[r], be[r], dn[j], dr[j], s_abs, &l, &u);
+                mieb_screen_i8_interval(I[r * ld + j], sq[r], sd[j], al[r], be[r], dn[j], dr[j], s_abs, &l, &u);
                 if ((!same_bits(u, ub[r * ld + j]) || !same_bits(l, ub[nq * ld + r * ld + j])) && bad++ < 3)
                     fprintf(stderr, "  bound K %lld (%lld, %lld): [%a, %a] host, [%a, %a] device\n", (long long)K,
                             (long long)r, (long long)j, l, u, ub[nq * ld + r * ld + j], ub[r * ld + j]);
@@ -548,8 +548,8 @@ static int query_set_vs_host(struct mieb_backend *scr, int64_t n, int64_t K, int
         int64_t bad = 0;
         for (int64_t r = 0; ok && r < n; r++) {
             float sv = 0, nv = 0, rv = 0, hv = 0, a, b;
-            mieb_si8_quantise_row(x + r * K, K, KP, row, NULL, &sv, &nv, &rv, &hv);
-            mieb_si8_query_coefs(K, nv, rv, hv, 1.0f, 0, &a, &b);
+            mieb_screen_i8_quantise_row(x + r * K, K, KP, row, NULL, &sv, &nv, &rv, &hv);
+            mieb_screen_i8_query_coefs(K, nv, rv, hv, 1.0f, 0, &a, &b);
             if ((!same_bits(sv, h[r]) || !same_bits(a, h[n + r]) || !same_bits(b, h[2 * n + r])) && bad++ < 3)
                 fprintf(stderr, "  query K %lld row %lld: s %a/%a alpha %a/%a beta %a/%a (host/device)\n",
                         (long long)K, (long long)r, sv, h[r], a, h[n + r], b, h[2 * n + r]);

@@ -39,7 +39,7 @@
 #include "canon/canon_dot.h"
 #include "screen/screen.h"
 #include "screen/screen_internal.h"
-#include "backend/screen_i8_math.h"
+#include "backend/screen_int8_math.h"
 #include "check.h"
 #include "check_ranked.h"
 
@@ -664,7 +664,7 @@ static void check_int8_offers_agree(void)
             be[i] = (float)uni();
             int r = (int)(next_u64() % 6), j = (int)(next_u64() % (unsigned)live);
             float lb, ub;
-            mieb_si8_interval(dots[i * SCREEN_I8_ND + j], sq[i], sd[j], al[i], be[i], nd[j], rnd[j], sabs, &lb, &ub);
+            mieb_screen_i8_interval(dots[i * SCREEN_I8_ND + j], sq[i], sd[j], al[i], be[i], nd[j], rnd[j], sabs, &lb, &ub);
             float tv = r == 0 ? -INFINITY : r == 1 ? INFINITY : r == 2 ? nextafterf(ub, INFINITY)
                      : r == 3 ? nextafterf(ub, -INFINITY) : ub;
             ties += r >= 4;

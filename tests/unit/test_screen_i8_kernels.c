@@ -47,15 +47,15 @@ static unsigned long long rng = 0x9E3779B97F4A7C15ull;
 /* The portable quad kernel at each tile shape, as a kernel function. */
 static void quad_12_u8(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qs, int32_t *out)
 {
-    mieb_screen_i8q_dots_scalar(qa, KQ, dv, qs, out, 12, 1, 1);
+    mieb_screen_i8_quad_dots_scalar(qa, KQ, dv, qs, out, 12, 1, 1);
 }
 static void quad_6_u8(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qs, int32_t *out)
 {
-    mieb_screen_i8q_dots_scalar(qa, KQ, dv, qs, out, 6, 1, 1);
+    mieb_screen_i8_quad_dots_scalar(qa, KQ, dv, qs, out, 6, 1, 1);
 }
 static void quad_32x2_s8(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qs, int32_t *out)
 {
-    mieb_screen_i8q_dots_scalar(qa, KQ, dv, qs, out, 32, 2, 0);
+    mieb_screen_i8_quad_dots_scalar(qa, KQ, dv, qs, out, 32, 2, 0);
 }
 
 struct kernel_case {
@@ -121,9 +121,9 @@ static int dots_case(const struct screen_i8_kernel *kd, screen_i8q_dots_fn fn, i
         for (int64_t k = 0; k < K; k++)
             d16[j * KP + k] = value(p, j, 0);
     for (int i = 0; i < mq; i++)
-        mieb_screen_i8q_pack_query(q16 + i * KP, KP, KQ, qa + i * KQ, &qsum[i]);
+        mieb_screen_i8_quad_pack_query(q16 + i * KP, KP, KQ, qa + i * KQ, &qsum[i]);
     for (int j = 0; j < nd; j++)
-        mieb_screen_i8q_pack_doc(d16 + j * KP, KP, KQ, kd->doc_u8, j % SCREEN_I8_ND,
+        mieb_screen_i8_quad_pack_doc(d16 + j * KP, KP, KQ, kd->doc_u8, j % SCREEN_I8_ND,
                                  dv + (int64_t)(j / SCREEN_I8_ND) * SCREEN_I8_ND * KQ);
     if (kd->begin)
         kd->begin();
@@ -360,8 +360,8 @@ static void check_pack_doc(void)
                     row[k] = k >= K ? 0 : trial % 5 == 0 ? (k & 1 ? 127 : -127) : (int16_t)((int)(check_rng_u64(&rng) % 255) - 127);
                 for (int64_t x = 0; x < SCREEN_I8_ND * KQ; x++)
                     g0[x] = g1[x] = (uint8_t)check_rng_u64(&rng);
-                mieb_screen_i8q_pack_doc(none ? NULL : row, KP, KQ, doc_u8, col, g0);
-                mieb_screen_i8q_pack_doc_avx2(none ? NULL : row, KP, KQ, doc_u8, col, g1);
+                mieb_screen_i8_quad_pack_doc(none ? NULL : row, KP, KQ, doc_u8, col, g0);
+                mieb_screen_i8_quad_pack_doc_avx2(none ? NULL : row, KP, KQ, doc_u8, col, g1);
                 bad += memcmp(g0, g1, (size_t)(SCREEN_I8_ND * KQ)) != 0;
                 cases++;
             }

@@ -1,5 +1,5 @@
 /**
- * check_screen_i8.h - the int8 screen's kernels (kernels/screen_i8.cu) on the emulator, each
+ * check_screen_i8.h - the int8 screen's kernels (kernels/screen_int8.cu) on the emulator, each
  * against a plain C definition written out here from docs/SCREEN_INT8.md, bit for bit.
  * Part of test_kernels_emu.cpp (included after its helpers: EXPECT, rnd, ref_canon_dot,
  * same_bits), which calls check_screen_i8().
@@ -7,7 +7,7 @@
 
 /* ---- the definitions ---- */
 
-struct si8_ref_row {
+struct screen_i8_ref_row {
     std::vector<int8_t> q;
     float s = 0, n = 0, r = 0, h = 0;
     bool ok = true;
@@ -16,9 +16,9 @@ struct si8_ref_row {
 /* Section 1: s = fl(max|x| / 127) (0 for a zero or non-finite row), q = clamp(rint(x / s)), the
  * residual in one fma, the sums of squares in 8 lanes (element k in lane k mod 8) added as
  * ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)), and the norm bounds in double with their margins. */
-static si8_ref_row si8_ref_quantise(const float *x, int64_t K, int64_t KP)
+static screen_i8_ref_row screen_i8_ref_quantise(const float *x, int64_t K, int64_t KP)
 {
-    si8_ref_row o;
+    screen_i8_ref_row o;
     o.q.assign((size_t)KP, 0);
     float mx = 0.0f;
     for (int64_t k = 0; k < K; k++)
@@ -54,7 +54,7 @@ static si8_ref_row si8_ref_quantise(const float *x, int64_t K, int64_t KP)
 }
 
 /* Sections 5 and 6: a = fl(fl(I) fl(sq sd)), e = fma(alpha, nd, fma(beta, rnd, s_abs)). */
-static void si8_ref_interval(int32_t I, float sq, float sd, float al, float be, float nd, float rnd, float sabs,
+static void screen_i8_ref_interval(int32_t I, float sq, float sd, float al, float be, float nd, float rnd, float sabs,
                              float *lb, float *ub)
 {
     const float a = (float)I * (sq * sd);
@@ -67,7 +67,7 @@ static void si8_ref_interval(int32_t I, float sq, float sd, float al, float be, 
 
 /* A row of kind: 0 random mixed magnitudes, 1 zeros, 2 one huge component, 3 subnormal
  * elements only, 4 mixed normal and subnormal, 5 a NaN, 6 beyond 2^60, 7 ties at +-max. */
-static void si8_row(int kind, float *x, int64_t K)
+static void screen_i8_row(int kind, float *x, int64_t K)
 {
     for (int64_t k = 0; k < K; k++) {
         float v = (float)((int)(rnd() % 2000001) - 1000000) / 1000000.0f;
@@ -91,14 +91,14 @@ static void check_si8_quantise(int64_t n, int64_t K)
     std::vector<float> X((size_t)(n * K)), s((size_t)n, 7.0f), nr((size_t)n), rn((size_t)n), hn((size_t)n);
     std::vector<int8_t> out((size_t)(n * KP), 99);
     for (int64_t r = 0; r < n; r++)
-        si8_row((int)(r % 8), &X[(size_t)(r * K)], K);
-    mieb_si8_counts cnt = {};
-    emu_launch({(unsigned)((n + SI8_THREADS - 1) / SI8_THREADS), 1, 1}, SI8_THREADS, [&] {
-        si8_quantise_kernel(X.data(), n, K, KP, out.data(), s.data(), nr.data(), rn.data(), hn.data(), &cnt);
+        screen_i8_row((int)(r % 8), &X[(size_t)(r * K)], K);
+    mieb_screen_i8_counts cnt = {};
+    emu_launch({(unsigned)((n + SCREEN_I8_THREADS - 1) / SCREEN_I8_THREADS), 1, 1}, SCREEN_I8_THREADS, [&] {
+        screen_i8_quantise_kernel(X.data(), n, K, KP, out.data(), s.data(), nr.data(), rn.data(), hn.data(), &cnt);
     });
     int64_t bad = 0, refused = 0;
     for (int64_t r = 0; r < n; r++) {
-        const si8_ref_row w = si8_ref_quantise(&X[(size_t)(r * K)], K, KP);
+        const screen_i8_ref_row w = screen_i8_ref_quantise(&X[(size_t)(r * K)], K, KP);
         refused += !w.ok;
         bool same = same_bits(s[(size_t)r], w.s) &&
                     std::memcmp(&out[(size_t)(r * KP)], w.q.data(), (size_t)KP) == 0;
@@ -118,7 +118,7 @@ static void check_si8_quantise(int64_t n, int64_t K)
            bad ? "MISMATCH" : "bit-identical");
 }
 
-static float si8_rnd_pos(float lo_exp, float hi_exp)
+static float screen_i8_rnd_pos(float lo_exp, float hi_exp)
 {
     return std::ldexp(1.0f + (float)(rnd() % 1000) / 1000.0f,
                       (int)lo_exp + (int)(rnd() % (unsigned)(hi_exp - lo_exp + 1)));
@@ -133,25 +133,25 @@ static void check_si8_bound(int nr, int nc, int64_t ld)
         v = (int32_t)(rnd() % 2000001) - 1000000 + (rnd() % 17 == 0 ? (int32_t)(rnd() % 2) * 2000000000 - 1000000000 : 0);
     std::memcpy(S.data(), I.data(), sizeof(float) * S.size());
     for (int r = 0; r < nr; r++) {
-        sq[r] = r % 5 == 0 ? 0.0f : si8_rnd_pos(-140, 10); /* zero and subnormal scales too */
-        al[r] = si8_rnd_pos(-100, 5);
-        be[r] = si8_rnd_pos(-100, 5);
+        sq[r] = r % 5 == 0 ? 0.0f : screen_i8_rnd_pos(-140, 10); /* zero and subnormal scales too */
+        al[r] = screen_i8_rnd_pos(-100, 5);
+        be[r] = screen_i8_rnd_pos(-100, 5);
     }
     for (int j = 0; j < nc; j++) {
-        sd[j] = si8_rnd_pos(-140, 10);
-        nd[j] = si8_rnd_pos(-60, 20);
-        rn[j] = si8_rnd_pos(-60, 10);
+        sd[j] = screen_i8_rnd_pos(-140, 10);
+        nd[j] = screen_i8_rnd_pos(-60, 20);
+        rn[j] = screen_i8_rnd_pos(-60, 10);
     }
     const float sabs = (float)(((double)(100 + 64) * 0x1p-125 + 100.0 * 0x1p-134) * (1.0 + 1.0 / 1048576.0));
-    emu_launch({(unsigned)((nc + SI8_THREADS - 1) / SI8_THREADS), (unsigned)nr, 1}, SI8_THREADS, [&] {
-        si8_bound_kernel(S.data(), lb.data(), ld, nc, sq.data(), al.data(), be.data(), sd.data(), nd.data(), rn.data(),
+    emu_launch({(unsigned)((nc + SCREEN_I8_THREADS - 1) / SCREEN_I8_THREADS), (unsigned)nr, 1}, SCREEN_I8_THREADS, [&] {
+        screen_i8_bound_kernel(S.data(), lb.data(), ld, nc, sq.data(), al.data(), be.data(), sd.data(), nd.data(), rn.data(),
                          sabs);
     });
     int64_t bad = 0, untouched = 0;
     for (int r = 0; r < nr; r++) {
         for (int j = 0; j < nc; j++) {
             float wl, wu;
-            si8_ref_interval(I[(size_t)(r * ld + j)], sq[r], sd[j], al[r], be[r], nd[j], rn[j], sabs, &wl, &wu);
+            screen_i8_ref_interval(I[(size_t)(r * ld + j)], sq[r], sd[j], al[r], be[r], nd[j], rn[j], sabs, &wl, &wu);
             if ((!same_bits(S[(size_t)(r * ld + j)], wu) || !same_bits(lb[(size_t)(r * ld + j)], wl)) && bad++ < 3)
                 fprintf(stderr, "  si8 bound (%d, %d): [%a, %a], definition [%a, %a]\n", r, j,
                         lb[(size_t)(r * ld + j)], S[(size_t)(r * ld + j)], wl, wu);
@@ -187,9 +187,9 @@ static void check_si8_select(int nr, int nc, int64_t ld, uint32_t cap)
             if (S[(size_t)(r * ld + j)] >= tau)
                 want.push_back((uint32_t)(r * ld + j));
     }
-    mieb_si8_counts cnt = {};
-    emu_launch({(unsigned)((nc + SI8_THREADS - 1) / SI8_THREADS), (unsigned)nr, 1}, SI8_THREADS, [&] {
-        si8_select_kernel(S.data(), ld, nc, fl.data(), thr.data(), pairs.data(), cap, &cnt);
+    mieb_screen_i8_counts cnt = {};
+    emu_launch({(unsigned)((nc + SCREEN_I8_THREADS - 1) / SCREEN_I8_THREADS), (unsigned)nr, 1}, SCREEN_I8_THREADS, [&] {
+        screen_i8_select_kernel(S.data(), ld, nc, fl.data(), thr.data(), pairs.data(), cap, &cnt);
     });
     const bool over = want.size() > cap;
     std::vector<uint32_t> got(pairs.begin(), pairs.begin() + std::min<size_t>(cap, want.size()));
@@ -226,11 +226,11 @@ static void check_si8_rescore(int nr, int nc, int64_t K, unsigned grid, int extr
                 all.push_back((uint32_t)(r * ld + j));
     std::shuffle(all.begin(), all.end(), std::mt19937(rnd()));
     const uint32_t cap = (uint32_t)all.size(); /* extra: the counter says more than the list holds */
-    mieb_si8_counts cnt = {};
+    mieb_screen_i8_counts cnt = {};
     cnt.count = cap + (uint32_t)extra;
     cnt.scored = 11;
-    emu_launch({grid, 1, 1}, SI8_THREADS, [&] {
-        si8_rescore_kernel(Q.data(), D.data(), K, all.data(), cap, &cnt, S.data(), ld);
+    emu_launch({grid, 1, 1}, SCREEN_I8_THREADS, [&] {
+        screen_i8_rescore_kernel(Q.data(), D.data(), K, all.data(), cap, &cnt, S.data(), ld);
     });
     std::vector<char> listed((size_t)(nr * ld), 0);
     for (uint32_t p : all)

@@ -29,8 +29,8 @@
 #include "pair_maxsim.cuh"
 #include "canon/canon_dot.h"
 #include "screen/screen_internal.h"
-#include "backend/screen_i8_math.h"
-#include "screen_i8.cuh"
+#include "backend/screen_int8_math.h"
+#include "screen_int8.cuh"
 #include "backend/logreg_math.h"
 #include "backend/pair_math.h"
 #include "canon_gemm.cuh"
@@ -472,12 +472,12 @@ mieb_status mieb_cuda_logreg_argmax(struct mieb_kstream ks, const float *s, int6
     return MIEB_OK;
 }
 
-/* ---- the int8 screen's kernels (kernels/screen_i8.cuh): the CPU screen's own functions ---- */
-mieb_status mieb_cuda_si8_quantise(struct mieb_kstream ks, const float *X, int64_t n, int64_t K, int64_t KP,
+/* ---- the int8 screen's kernels (kernels/screen_int8.cuh): the CPU screen's own functions ---- */
+mieb_status mieb_cuda_screen_i8_quantise(struct mieb_kstream ks, const float *X, int64_t n, int64_t K, int64_t KP,
                                    int8_t *out, float *s, float *nrm, float *rnrm, float *hnrm,
-                                   struct mieb_si8_counts *counts)
+                                   struct mieb_screen_i8_counts *counts)
 {
-    REQUIRE(n >= 0 && K >= 1 && KP >= K && K <= MIEB_SI8_MAX_K);
+    REQUIRE(n >= 0 && K >= 1 && KP >= K && K <= MIEB_SCREEN_I8_MAX_K);
     int16_t *row = malloc(sizeof(int16_t) * (size_t)KP);
     REQUIRE(row != NULL);
     for (int64_t r = 0; r < n; r++) {
@@ -491,7 +491,7 @@ mieb_status mieb_cuda_si8_quantise(struct mieb_kstream ks, const float *X, int64
     return MIEB_OK;
 }
 
-mieb_status mieb_cuda_si8_bound(struct mieb_kstream ks, float *S, float *lb, int64_t ld, int64_t n_rows,
+mieb_status mieb_cuda_screen_i8_bound(struct mieb_kstream ks, float *S, float *lb, int64_t ld, int64_t n_rows,
                                 int64_t n_cols, const float *sq, const float *alpha, const float *beta,
                                 const float *sd, const float *nd, const float *rnd, float s_abs)
 {
@@ -509,9 +509,9 @@ mieb_status mieb_cuda_si8_bound(struct mieb_kstream ks, float *S, float *lb, int
     return MIEB_OK;
 }
 
-mieb_status mieb_cuda_si8_select(struct mieb_kstream ks, float *S, int64_t ld, int64_t n_rows, int64_t n_cols,
+mieb_status mieb_cuda_screen_i8_select(struct mieb_kstream ks, float *S, int64_t ld, int64_t n_rows, int64_t n_cols,
                                  const float *tau_floor, const uint64_t *thr_lb, uint32_t *pairs, uint32_t cap,
-                                 struct mieb_si8_counts *counts)
+                                 struct mieb_screen_i8_counts *counts)
 {
     REQUIRE(n_rows >= 0 && n_rows <= 65535 && n_cols >= 0 && ld >= n_cols && cap >= 1);
     REQUIRE(n_rows * ld <= (int64_t)UINT32_MAX);
@@ -533,8 +533,8 @@ mieb_status mieb_cuda_si8_select(struct mieb_kstream ks, float *S, int64_t ld, i
     return MIEB_OK;
 }
 
-mieb_status mieb_cuda_si8_rescore(struct mieb_kstream ks, const float *Q, const float *D, int64_t K,
-                                  const uint32_t *pairs, uint32_t cap, struct mieb_si8_counts *counts, float *S,
+mieb_status mieb_cuda_screen_i8_rescore(struct mieb_kstream ks, const float *Q, const float *D, int64_t K,
+                                  const uint32_t *pairs, uint32_t cap, struct mieb_screen_i8_counts *counts, float *S,
                                   int64_t ld)
 {
     REQUIRE(K >= 1 && ld >= 1 && cap >= 1);

@@ -9,8 +9,8 @@
  * computes the metrics with the retrieval driver's own code (retrieval_post.h) and writes
  * the normal results file.
  */
-#ifndef MIEB_CLUSTER_CORPUS_PARTS_H
-#define MIEB_CLUSTER_CORPUS_PARTS_H
+#ifndef MIEB_PARTS_CORPUS_PARTS_H
+#define MIEB_PARTS_CORPUS_PARTS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -16,8 +16,8 @@
  * precision, fingerprint, top_k, chunk_size). Files are written to <path>.tmp.<pid>, fsync'ed
  * and renamed, so a file under its final name is always complete.
  */
-#ifndef MIEB_CLUSTER_PARTIAL_H
-#define MIEB_CLUSTER_PARTIAL_H
+#ifndef MIEB_PARTS_PARTIAL_H
+#define MIEB_PARTS_PARTIAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

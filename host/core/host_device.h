@@ -1,5 +1,5 @@
 /**
- * hd.h - lets one inline function serve the C host code and CUDA kernels alike.
+ * host_device.h - lets one inline function serve the C host code and CUDA kernels alike.
  *
  * MIEB_HOSTDEV marks a function __host__ __device__ under nvcc and is empty elsewhere. The
  * MIEB_F* / MIEB_D* operations round every product, sum, quotient and square root on
@@ -9,8 +9,8 @@
  * both sides, which is how the CUDA backend's STS and compositionality kernels equal the
  * CPU reference exactly.
  */
-#ifndef MIEB_CORE_HD_H
-#define MIEB_CORE_HD_H
+#ifndef MIEB_CORE_HOST_DEVICE_H
+#define MIEB_CORE_HOST_DEVICE_H
 
 #ifdef __CUDACC__
 #define MIEB_HOSTDEV __host__ __device__

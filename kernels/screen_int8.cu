@@ -1,14 +1,14 @@
 /**
- * screen_i8.cu - the int8 screen's kernels (docs/SCREEN_INT8.md, its GPU section): rows to
+ * screen_int8.cu - the int8 screen's kernels (docs/SCREEN_INT8.md, its GPU section): rows to
  * int8 with their scales and norm bounds, integer scores to intervals, intervals to
  * candidates, and the candidates' exact scores. The integer scores themselves are cuBLAS'
  * (cublasGemmEx, int8 in, int32 out: exact), between the first two.
  *
- *  - quantise: one thread per row runs mieb_si8_quantise_row, the function the CPU screen
- *    runs (backend/screen_i8_math.h), so the integers, scales and bounds are its bits. A
+ *  - quantise: one thread per row runs mieb_screen_i8_quantise_row, the function the CPU screen
+ *    runs (backend/screen_int8_math.h), so the integers, scales and bounds are its bits. A
  *    row is K elements read twice by one thread; at K = 512 a tile of 65,536 rows is 256 MiB
  *    of reads, small beside the tile's GEMMs.
- *  - bound: one thread per (query, document) pair, mieb_si8_interval in place of the
+ *  - bound: one thread per (query, document) pair, mieb_screen_i8_interval in place of the
  *    integer: the upper bound stays in the score tile, the lower bound goes to its own tile
  *    (whose running k-th largest, kept by kernels/topk.cu, is each query's tau).
  *  - select: the pairs whose upper bound reaches tau are appended to a list (one atomic per
@@ -19,53 +19,53 @@
  */
 #include <limits.h>
 
-#include "backend/screen_i8_math.h"
+#include "backend/screen_int8_math.h"
 #include "canon_lanes.cuh"
 #include "cuda_check.h"
-#include "screen_i8.cuh"
+#include "screen_int8.cuh"
 #include "topk_key.h"
 
-#define SI8_THREADS 256
-#define SI8_RESCORE_BLOCKS_MAX 4096 /* the rescoring's grid: it strides over the list */
+#define SCREEN_I8_THREADS 256
+#define SCREEN_I8_RESCORE_BLOCKS_MAX 4096 /* the rescoring's grid: it strides over the list */
 
-static __global__ void __launch_bounds__(SI8_THREADS)
-    si8_quantise_kernel(const float *__restrict__ X, int64_t n, int64_t K, int64_t KP, int8_t *__restrict__ out,
+static __global__ void __launch_bounds__(SCREEN_I8_THREADS)
+    screen_i8_quantise_kernel(const float *__restrict__ X, int64_t n, int64_t K, int64_t KP, int8_t *__restrict__ out,
                         float *__restrict__ s, float *__restrict__ nrm, float *__restrict__ rnrm,
-                        float *__restrict__ hnrm, struct mieb_si8_counts *__restrict__ counts)
+                        float *__restrict__ hnrm, struct mieb_screen_i8_counts *__restrict__ counts)
 {
-    const int64_t r = (int64_t)blockIdx.x * SI8_THREADS + threadIdx.x;
+    const int64_t r = (int64_t)blockIdx.x * SCREEN_I8_THREADS + threadIdx.x;
     if (r >= n)
         return;
     float h;
-    if (!mieb_si8_quantise_row(X + r * K, K, KP, out + r * KP, nullptr, &s[r], &nrm[r], &rnrm[r],
+    if (!mieb_screen_i8_quantise_row(X + r * K, K, KP, out + r * KP, nullptr, &s[r], &nrm[r], &rnrm[r],
                                hnrm ? &hnrm[r] : &h))
         counts->bad = 1u; /* every writer stores the same value */
 }
 
-static __global__ void __launch_bounds__(SI8_THREADS)
-    si8_bound_kernel(float *S, float *__restrict__ lb, int64_t ld, int n_cols, const float *__restrict__ sq,
+static __global__ void __launch_bounds__(SCREEN_I8_THREADS)
+    screen_i8_bound_kernel(float *S, float *__restrict__ lb, int64_t ld, int n_cols, const float *__restrict__ sq,
                      const float *__restrict__ alpha, const float *__restrict__ beta, const float *__restrict__ sd,
                      const float *__restrict__ nd, const float *__restrict__ rnd, float s_abs)
 {
     const int64_t r = blockIdx.y;
-    const int j = (int)(blockIdx.x * SI8_THREADS + threadIdx.x);
+    const int j = (int)(blockIdx.x * SCREEN_I8_THREADS + threadIdx.x);
     if (j >= n_cols)
         return;
     const int64_t at = r * ld + j;
     const int32_t I = __float_as_int(S[at]); /* the int32 cuBLAS wrote, before this thread overwrites it */
     float l, u;
-    mieb_si8_interval(I, sq[r], sd[j], alpha[r], beta[r], nd[j], rnd[j], s_abs, &l, &u);
+    mieb_screen_i8_interval(I, sq[r], sd[j], alpha[r], beta[r], nd[j], rnd[j], s_abs, &l, &u);
     S[at] = u;
     lb[at] = l;
 }
 
-static __global__ void __launch_bounds__(SI8_THREADS)
-    si8_select_kernel(float *__restrict__ S, int64_t ld, int n_cols, const float *__restrict__ tau_floor,
+static __global__ void __launch_bounds__(SCREEN_I8_THREADS)
+    screen_i8_select_kernel(float *__restrict__ S, int64_t ld, int n_cols, const float *__restrict__ tau_floor,
                       const uint64_t *__restrict__ thr_lb, uint32_t *__restrict__ pairs, uint32_t cap,
-                      struct mieb_si8_counts *__restrict__ counts)
+                      struct mieb_screen_i8_counts *__restrict__ counts)
 {
     const int64_t r = blockIdx.y;
-    const int j = (int)(blockIdx.x * SI8_THREADS + threadIdx.x);
+    const int j = (int)(blockIdx.x * SCREEN_I8_THREADS + threadIdx.x);
     float tau = tau_floor[r];
     const uint64_t t = thr_lb[r];
     if (t) { /* the k-th largest lower bound so far: at most the k-th best score */
@@ -95,15 +95,15 @@ static __global__ void __launch_bounds__(SI8_THREADS)
     }
 }
 
-static __global__ void __launch_bounds__(SI8_THREADS)
-    si8_rescore_kernel(const float *__restrict__ Q, const float *__restrict__ D, int64_t K,
-                       const uint32_t *__restrict__ pairs, uint32_t cap, struct mieb_si8_counts *counts,
+static __global__ void __launch_bounds__(SCREEN_I8_THREADS)
+    screen_i8_rescore_kernel(const float *__restrict__ Q, const float *__restrict__ D, int64_t K,
+                       const uint32_t *__restrict__ pairs, uint32_t cap, struct mieb_screen_i8_counts *counts,
                        float *__restrict__ S, int64_t ld)
 {
     const unsigned int c = counts->count, n = c < cap ? c : cap;
     const int lane = (int)(threadIdx.x & 15u);
-    const int64_t half = ((int64_t)blockIdx.x * SI8_THREADS + threadIdx.x) >> 4;
-    const int64_t halves = ((int64_t)gridDim.x * SI8_THREADS) >> 4;
+    const int64_t half = ((int64_t)blockIdx.x * SCREEN_I8_THREADS + threadIdx.x) >> 4;
+    const int64_t halves = ((int64_t)gridDim.x * SCREEN_I8_THREADS) >> 4;
     /* the two halves of a warp take pairs p0 and p0 + 1: the loop's trip count is the warp's,
        so both reach canon_lanes_sum's shuffles together */
     for (int64_t p0 = half & ~(int64_t)1; p0 < (int64_t)n; p0 += halves) {
@@ -124,65 +124,65 @@ static __global__ void __launch_bounds__(SI8_THREADS)
         counts->scored += n; /* the only writer of scored; count is only read here */
 }
 
-extern "C" mieb_status mieb_cuda_si8_quantise(struct mieb_kstream ks, const float *X, int64_t n, int64_t K,
+extern "C" mieb_status mieb_cuda_screen_i8_quantise(struct mieb_kstream ks, const float *X, int64_t n, int64_t K,
                                               int64_t KP, int8_t *out, float *s, float *nrm, float *rnrm,
-                                              float *hnrm, struct mieb_si8_counts *counts)
+                                              float *hnrm, struct mieb_screen_i8_counts *counts)
 {
-    MIEB_CUDA_REQUIRE(n >= 0 && K >= 1 && KP >= K && K <= MIEB_SI8_MAX_K);
+    MIEB_CUDA_REQUIRE(n >= 0 && K >= 1 && KP >= K && K <= MIEB_SCREEN_I8_MAX_K);
     if (n == 0)
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(X && out && s && nrm && rnrm && counts);
-    const int64_t blocks = (n + SI8_THREADS - 1) / SI8_THREADS;
+    const int64_t blocks = (n + SCREEN_I8_THREADS - 1) / SCREEN_I8_THREADS;
     MIEB_CUDA_REQUIRE(blocks <= INT_MAX);
-    si8_quantise_kernel<<<(unsigned int)blocks, SI8_THREADS, 0, ks.stream>>>(X, n, K, KP, out, s, nrm, rnrm, hnrm,
+    screen_i8_quantise_kernel<<<(unsigned int)blocks, SCREEN_I8_THREADS, 0, ks.stream>>>(X, n, K, KP, out, s, nrm, rnrm, hnrm,
                                                                              counts);
     MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }
 
-extern "C" mieb_status mieb_cuda_si8_bound(struct mieb_kstream ks, float *S, float *lb, int64_t ld, int64_t n_rows,
+extern "C" mieb_status mieb_cuda_screen_i8_bound(struct mieb_kstream ks, float *S, float *lb, int64_t ld, int64_t n_rows,
                                            int64_t n_cols, const float *sq, const float *alpha, const float *beta,
                                            const float *sd, const float *nd, const float *rnd, float s_abs)
 {
-    MIEB_CUDA_REQUIRE(n_rows >= 0 && n_rows <= 65535 && n_cols >= 0 && n_cols <= INT_MAX - SI8_THREADS);
+    MIEB_CUDA_REQUIRE(n_rows >= 0 && n_rows <= 65535 && n_cols >= 0 && n_cols <= INT_MAX - SCREEN_I8_THREADS);
     MIEB_CUDA_REQUIRE(ld >= n_cols);
     if (n_rows == 0 || n_cols == 0)
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(S && lb && sq && alpha && beta && sd && nd && rnd);
-    dim3 grid((unsigned int)((n_cols + SI8_THREADS - 1) / SI8_THREADS), (unsigned int)n_rows);
-    si8_bound_kernel<<<grid, SI8_THREADS, 0, ks.stream>>>(S, lb, ld, (int)n_cols, sq, alpha, beta, sd, nd, rnd,
+    dim3 grid((unsigned int)((n_cols + SCREEN_I8_THREADS - 1) / SCREEN_I8_THREADS), (unsigned int)n_rows);
+    screen_i8_bound_kernel<<<grid, SCREEN_I8_THREADS, 0, ks.stream>>>(S, lb, ld, (int)n_cols, sq, alpha, beta, sd, nd, rnd,
                                                           s_abs);
     MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }
 
-extern "C" mieb_status mieb_cuda_si8_select(struct mieb_kstream ks, float *S, int64_t ld, int64_t n_rows,
+extern "C" mieb_status mieb_cuda_screen_i8_select(struct mieb_kstream ks, float *S, int64_t ld, int64_t n_rows,
                                             int64_t n_cols, const float *tau_floor, const uint64_t *thr_lb,
-                                            uint32_t *pairs, uint32_t cap, struct mieb_si8_counts *counts)
+                                            uint32_t *pairs, uint32_t cap, struct mieb_screen_i8_counts *counts)
 {
-    MIEB_CUDA_REQUIRE(n_rows >= 0 && n_rows <= 65535 && n_cols >= 0 && n_cols <= INT_MAX - SI8_THREADS);
+    MIEB_CUDA_REQUIRE(n_rows >= 0 && n_rows <= 65535 && n_cols >= 0 && n_cols <= INT_MAX - SCREEN_I8_THREADS);
     MIEB_CUDA_REQUIRE(ld >= n_cols && n_rows * ld <= (int64_t)UINT32_MAX);
     if (n_rows == 0 || n_cols == 0)
         return MIEB_OK;
     MIEB_CUDA_REQUIRE(S && tau_floor && thr_lb && pairs && counts && cap >= 1);
-    dim3 grid((unsigned int)((n_cols + SI8_THREADS - 1) / SI8_THREADS), (unsigned int)n_rows);
-    si8_select_kernel<<<grid, SI8_THREADS, 0, ks.stream>>>(S, ld, (int)n_cols, tau_floor, thr_lb, pairs, cap,
+    dim3 grid((unsigned int)((n_cols + SCREEN_I8_THREADS - 1) / SCREEN_I8_THREADS), (unsigned int)n_rows);
+    screen_i8_select_kernel<<<grid, SCREEN_I8_THREADS, 0, ks.stream>>>(S, ld, (int)n_cols, tau_floor, thr_lb, pairs, cap,
                                                            counts);
     MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }
 
-extern "C" mieb_status mieb_cuda_si8_rescore(struct mieb_kstream ks, const float *Q, const float *D, int64_t K,
-                                             const uint32_t *pairs, uint32_t cap, struct mieb_si8_counts *counts,
+extern "C" mieb_status mieb_cuda_screen_i8_rescore(struct mieb_kstream ks, const float *Q, const float *D, int64_t K,
+                                             const uint32_t *pairs, uint32_t cap, struct mieb_screen_i8_counts *counts,
                                              float *S, int64_t ld)
 {
     MIEB_CUDA_REQUIRE(K >= 1 && ld >= 1 && cap >= 1);
     MIEB_CUDA_REQUIRE(Q && D && pairs && counts && S);
     /* the list's length is on the device: a grid for the whole capacity, striding past it */
-    const int64_t per_block = SI8_THREADS / 16;
+    const int64_t per_block = SCREEN_I8_THREADS / 16;
     int64_t blocks = ((int64_t)cap + per_block - 1) / per_block;
-    blocks = blocks < SI8_RESCORE_BLOCKS_MAX ? blocks : SI8_RESCORE_BLOCKS_MAX;
-    si8_rescore_kernel<<<(unsigned int)blocks, SI8_THREADS, 0, ks.stream>>>(Q, D, K, pairs, cap, counts, S, ld);
+    blocks = blocks < SCREEN_I8_RESCORE_BLOCKS_MAX ? blocks : SCREEN_I8_RESCORE_BLOCKS_MAX;
+    screen_i8_rescore_kernel<<<(unsigned int)blocks, SCREEN_I8_THREADS, 0, ks.stream>>>(Q, D, K, pairs, cap, counts, S, ld);
     MIEB_CUDA_CHECK_LAUNCH(ks);
     return MIEB_OK;
 }

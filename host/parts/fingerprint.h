@@ -9,8 +9,8 @@
  * chunks), and different for any two real embedding exports. It is a consistency check,
  * not a proof: a corpus edited only inside a chunk, away from the sampled items, would pass.
  */
-#ifndef MIEB_CLUSTER_FINGERPRINT_H
-#define MIEB_CLUSTER_FINGERPRINT_H
+#ifndef MIEB_PARTS_FINGERPRINT_H
+#define MIEB_PARTS_FINGERPRINT_H
 
 #include "../families/retrieval_post.h"
 
