@@ -574,7 +574,7 @@ def loadavg() -> str:
         return "?"
 
 
-PEAK_RSS: str | None = None  # tests/tools/peak_rss of the build, when there is one
+PEAK_RSS: str | None = None  # tests/programs/peak_rss of the build, when there is one
 
 
 def timed(cmd: list[str], env: dict, log: Path, timeout: float | None = None) -> dict:
@@ -583,7 +583,7 @@ def timed(cmd: list[str], env: dict, log: Path, timeout: float | None = None) ->
 
     Linux keeps a process's RSS high-water mark across execve, so a command forked straight from
     this interpreter would count at least the interpreter's own size: the command is started by
-    the build's small peak_rss helper (tests/tools/peak_rss.c) where there is one, whose wait4
+    the build's small peak_rss helper (tests/programs/peak_rss.c) where there is one, whose wait4
     gives the command's own peak; without it the figure includes this interpreter's size
     ("peak_rss_source" says which)."""
     before = loadavg()

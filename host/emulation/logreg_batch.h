@@ -8,7 +8,7 @@
  * L-BFGS-B for an unbounded problem, sklearn's tolerances) on the host; only the data term
  * of the loss and gradient comes from the evaluator. An evaluator that computes that term
  * as the CPU reference does (mieb_logreg_loss_data) gives mieb_logreg_fit's bits exactly
- * (tests/tools/logreg_tool --batch); a GPU evaluator differs by float32 rounding only
+ * (tests/programs/logreg_tool --batch); a GPU evaluator differs by float32 rounding only
  * (tests/gpu/).
  */
 #ifndef MIEB_EMULATION_LOGREG_BATCH_H

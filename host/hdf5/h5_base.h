@@ -7,7 +7,7 @@
  * made by host/hdf5 and host/io goes through one process-wide recursive lock (mieb_h5_lock).
  * All the helpers of host/io take it themselves. Only those two folders call HDF5: the others
  * go through host/io's helpers (h5_write.h, h5_append.h), which take it too; a direct call elsewhere would
- * race with the embedding streamer's background thread. (The forked probe of tests/tools,
+ * race with the embedding streamer's background thread. (The forked probe of tests/programs,
  * a measuring instrument outside the program, takes the lock to fork.)
  *
  * HDF5's own error-stack printing is switched off (mieb_h5_init); failures are reported

@@ -17,7 +17,7 @@
  *   when a dataset is opened       mieb_h5_check_compact, mieb_h5_check_chunk_dims,
  *                                  mieb_h5_check_chunks
  *
- * Why in-process parsing and not a forked probe (tests/tools/h5_probe.c, which lets
+ * Why in-process parsing and not a forked probe (tests/programs/h5_probe.c, which lets
  * libhdf5 walk the whole file in a child under a time and a memory limit): measured on the
  * 404 distinct HDF5 files of the fuzz regressions, seeds and a fresh fuzz corpus
  * (bench/h5_guard_vs_probe.py; docs/BAD_INPUT.md, "The in-process guard and the forked
@@ -29,7 +29,7 @@
  * about 110 ms more per GiB the parent holds (fork copies its page tables); the guard costs
  * 0.45 ms per file (median; the probe, data included, 7.6 ms). What the probe would add,
  * attributes in dense storage and shared messages, has no known failing input. The probe
- * stays as the measuring instrument, outside the program (tests/tools/h5_guard_measure.c; a
+ * stays as the measuring instrument, outside the program (tests/programs/h5_guard_measure.c; a
  * build configured with -DMIEB_H5_PROBE_IN_OPEN=1 or 2 runs it in every mieb_h5_open_ro, for timing).
  *
  * Implementations, in host/hdf5: h5_guard_headers.c (object headers and links),

@@ -26,7 +26,7 @@
 
 #ifdef MIEB_H5_PROBE_IN_OPEN
 /* Measuring builds only (CMakeLists.txt, docs/BAD_INPUT.md): the forked probe of
-   tests/tools/h5_probe.c, linked in by that build, runs in every open after the guard. */
+   tests/programs/h5_probe.c, linked in by that build, runs in every open after the guard. */
 mieb_status mieb_h5_probe_in_open(const char *path);
 #endif
 

@@ -238,7 +238,7 @@ def test_sts_non_finite(tmp_path, case):
     sts._broken(tmp_path, brk)
 
 
-# ---- reader level (tests/tools/emb_dump) ----
+# ---- reader level (tests/programs/emb_dump) ----
 
 def test_reader_integers_above_int64(tmp_path):
     """uint64 values above INT64_MAX, in a dataset or an attribute, are refused with their position."""

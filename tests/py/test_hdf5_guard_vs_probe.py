@@ -1,8 +1,8 @@
 """The in-process HDF5 guard (host/hdf5/h5_guard.h) against the forked probe it was measured
-with (tests/tools/h5_probe.c), on the fuzz regression inputs (tests/fuzz/regressions/): the guard
+with (tests/programs/h5_probe.c), on the fuzz regression inputs (tests/fuzz/regressions/): the guard
 refuses every one of them before libhdf5 touches the bad bytes; the probe lets through a file
 on which libhdf5 reads past a chunk buffer without crashing (the reason the guard is kept,
-docs/BAD_INPUT.md). Both go through tests/tools/h5_guard_measure. And the guard stays behind
+docs/BAD_INPUT.md). Both go through tests/programs/h5_guard_measure. And the guard stays behind
 its one header: only the readers' doors (h5_util.c, h5_read.c) and its own files include it;
 the probe stays out of the program: no source of host/ holds it and mieb-eval has none of its
 functions (but in a measuring build, -DMIEB_H5_PROBE_IN_OPEN)."""

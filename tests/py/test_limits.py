@@ -66,7 +66,7 @@ def retrieval_suite(root, n_corpus, dim, n_q=16, seed=0):
 
 
 def peak_rss(args, tmp):
-    """Run args under tests/tools/peak_rss (see there why not from Python): (status, stderr, bytes)."""
+    """Run args under tests/programs/peak_rss (see there why not from Python): (status, stderr, bytes)."""
     f = os.path.join(tmp, "maxrss")
     p = subprocess.run([os.path.join(BUILD, "tests", "peak_rss"), f, *args], capture_output=True, text=True,
                        timeout=600, env=env())

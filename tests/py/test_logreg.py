@@ -1,4 +1,4 @@
-"""LogisticRegression(max_iter) parity: host/emulation/logreg_lbfgs.c (via tests/tools/logreg_tool)
+"""LogisticRegression(max_iter) parity: host/emulation/logreg_lbfgs.c (via tests/programs/logreg_tool)
 against scikit-learn's own fit on the same float32 rows, binary and multiclass, converged
 (max_iter=100) and stopped early (small max_iter, where the L-BFGS-B trajectory matters).
 Reports and bounds the number of differing test predictions; accuracy within 0.001.
