@@ -17,6 +17,7 @@ import pytest
 import fmt_writer as fw
 from io_helpers import BAD_DATA, STR, emb_dump, role_attrs, write_role_file, write_task_file
 from test_faults import sanitized
+from test_control_chars import unescape as unescape_bytes
 from test_io_taskdata import good_group
 
 BUILD = os.environ.get("MIEB_BUILD_DIR", "")
@@ -257,16 +258,8 @@ WEIRD_DOCS = ["d \"quoted\"", "d\\back", "d\ttab", "d\nnl", "d\x1funit", "docðŸ˜
 
 
 def unescape(tok: str) -> str:
-    """Inverse of core/escape.c's rule for ids: \\xHH -> that byte (everything else is literal UTF-8)."""
-    raw, i, b = tok.encode(), 0, bytearray()
-    while i < len(raw):
-        if raw[i:i + 2] == b"\\x":
-            b.append(int(raw[i + 2:i + 4], 16))
-            i += 4
-        else:
-            b.append(raw[i])
-            i += 1
-    return b.decode()
+    """Inverse of core/escape.c's rule for ids (test_control_chars.unescape), as text."""
+    return unescape_bytes(tok.encode()).decode()
 
 
 def test_utf8_ids_round_trip(tmp_path):
