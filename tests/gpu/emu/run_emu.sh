@@ -7,7 +7,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 out="${1:-$root/build-emu}"
 cuda_inc="${CUDA_HOME:-/usr/local/cuda}/include"
 mkdir -p "$out"
-for k in canon_gemm topk maxsim pair_dot pair_maxsim kmeans_argmin sts_pairs compo_scores logreg_pointwise logreg_argmax screen_i8; do
+for k in canon_gemm topk maxsim pair_dot pair_maxsim kmeans_argmin sts_pairs compo_scores logreg_pointwise logreg_argmax screen_int8; do
   # keep the kernels, drop the launcher (its <<<>>> needs nvcc)
   sed '/^extern "C" mieb_status/,$d' "$root/kernels/$k.cu" > "$out/${k}_kernel.inc"
   grep -q '__global__' "$out/${k}_kernel.inc" || { echo "run_emu: no kernel left in kernels/$k.cu" >&2; exit 1; }

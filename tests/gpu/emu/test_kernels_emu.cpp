@@ -27,7 +27,7 @@
 #include "compo_scores_kernel.inc"
 #include "logreg_argmax_kernel.inc"
 #include "logreg_pointwise_kernel.inc"
-#include "screen_i8_kernel.inc"
+#include "screen_int8_kernel.inc"
 
 static int failures, checks;
 
@@ -750,7 +750,7 @@ static void check_logreg()
     check_binary_decision(600, 1);
 }
 
-#include "check_screen_i8.h"
+#include "check_screen_int8.h"
 
 int main()
 {

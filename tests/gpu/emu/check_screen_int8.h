@@ -1,5 +1,5 @@
 /**
- * check_screen_i8.h - the int8 screen's kernels (kernels/screen_int8.cu) on the emulator, each
+ * check_screen_int8.h - the int8 screen's kernels (kernels/screen_int8.cu) on the emulator, each
  * against a plain C definition written out here from docs/SCREEN_INT8.md, bit for bit.
  * Part of test_kernels_emu.cpp (included after its helpers: EXPECT, rnd, ref_canon_dot,
  * same_bits), which calls check_screen_i8().
