@@ -26,6 +26,7 @@ from pathlib import Path
 
 # bottom to top; folders on one line are one layer (they may not use each other)
 LAYERS = [
+    ["include"],  # the public API's header (include/mieb.h): it uses nothing
     ["host/core"],
     ["host/backend"],
     ["host/canon", "host/topk"],
@@ -41,6 +42,7 @@ LAYERS = [
     ["host/families", "host/analysis", "host/synth"],
     ["host/parts", "host/report"],
     ["host/plan"],
+    ["host/api"],
     ["host/cli"],
 ]
 

@@ -182,7 +182,7 @@ static int score_all(const struct run_opts *o, const struct mieb_registry *reg, 
     mieb_run_plan_outputs(results_dir, o->per_query, o->partials_dir, 1);
     if (mieb_stop_install(&interrupted) != MIEB_OK) /* SIGUSR1: pre-emption notice (MIEB_EXIT_PREEMPTED) */
         MIEB_LOGW("%s; a run stuck after SIGINT/SIGTERM will not be ended", mieb_last_error());
-    struct mieb_run_ctx rc = {.emb_dir = o->emb, .be = be, .sim = meta->sim, .mem_limit = o->mem_limit,
+    struct mieb_run_ctx rc = {.emb = {.dir = o->emb}, .be = be, .sim = meta->sim, .mem_limit = o->mem_limit,
                               .kmeans_full = o->kmeans_full, .probe_cpu = o->probe_cpu, .n_threads = o->threads,
                               .per_query_dir = o->per_query, .interrupted = &interrupted};
     MIEB_LOGI("scoring %d task(s) for %s on %s (similarity %s)", todo->n, meta->name, be->iface.name,

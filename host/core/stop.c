@@ -36,6 +36,10 @@ void mieb_stop_watch_tmp(const char *dir, int depth)
 
 int mieb_stop_requested(void) { return atomic_load_explicit(&stop_sig, memory_order_relaxed); }
 
+void mieb_stop_request(int sig) { atomic_store_explicit(&stop_sig, sig, memory_order_relaxed); }
+
+void mieb_stop_clear(void) { atomic_store_explicit(&stop_sig, 0, memory_order_relaxed); }
+
 mieb_status mieb_stop_check(void)
 {
     int sig = mieb_stop_requested();

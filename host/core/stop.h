@@ -47,6 +47,12 @@ mieb_status mieb_stop_install(volatile sig_atomic_t *flag);
     of work, never per element. Any thread may call it. */
 int mieb_stop_requested(void);
 
+/** Ask the library's loops to stop as signal sig would (any thread, async-signal-safe): the
+    public API's mieb_engine_stop, whose caller keeps its own signal handlers. */
+void mieb_stop_request(int sig);
+/** Forget a stop asked for before: a public API call begins with it. */
+void mieb_stop_clear(void);
+
 /** MIEB_ERR_INTERRUPTED ("interrupted by signal N") once a stop was asked, else MIEB_OK. */
 mieb_status mieb_stop_check(void);
 

@@ -25,7 +25,7 @@ mieb_status mieb_clustering_score_subset(const struct mieb_run_ctx *rc, const st
     mieb_status st = mieb_taskdata_read_i64(td, split, subset, "eval_labels", &labels, &n, NULL);
     if (st != MIEB_OK)
         goto out;
-    if ((st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "eval", MIEB_EMB_EVERY_ROW, &role)) !=
+    if ((st = mieb_emb_source_open(&rc->emb, task->name, split, subset, "eval", MIEB_EMB_EVERY_ROW, &role)) !=
         MIEB_OK)
         goto out;
     const struct mieb_emb_info *info = mieb_emb_role_info(role);

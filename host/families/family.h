@@ -13,6 +13,7 @@
 
 #include "../backend/backend.h"
 #include "../config/registry.h"
+#include "../io/emb_memory.h"
 #include "../io/task_data.h"
 
 /** Seconds spent per stage, accumulated by the drivers (reported in evaluation_phases). */
@@ -24,7 +25,7 @@ struct mieb_stage_times {
 };
 
 struct mieb_run_ctx {
-    const char *emb_dir;        /* <embeddings> */
+    struct mieb_emb_source emb; /* <embeddings> (--embeddings), and arrays of the public API */
     struct mieb_backend *be;
     enum mieb_sim sim;          /* from model_meta.json, or --similarity */
     size_t mem_limit;           /* bytes for embeddings and per-query state */

@@ -352,9 +352,9 @@ mieb_status mieb_multilabel_score_subset(const struct mieb_run_ctx *rc, const st
     if (st == MIEB_OK)
         st = check_train_idx(td, split, subset, sel, len, n_exp, ytr.n);
     if (st == MIEB_OK)
-        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "train", MIEB_EMB_SOME_ROWS, &tr);
+        st = mieb_emb_source_open(&rc->emb, task->name, split, subset, "train", MIEB_EMB_SOME_ROWS, &tr);
     if (st == MIEB_OK)
-        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "eval", MIEB_EMB_EVERY_ROW, &er);
+        st = mieb_emb_source_open(&rc->emb, task->name, split, subset, "eval", MIEB_EMB_EVERY_ROW, &er);
     if (st != MIEB_OK)
         goto done;
     const struct mieb_emb_info *ti = mieb_emb_role_info(tr), *ei = mieb_emb_role_info(er);

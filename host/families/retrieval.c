@@ -385,8 +385,8 @@ static mieb_status fill_query(void *user, int64_t t, int worker, struct mieb_ret
     const struct mieb_retrieval_data *rd = f->rd;
     struct tile_worker *w = &f->w[worker];
     int64_t q = f->qrow[t], q0 = rd->qrels_indptr[q], nqr = rd->qrels_indptr[q + 1] - q0;
-    float *s = f->so->res_s + t * MIEB_MTEB_TOP_K;
-    int64_t *d = f->so->res_d + t * MIEB_MTEB_TOP_K;
+    float *s = f->so->res_s + t * f->so->k;
+    int64_t *d = f->so->res_d + t * f->so->k;
     int64_t n = rd->cand_indptr ? collapse_dict(s, d, f->so->res_n[t], w->pd) : f->so->res_n[t];
     if (f->skip)
         n = skip_first(s, d, n, w->sort_tmp);
@@ -487,14 +487,14 @@ void mieb_ret_subset_free(struct mieb_ret_subset *s)
     s->n_kept = 0;
 }
 
-mieb_status mieb_ret_roles_open(const char *emb_dir, enum mieb_sim sim, const char *task, const char *split,
+mieb_status mieb_ret_roles_open(const struct mieb_emb_source *src, enum mieb_sim sim, const char *task, const char *split,
                                 const char *subset, const struct mieb_ret_subset *s, struct mieb_ret_roles *out)
 {
     const struct mieb_retrieval_data *rd = &s->rd;
     memset(out, 0, sizeof *out);
-    mieb_status st = mieb_emb_role_open(emb_dir, task, split, subset, "queries", MIEB_EMB_EVERY_ROW, &out->q);
+    mieb_status st = mieb_emb_source_open(src, task, split, subset, "queries", MIEB_EMB_EVERY_ROW, &out->q);
     if (st == MIEB_OK)
-        st = mieb_emb_role_open(emb_dir, task, split, subset, "corpus", MIEB_EMB_EVERY_ROW, &out->c);
+        st = mieb_emb_source_open(src, task, split, subset, "corpus", MIEB_EMB_EVERY_ROW, &out->c);
     if (st != MIEB_OK) {
         mieb_ret_roles_close(out);
         return st;
@@ -544,13 +544,14 @@ mieb_status mieb_ret_search(const struct mieb_run_ctx *rc, const char *task, con
     /* Budget: half for corpus blocks (double-buffered by the stream), half for query tiles. */
     double half = (double)rc->mem_limit / 2.0;
     double per_doc = 2.0 * c_rows_per_item * (double)ci->dim * sizeof(float) + 16.0;
-    double per_query = q_rows_per_item * (double)qi->dim * sizeof(float) + (double)mieb_search_bytes_per_query();
+    const int64_t top_k = range && range->top_k ? range->top_k : MIEB_MTEB_TOP_K;
+    double per_query = q_rows_per_item * (double)qi->dim * sizeof(float) + (double)mieb_search_bytes_per_query(top_k);
     /* A corpus part's offer logs (range->record) are not budgeted here: their size is known
        only as the heap accepts offers (typically a few thousand entries per query, at most
        1001 per chunk of the part). Tiles need not match a single run's: the grid makes the
        scores independent of them. */
     int64_t cap_docs = (int64_t)(half / per_doc);
-    int64_t be_cap = mieb_backend_max_block_rows(rc->be, NULL, ci->dim, MIEB_MTEB_TOP_K + 1);
+    int64_t be_cap = mieb_backend_max_block_rows(rc->be, NULL, ci->dim, top_k + 1);
     if (cap_docs > be_cap)
         cap_docs = be_cap;
     if (cap_docs < 1)
@@ -659,7 +660,7 @@ mieb_status mieb_retrieval_score_subset(const struct mieb_run_ctx *rc, const str
     struct mieb_ret_post *post = NULL;
     mieb_status st = mieb_ret_subset_load(task, td, split, subset, &s);
     if (st == MIEB_OK) {
-        st = mieb_ret_roles_open(rc->emb_dir, rc->sim, task->name, split, subset, &s, &roles);
+        st = mieb_ret_roles_open(&rc->emb, rc->sim, task->name, split, subset, &s, &roles);
         if (st == MIEB_OK)
             st = mieb_ret_post_open(&s, rc->per_query_dir, task->name, split, subset, rc->n_threads, &post);
         if (st == MIEB_OK)

@@ -40,7 +40,7 @@ void mieb_ret_subset_free(struct mieb_ret_subset *s);
 struct mieb_ret_roles {
     struct mieb_emb_role *q, *c;
 };
-mieb_status mieb_ret_roles_open(const char *emb_dir, enum mieb_sim sim, const char *task, const char *split,
+mieb_status mieb_ret_roles_open(const struct mieb_emb_source *src, enum mieb_sim sim, const char *task, const char *split,
                                 const char *subset, const struct mieb_ret_subset *s, struct mieb_ret_roles *out);
 void mieb_ret_roles_close(struct mieb_ret_roles *r);
 

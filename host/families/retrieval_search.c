@@ -12,7 +12,8 @@
 #include "mteb_heap.h"
 #include "../core/env.h"
 
-#define CHUNK_K (MIEB_MTEB_TOP_K + 1) /* torch.topk(k = top_k + 1) per chunk */
+/* A chunk keeps its top_k + 1 (torch.topk(k = top_k + 1) per chunk): chunk_k(top_k). */
+static int64_t chunk_k(int64_t top_k) { return top_k + 1; }
 
 double mieb_now(void)
 {
@@ -27,10 +28,10 @@ static void add_time(double *acc, double t0, double t1)
         *acc += t1 - t0;
 }
 
-int64_t mieb_search_bytes_per_query(void)
+int64_t mieb_search_bytes_per_query(int64_t top_k)
 {
     /* chunk accumulator + merge scratch + block top-k + result heap, each (float, int64) */
-    return (int64_t)(CHUNK_K * 3 + MIEB_MTEB_TOP_K) * (int64_t)(sizeof(float) + sizeof(int64_t));
+    return (chunk_k(top_k) * 3 + top_k) * (int64_t)(sizeof(float) + sizeof(int64_t));
 }
 
 void mieb_search_out_free(struct mieb_search_out *o)
@@ -47,12 +48,13 @@ void mieb_search_out_free(struct mieb_search_out *o)
     memset(o, 0, sizeof *o);
 }
 
-mieb_status mieb_search_out_alloc(struct mieb_search_out *o, int64_t nq, bool record)
+mieb_status mieb_search_out_alloc(struct mieb_search_out *o, int64_t nq, int64_t top_k, bool record)
 {
     memset(o, 0, sizeof *o);
     o->n_queries = nq;
-    o->res_s = malloc(sizeof(float) * (size_t)(nq * MIEB_MTEB_TOP_K + 1));
-    o->res_d = malloc(sizeof(int64_t) * (size_t)(nq * MIEB_MTEB_TOP_K + 1));
+    o->k = top_k;
+    o->res_s = malloc(sizeof(float) * (size_t)(nq * top_k + 1));
+    o->res_d = malloc(sizeof(int64_t) * (size_t)(nq * top_k + 1));
     o->res_n = calloc((size_t)nq + 1, sizeof(int64_t));
     if (record)
         o->log = calloc((size_t)nq + 1, sizeof *o->log);
@@ -117,6 +119,7 @@ static void block_vecs(const struct mieb_emb_block *b, int64_t dim, struct mieb_
 
 struct fold_job {
     int64_t nq, kb, start;
+    int64_t top_k, ck; /* the heap's size, a chunk's list's (chunk_k) */
     bool chunk_end;
     const int64_t *blk_n; /* entries of each query's block list */
     const float *blk_s;
@@ -133,14 +136,15 @@ static void fold_part(void *arg, int part, int n_parts)
     struct fold_job *j = arg;
     int64_t lo, hi;
     mieb_par_range(j->nq, part, n_parts, &lo, &hi);
-    float *tmp_s = j->tmp_s + (size_t)part * CHUNK_K;
-    int64_t *tmp_i = j->tmp_i + (size_t)part * CHUNK_K;
+    const int64_t ck = j->ck;
+    float *tmp_s = j->tmp_s + (size_t)part * ck;
+    int64_t *tmp_i = j->tmp_i + (size_t)part * ck;
     mieb_status st = MIEB_OK;
     for (int64_t t = lo; t < hi; t++) {
         const float *bs = j->blk_s + (size_t)t * j->kb;
         int64_t *bi = j->blk_i + (size_t)t * j->kb;
-        float *as = j->acc_s + (size_t)t * CHUNK_K;
-        int64_t *ai = j->acc_i + (size_t)t * CHUNK_K;
+        float *as = j->acc_s + (size_t)t * ck;
+        int64_t *ai = j->acc_i + (size_t)t * ck;
         int64_t nb = j->blk_n[t];
         for (int64_t x = 0; x < nb; x++)
             bi[x] += j->start;
@@ -149,7 +153,7 @@ static void fold_part(void *arg, int part, int n_parts)
         const int64_t *oi = ai;
         if (j->acc_n[t] == 0) {
             /* the chunk's first block: the merge would be the block's list itself (nb <=
-               CHUNK_K), so a chunk of one block offers straight from it and leaves the
+               ck), so a chunk of one block offers straight from it and leaves the
                accumulator's pages untouched (a corpus of one block never faults them in) */
             n = nb;
             if (j->chunk_end) {
@@ -160,7 +164,7 @@ static void fold_part(void *arg, int part, int n_parts)
                 memcpy(ai, bi, sizeof(int64_t) * (size_t)n);
             }
         } else {
-            n = mieb_topk_merge(as, ai, j->acc_n[t], bs, bi, nb, CHUNK_K, tmp_s, tmp_i);
+            n = mieb_topk_merge(as, ai, j->acc_n[t], bs, bi, nb, ck, tmp_s, tmp_i);
             memcpy(as, tmp_s, sizeof(float) * (size_t)n);
             memcpy(ai, tmp_i, sizeof(int64_t) * (size_t)n);
         }
@@ -169,11 +173,11 @@ static void fold_part(void *arg, int part, int n_parts)
             continue;
         /* mteb's chunk is complete: push its top-k, best first, into the heap (and log the
            offers it accepts when recording a corpus part) */
-        int64_t x0 = mieb_pyheap_offer_sorted_prefix(&j->heaps[t], MIEB_MTEB_TOP_K, os, oi, n);
+        int64_t x0 = mieb_pyheap_offer_sorted_prefix(&j->heaps[t], j->top_k, os, oi, n);
         for (int64_t x = 0; x < x0 && j->out->log && st == MIEB_OK; x++) /* all accepted */
             st = mieb_offer_log_push(&j->out->log[t], os[x], oi[x]);
         for (int64_t x = x0; x < n && st == MIEB_OK; x++)
-            if (mieb_pyheap_offer(&j->heaps[t], MIEB_MTEB_TOP_K, os[x], oi[x]) && j->out->log &&
+            if (mieb_pyheap_offer(&j->heaps[t], j->top_k, os[x], oi[x]) && j->out->log &&
                 (st = mieb_offer_log_push(&j->out->log[t], os[x], oi[x])) != MIEB_OK)
                 break;
         j->acc_n[t] = 0;
@@ -196,7 +200,8 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
                                struct mieb_search_out *out)
 {
     const struct mieb_emb_info *info = mieb_emb_role_info(corpus);
-    size_t per = (size_t)nq * CHUNK_K;
+    const int64_t top_k = out->k, ck = chunk_k(top_k);
+    size_t per = (size_t)nq * (size_t)ck;
     float *acc_s = malloc(sizeof(float) * per), *blk_s = malloc(sizeof(float) * per);
     int64_t *acc_i = malloc(sizeof(int64_t) * per), *blk_i = malloc(sizeof(int64_t) * per);
     int64_t *acc_n = calloc((size_t)nq + 1, sizeof(int64_t)), *blk_n = malloc(sizeof(int64_t) * ((size_t)nq + 1));
@@ -207,8 +212,8 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
         n_fold = FOLD_MAX_THREADS;
     if (n_fold > nq / FOLD_MIN_QUERIES)
         n_fold = nq / FOLD_MIN_QUERIES > 0 ? (int)(nq / FOLD_MIN_QUERIES) : 1;
-    float *tmp_s = malloc(sizeof(float) * CHUNK_K * (size_t)n_fold);
-    int64_t *tmp_i = malloc(sizeof(int64_t) * CHUNK_K * (size_t)n_fold);
+    float *tmp_s = malloc(sizeof(float) * (size_t)ck * (size_t)n_fold);
+    int64_t *tmp_i = malloc(sizeof(int64_t) * (size_t)ck * (size_t)n_fold);
     struct mieb_pyheap *heaps = calloc((size_t)nq + 1, sizeof *heaps);
     struct mieb_emb_stream *stream = NULL;
     mieb_status st = MIEB_OK;
@@ -218,8 +223,8 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
         goto done;
     }
     for (int64_t t = 0; t < nq; t++)
-        mieb_pyheap_init(&heaps[t], out->res_s + t * MIEB_MTEB_TOP_K, out->res_d + t * MIEB_MTEB_TOP_K,
-                         MIEB_MTEB_TOP_K, (const char *const *)rd->corpus_ids);
+        mieb_pyheap_init(&heaps[t], out->res_s + t * top_k, out->res_d + t * top_k, top_k,
+                         (const char *const *)rd->corpus_ids);
     st = mieb_emb_stream_open_opts(corpus, range_start, range_end, block_items, stream_opts(rc), &stream);
     if (st != MIEB_OK)
         goto done;
@@ -235,15 +240,15 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
             break;
         block_vecs(&blk, info->dim, &docs);
         double t1 = mieb_now();
-        int64_t kb = blk.count < CHUNK_K ? blk.count : CHUNK_K;
-        /* What a query's block list needs: once its chunk's best CHUNK_K are in, a later
+        int64_t kb = blk.count < ck ? blk.count : ck;
+        /* What a query's block list needs: once its chunk's best ck are in, a later
            block's document must beat the last of them (its larger row loses ties); once its
            heap holds top_k, an offer below the heap's minimum is refused and changes nothing
            (heappushpop returns it): so neither needs the documents below (PROTOCOLS.md §8.2).
            A NaN floor means none (backend.h). */
         for (int64_t t = 0; use_floors && t < nq; t++) {
-            floor[t] = acc_n[t] == CHUNK_K ? acc_s[(size_t)t * CHUNK_K + CHUNK_K - 1] : -INFINITY;
-            if (heaps[t].n == MIEB_MTEB_TOP_K && heaps[t].score[0] > floor[t])
+            floor[t] = acc_n[t] == ck ? acc_s[(size_t)t * (size_t)ck + (size_t)ck - 1] : -INFINITY;
+            if (heaps[t].n == top_k && heaps[t].score[0] > floor[t])
                 floor[t] = heaps[t].score[0];
         }
         st = mieb_backend_topk_block_floor(rc->be, qs, nq, &docs, kb, use_floors ? floor : NULL, blk_s, blk_i,
@@ -257,7 +262,7 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
             break;
         /* fold the block's lists (block-local rows) into each query's chunk accumulator */
         int64_t end = blk.start + blk.count;
-        struct fold_job fj = {.nq = nq, .kb = kb, .start = blk.start,
+        struct fold_job fj = {.nq = nq, .kb = kb, .start = blk.start, .top_k = top_k, .ck = ck,
                               .chunk_end = end % MIEB_MTEB_CORPUS_CHUNK == 0 || end == range_end,
                               .blk_n = blk_n, .blk_s = blk_s, .blk_i = blk_i, .acc_s = acc_s, .tmp_s = tmp_s, .acc_i = acc_i,
                               .acc_n = acc_n, .tmp_i = tmp_i, .heaps = heaps, .out = out};
@@ -355,17 +360,17 @@ static mieb_status search_candidates(const struct mieb_run_ctx *rc, struct mieb_
             int64_t nc = rd->cand_indptr[qrow[t] + 1] - rd->cand_indptr[qrow[t]];
             /* torch.topk(min(top_k, n)): best first; ties in candidate order */
             struct mieb_topk_heap th;
-            int64_t keep = nc < MIEB_MTEB_TOP_K ? nc : MIEB_MTEB_TOP_K;
+            int64_t keep = nc < out->k ? nc : out->k;
             mieb_topk_heap_init(&th, bs, bd, keep);
             for (int64_t c = 0; c < nc; c++)
                 mieb_topk_heap_push(&th, ps[p + c], c);
             int64_t got = th.n;
             mieb_topk_heap_drain_sorted(&th, bs, bd);
             struct mieb_pyheap h;
-            mieb_pyheap_init(&h, out->res_s + t * MIEB_MTEB_TOP_K, out->res_d + t * MIEB_MTEB_TOP_K,
-                             MIEB_MTEB_TOP_K, (const char *const *)rd->corpus_ids);
+            mieb_pyheap_init(&h, out->res_s + t * out->k, out->res_d + t * out->k, out->k,
+                             (const char *const *)rd->corpus_ids);
             for (int64_t j = 0; j < got && st == MIEB_OK; j++) {
-                mieb_pyheap_push(&h, bs[j], pd[p + bd[j]]); /* got <= 1000: every push is kept */
+                mieb_pyheap_push(&h, bs[j], pd[p + bd[j]]); /* got <= top_k: every push is kept */
                 if (out->log)
                     st = mieb_offer_log_push(&out->log[t], bs[j], pd[p + bd[j]]);
             }
@@ -393,14 +398,17 @@ mieb_status mieb_search_tile(const struct mieb_run_ctx *rc, struct mieb_qset *qs
                              const struct mieb_search_opts *opts, struct mieb_search_out *out)
 {
     int64_t n_corpus = mieb_emb_role_info(corpus)->n_items;
-    struct mieb_search_opts all = {0, n_corpus, false};
+    struct mieb_search_opts all = {0, n_corpus, false, MIEB_MTEB_TOP_K};
     if (!opts)
         opts = &all;
+    int64_t top_k = opts->top_k ? opts->top_k : MIEB_MTEB_TOP_K;
+    if (top_k < 1)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "top_k %lld: must be at least 1", (long long)top_k);
     if (opts->start < 0 || opts->end > n_corpus || opts->start > opts->end ||
         (opts->start % MIEB_MTEB_CORPUS_CHUNK) || (opts->end % MIEB_MTEB_CORPUS_CHUNK && opts->end != n_corpus))
         return mieb_fail(MIEB_ERR_INTERNAL, "corpus range [%lld, %lld) is not aligned on mteb's chunks",
                          (long long)opts->start, (long long)opts->end);
-    MIEB_TRY(mieb_search_out_alloc(out, n_tile, opts->record));
+    MIEB_TRY(mieb_search_out_alloc(out, n_tile, top_k, opts->record));
     mieb_status st = rd->cand_indptr
                          ? search_candidates(rc, qs, n_tile, qrow, corpus, rd, block_items, out)
                          : search_full(rc, qs, n_tile, corpus, rd, block_items, opts->start, opts->end, out);

@@ -36,19 +36,23 @@ struct mieb_offer_log {
     int64_t n, cap;
 };
 
-/** Per-query results of one tile: query t has res_n[t] entries at res_s/res_d + t*1000. */
+/** Per-query results of one tile: query t has res_n[t] entries at res_s/res_d + t*k. */
 struct mieb_search_out {
     int64_t n_queries;
-    float *res_s;     /* [n_queries, 1000] scores in heap-array order */
-    int64_t *res_d;   /* [n_queries, 1000] corpus rows */
+    int64_t k;        /* the heap's size (mteb's top_k): the stride of res_s and res_d */
+    float *res_s;     /* [n_queries, k] scores in heap-array order */
+    int64_t *res_d;   /* [n_queries, k] corpus rows */
     int64_t *res_n;   /* [n_queries] */
     struct mieb_offer_log *log; /* [n_queries] when recording (mieb_search_opts.record), else NULL */
 };
 
-/** What to search: corpus items [start, end) (chunk-aligned; full search only) and whether to record offers. */
+/** What to search: corpus items [start, end) (chunk-aligned; full search only), whether to record
+ *  offers, and mteb's top_k (0: MIEB_MTEB_TOP_K, what every MIEB task uses; the public API's
+ *  search takes any). */
 struct mieb_search_opts {
     int64_t start, end;
     bool record;
+    int64_t top_k;
 };
 
 /**
@@ -62,11 +66,11 @@ mieb_status mieb_search_tile(const struct mieb_run_ctx *rc, struct mieb_qset *qs
                              const int64_t *qrow, struct mieb_emb_role *corpus,
                              const struct mieb_retrieval_data *rd, int64_t block_items,
                              const struct mieb_search_opts *opts, struct mieb_search_out *out);
-/** Allocate empty results for nq queries (log arrays too when `record`). */
-mieb_status mieb_search_out_alloc(struct mieb_search_out *o, int64_t nq, bool record);
+/** Allocate empty results for nq queries of top_k each (log arrays too when `record`). */
+mieb_status mieb_search_out_alloc(struct mieb_search_out *o, int64_t nq, int64_t top_k, bool record);
 void mieb_search_out_free(struct mieb_search_out *o);
 
-/** Bytes of per-query state mieb_search_tile keeps (for tiling under --mem-limit). */
-int64_t mieb_search_bytes_per_query(void);
+/** Bytes of per-query state mieb_search_tile keeps for top_k (for tiling under --mem-limit). */
+int64_t mieb_search_bytes_per_query(int64_t top_k);
 
 #endif

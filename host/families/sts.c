@@ -29,7 +29,7 @@
 static mieb_status open_role(const struct mieb_run_ctx *rc, const struct mieb_task *task, const char *split,
                              const char *subset, const char *role, int64_t n_pairs, struct mieb_emb_role **r)
 {
-    MIEB_TRY(mieb_emb_role_open(rc->emb_dir, task->name, split, subset, role, MIEB_EMB_EVERY_ROW, r));
+    MIEB_TRY(mieb_emb_source_open(&rc->emb, task->name, split, subset, role, MIEB_EMB_EVERY_ROW, r));
     const struct mieb_emb_info *in = mieb_emb_role_info(*r);
     if (in->multivector)
         return mieb_fail(MIEB_ERR_BAD_DATA,

@@ -174,9 +174,9 @@ mieb_status mieb_zeroshot_score_subset(const struct mieb_run_ctx *rc, const stru
 
     st = mieb_taskdata_read_i64(td, split, subset, "eval_labels", &labels, &n_lab, NULL);
     if (st == MIEB_OK)
-        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "eval", MIEB_EMB_EVERY_ROW, &ir);
+        st = mieb_emb_source_open(&rc->emb, task->name, split, subset, "eval", MIEB_EMB_EVERY_ROW, &ir);
     if (st == MIEB_OK)
-        st = mieb_emb_role_open(rc->emb_dir, task->name, split, subset, "candidate_labels", MIEB_EMB_EVERY_ROW,
+        st = mieb_emb_source_open(&rc->emb, task->name, split, subset, "candidate_labels", MIEB_EMB_EVERY_ROW,
                                 &cr);
     if (st != MIEB_OK)
         goto done;

@@ -1,6 +1,6 @@
 /* emb_internal.h - the embedding role's private state, shared by the files of the embedding
-   readers (emb_*.c: bottom emb_shard_cache, emb_rows; then emb_map, emb_order; top emb_open,
-   emb_read, emb_stream). */
+   readers (emb_*.c: bottom emb_shard_cache, emb_memory_rows, emb_rows; then emb_map, emb_order; top emb_open,
+   emb_read, emb_stream, emb_memory). */
 #ifndef MIEB_IO_EMB_INTERNAL_H
 #define MIEB_IO_EMB_INTERNAL_H
 
@@ -29,6 +29,7 @@ struct mieb_emb_role {
     int64_t *offsets;     /* [n_items+1] row offsets of the items in the split's order (multi-vector), else NULL */
     int64_t *file_item;   /* [n_items] when info.reordered: the global file item (shard order) of split item i */
     /* One open file at a time (reads are sequential, and roles may have many shards). */
+    const void *mem;      /* a memory role's rows (emb_memory.h: one shard, no file), else NULL */
     int cur;              /* shard index of the open file, -1 none */
     hid_t cur_file, cur_dset, cur_memtype;
 };
@@ -50,6 +51,11 @@ void mieb_emb_shard_release(struct mieb_emb_role *r);
 /** Read local rows [row0, row0+nrows) of shard si as float32 into dst (HDF5 lock held),
  *  without the NaN / Inf check. */
 mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t row0, int64_t nrows, float *dst);
+
+/** emb_memory_rows.c: a memory role's rows [row0, row0+nrows) as float32 into dst (no NaN / Inf
+ *  check), and its float32 rows in place (m->data NULL for a 16-bit array, which is converted). */
+mieb_status mieb_emb_memory_rows(const struct mieb_emb_role *r, int64_t row0, int64_t nrows, float *dst);
+void mieb_emb_memory_map(const struct mieb_emb_role *r, int64_t r0, int64_t r1, struct mieb_emb_map *m);
 
 /** emb_map.c: local rows [r0, r1) of shard si mapped read-only where the file stores them as
  *  plain float32 (their pages are read when first touched), else m->data NULL; no NaN / Inf

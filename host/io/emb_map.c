@@ -136,6 +136,10 @@ mieb_status mieb_emb_shard_map_rows(struct mieb_emb_role *r, int si, int64_t r0,
     const struct emb_shard *s = &r->sh[si];
     size_t row_bytes = (size_t)r->info.dim * sizeof(float);
     memset(m, 0, sizeof *m);
+    if (r->mem) {
+        mieb_emb_memory_map(r, r0, r1, m);
+        return MIEB_OK;
+    }
     if (r1 <= r0 || s->dtype != MIEB_EMB_F32 || !host_little_endian() || !mieb_emb_map_enabled())
         return MIEB_OK; /* nothing, or a conversion: read it */
 

@@ -230,6 +230,8 @@ mieb_status mieb_emb_read_shard_rows(struct mieb_emb_role *r, int si, int64_t ro
     const int64_t dim = r->info.dim;
     if (nrows == 0)
         return MIEB_OK;
+    if (r->mem)
+        return mieb_emb_memory_rows(r, row0, nrows, dst);
     MIEB_TRY(mieb_emb_shard_acquire(r, si));
     const int64_t piece = piece_rows(r, si);
     for (int64_t a = row0, end = row0 + nrows; a < end;) {

@@ -79,7 +79,7 @@ static mieb_status part_subset(const struct mieb_run_ctx *rc, const struct mieb_
     mieb_status st = mieb_ret_subset_load(task, td, split, subset, &s);
     if (st != MIEB_OK)
         return st;
-    st = mieb_ret_roles_open(rc->emb_dir, rc->sim, task->name, split, subset, &s, &roles);
+    st = mieb_ret_roles_open(&rc->emb, rc->sim, task->name, split, subset, &s, &roles);
     if (st == MIEB_OK && s.n_kept == 0)
         st = mieb_fail(MIEB_ERR_BAD_DATA, "%s: %s: no query has a qrels entry (mteb cannot score this subset)",
                        s.td_path, s.grp);
@@ -92,7 +92,7 @@ static mieb_status part_subset(const struct mieb_run_ctx *rc, const struct mieb_
         st = mieb_partial_create(path, s.n_kept, &w);
     if (st == MIEB_OK) {
         if (m.item_end > m.item_start) {
-            struct mieb_search_opts range = {m.item_start, m.item_end, true};
+            struct mieb_search_opts range = {m.item_start, m.item_end, true, MIEB_MTEB_TOP_K};
             st = mieb_ret_search(rc, task->name, &s, &roles, &range, mieb_partial_append, w);
         } else {
             st = mieb_partial_append_empty(w, s.kept, s.n_kept); /* no chunk for this part */

@@ -194,7 +194,7 @@ static mieb_status check_inputs(const struct mieb_task *task, struct mieb_taskda
     mieb_status st = mieb_ret_subset_load(task, td, split, subset, &s);
     if (st != MIEB_OK)
         return st;
-    st = mieb_ret_roles_open(o->emb_dir, sim, task->name, split, subset, &s, &roles);
+    st = mieb_ret_roles_open(&(struct mieb_emb_source){.dir = o->emb_dir}, sim, task->name, split, subset, &s, &roles);
     if (st == MIEB_OK)
         st = mieb_ret_fingerprint(&s, &roles, fp);
     if (st == MIEB_OK && strcmp(fp, plan->ref.fingerprint))
@@ -283,7 +283,7 @@ static mieb_status merge_subset(const struct mieb_task *task, struct mieb_taskda
     for (int64_t q0 = 0; q0 < s.n_kept && st == MIEB_OK; q0 += MERGE_TILE) {
         int64_t nt = s.n_kept - q0 < MERGE_TILE ? s.n_kept - q0 : MERGE_TILE;
         struct mieb_search_out so;
-        st = mieb_search_out_alloc(&so, nt, false);
+        st = mieb_search_out_alloc(&so, nt, MIEB_MTEB_TOP_K, false);
         if (st != MIEB_OK)
             break;
         for (int64_t t = 0; t < nt; t++)

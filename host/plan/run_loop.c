@@ -168,7 +168,7 @@ static mieb_status score_inputs(const struct mieb_run_plan *plan, const struct m
     *written = 1;
     char p[PATH_MAX + 256];
     mieb_task_data_file(plan->task_data, t, p, sizeof p);
-    mieb_manifest_task(plan->man, t->name, p, plan->rc->emb_dir); /* before the task reads them */
+    mieb_manifest_task(plan->man, t->name, p, plan->rc->emb.dir); /* before the task reads them */
     mieb_clear_error();
     return as_part                            ? mieb_corpus_part_task(plan->rc, t, plan->part, written)
            : mieb_aggregate_subtask(t->name) ? score_aggregate(plan, t)

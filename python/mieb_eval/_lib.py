@@ -1,0 +1,90 @@
+"""The C library (include/mieb.h) through ctypes: found, loaded once, its functions typed.
+
+Where it is looked for, in order: $MIEB_EVAL_LIBRARY (a build tree's build/libmieb.so, for
+development), then the copy the wheel installs in this package (_native/lib/). ctypes releases
+the GIL for the whole of each call, so other Python threads run while the engine works.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+NATIVE = HERE / "_native"
+
+
+class Array(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("rows", ctypes.c_int64),
+                ("dim", ctypes.c_int64)]
+
+
+class SearchRequest(ctypes.Structure):
+    _fields_ = [("queries", Array), ("corpus", Array), ("corpus_ids", ctypes.POINTER(ctypes.c_char_p)),
+                ("similarity", ctypes.c_int32), ("top_k", ctypes.c_int64),
+                ("cand_indptr", ctypes.c_void_p), ("cand_doc", ctypes.c_void_p), ("order", ctypes.c_int32)]
+
+
+class RoleArray(ctypes.Structure):
+    _fields_ = [("split", ctypes.c_char_p), ("subset", ctypes.c_char_p), ("role", ctypes.c_char_p),
+                ("emb", Array), ("offsets", ctypes.c_void_p)]
+
+
+LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+
+
+def library_path() -> Path:
+    env = os.environ.get("MIEB_EVAL_LIBRARY")
+    if env:
+        return Path(env)
+    for name in ("libmieb.so.0", "libmieb.so"):
+        p = NATIVE / "lib" / name
+        if p.exists():
+            return p
+    raise ImportError(
+        f"mieb_eval: the C library is missing (looked in {NATIVE / 'lib'} and $MIEB_EVAL_LIBRARY); "
+        "reinstall the package, or build it (scripts/build.sh) and set MIEB_EVAL_LIBRARY=build/libmieb.so")
+
+
+def program_path() -> Path:
+    """The `mieb-eval` program beside the library: the wheel's copy, or a build tree's."""
+    env = os.environ.get("MIEB_EVAL_PROGRAM")
+    if env:
+        return Path(env)
+    p = NATIVE / "bin" / "mieb-eval"
+    if p.exists():
+        return p
+    lib = os.environ.get("MIEB_EVAL_LIBRARY")
+    if lib and (Path(lib).parent / "mieb-eval").exists():
+        return Path(lib).parent / "mieb-eval"
+    raise FileNotFoundError(f"mieb_eval: the mieb-eval program is missing (looked in {NATIVE / 'bin'}, "
+                            "$MIEB_EVAL_PROGRAM and beside $MIEB_EVAL_LIBRARY)")
+
+
+def _load() -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(library_path()))
+    c = ctypes
+    sigs = {
+        "mieb_version": (c.c_char_p, []),
+        "mieb_status_name": (c.c_char_p, [c.c_int]),
+        "mieb_error_message": (c.c_char_p, []),
+        "mieb_free": (None, [c.c_void_p]),
+        "mieb_set_logger": (None, [LOG_CALLBACK, c.c_void_p, c.c_int]),
+        "mieb_engine_new": (c.c_int, [c.c_char_p, c.c_int, c.c_int64, c.c_char_p, c.POINTER(c.c_void_p)]),
+        "mieb_engine_free": (None, [c.c_void_p]),
+        "mieb_engine_device": (c.c_char_p, [c.c_void_p]),
+        "mieb_engine_stop": (None, [c.c_void_p]),
+        "mieb_engine_stop_clear": (None, [c.c_void_p]),
+        "mieb_search": (c.c_int, [c.c_void_p, c.POINTER(SearchRequest), c.c_void_p, c.c_void_p, c.c_void_p]),
+        "mieb_score_task": (c.c_int, [c.c_void_p, c.c_char_p, c.c_char_p, c.POINTER(RoleArray), c.c_int,
+                                      c.c_int32, c.c_char_p, c.POINTER(c.c_void_p)]),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype = res
+        f.argtypes = args
+    return lib
+
+
+LIB = _load()
+VERSION = LIB.mieb_version().decode()

@@ -1,0 +1,79 @@
+"""mieb_eval.score: one task scored from its task data and in-memory embeddings
+(include/mieb.h, mieb_score_task), exactly as `mieb-eval run -t TASK` scores files."""
+from __future__ import annotations
+
+import ctypes
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from . import _lib, _registry
+from ._arrays import as_matrix, c_array
+from ._engine import Engine, engine_for
+from .search import similarity_code
+
+
+def _role_entries(task: str, embeddings) -> list[tuple[str, str, str, object]]:
+    """(split, subset, role, value) from the three accepted forms (see score)."""
+    items = list(embeddings.items())
+    if items and all(isinstance(k, tuple) and len(k) == 3 for k, _ in items):
+        return [(k[0], k[1], k[2], v) for k, v in items]
+    if items and all(isinstance(v, dict) for _, v in items):
+        return [(split, subset, role, v) for split, subsets in items for subset, roles in subsets.items()
+                for role, v in roles.items()]
+    t = _registry.task(task)
+    pairs = [(s, sub) for s in t["eval_splits"] for sub in t["hf_subsets"]]
+    if len(pairs) != 1:
+        raise ValueError(f"{task} scores {len(pairs)} (split, subset) pairs {pairs}: key the embeddings by "
+                         "(split, subset, role) or nest them {split: {subset: {role: array}}}")
+    return [(pairs[0][0], pairs[0][1], role, v) for role, v in items]
+
+
+def _load_result(path: Path, as_mteb: bool):
+    if as_mteb:
+        try:
+            import mteb
+        except ImportError:
+            pass
+        else:
+            return mteb.TaskResult.from_disk(path)
+    return json.loads(path.read_text())
+
+
+def score(task: str, embeddings, task_data, similarity="cosine", device: str = "auto", *,
+          output_folder=None, bfloat16: bool = False, as_mteb: bool = True, engine: Engine | None = None):
+    """Score `task` as `mieb-eval run` would, from in-memory embeddings.
+
+    embeddings: the task's roles as FORMAT.md names them (queries and corpus, train and eval,
+    ...): {role: array} for a task of one split and subset, {(split, subset, role): array},
+    or {split: {subset: {role: array}}}. A multi-vector role's value is (rows, offsets).
+    task_data: the folder holding <task>.h5 (mieb-export writes it; FORMAT.md §1).
+    output_folder: where <task>.json is written (default: a temporary folder, removed after).
+
+    Returns the result as the file holds it: an mteb.TaskResult when mteb is importable and
+    as_mteb, else the parsed JSON dict.
+    """
+    keep, roles = [], []
+    for split, subset, role, value in _role_entries(task, embeddings):
+        offsets = None
+        if isinstance(value, tuple):
+            value, offsets = value
+            offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+            keep.append(offsets)
+        arr, code = as_matrix(value, f"{task} {split}/{subset}/{role}", bfloat16)
+        keep.append(arr)
+        names = [s.encode() for s in (split, subset, role)]
+        keep += names
+        roles.append(_lib.RoleArray(names[0], names[1], names[2], c_array(arr, code),
+                                    offsets.ctypes.data if offsets is not None else None))
+    role_array = (_lib.RoleArray * max(len(roles), 1))(*roles)
+    eng = engine or engine_for(device)
+    with tempfile.TemporaryDirectory(prefix="mieb_eval-") as tmp:
+        out = Path(output_folder) if output_folder else Path(tmp)
+        text = ctypes.c_void_p()
+        eng.call(_lib.LIB.mieb_score_task, task.encode(), str(task_data).encode(), role_array, len(roles),
+                 similarity_code(similarity), str(out).encode(), ctypes.byref(text))
+        _lib.LIB.mieb_free(text)
+        return _load_result(out / f"{task}.json", as_mteb)

@@ -1,0 +1,16 @@
+"""The package's tests run against whichever mieb_eval is importable: the source tree's
+(ctest sets PYTHONPATH and MIEB_EVAL_LIBRARY to the build's library) or an installed wheel
+(scripts/test_wheel.sh, in a fresh virtual environment)."""
+import os
+
+import pytest
+
+TIME_SCALE = float(os.environ.get("MIEB_TEST_TIME_SCALE", "1") or 1)
+
+
+@pytest.fixture(scope="session")
+def engine():
+    import mieb_eval
+
+    with mieb_eval.Engine("cpu", threads=2) as e:
+        yield e
