@@ -14,7 +14,7 @@ import numpy as np
 from sklearn import cluster, metrics
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "py"))
-from mieb_tools import tool  # noqa: E402
+from helpers.mieb_tools import tool  # noqa: E402
 
 
 def main():

@@ -36,8 +36,8 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "py"))
-import fmt_writer as fw  # noqa: E402
-from mieb_tools import build_dir, mteb_fewshot_draw, tool  # noqa: E402
+from helpers import fmt_writer as fw  # noqa: E402
+from helpers.mieb_tools import build_dir, mteb_fewshot_draw, tool  # noqa: E402
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 

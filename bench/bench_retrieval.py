@@ -48,7 +48,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "py"))
-import fmt_writer as fw  # noqa: E402
+from helpers import fmt_writer as fw  # noqa: E402
 
 TASK = "Fashion200kT2IRetrieval"
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "py"))
-from mieb_tools import build_dir  # noqa: E402
+from helpers.mieb_tools import build_dir  # noqa: E402
 
 BENCH = "MIEB(lite)"
 

@@ -21,8 +21,8 @@ mteb encodes for it, configs/tasks.json `est_vectors`, over configs/benchmarks.j
    documents. Items are tiny images (2x2 pixels) and short texts that carry an item number; a
    planted encoder maps the number to a synthetic vector of dimension --dim with structure:
    relevant documents near their queries, class clusters, captions near their image, STS pairs
-   correlated with their gold score. The metadata helper is tests/py/mteb_inmem.py's, the
-   encode settings and the rng reset tests/py/mteb_parity_driver.py's.
+   correlated with their gold score. The metadata helper is tests/py/helpers/mteb_inmem.py's, the
+   encode settings and the rng reset tests/py/helpers/mteb_parity_driver.py's.
 2. tools/mieb_export's `export` writes the task data and the embeddings in mieb-eval's format
    (setup, not timed).
 3. mteb: a subprocess imports mteb, builds the task and runs `mteb.evaluate` with the replay
@@ -241,7 +241,7 @@ def build_task(spec: dict):
     import numpy as np
     from datasets import DatasetDict
 
-    import mteb_inmem as M
+    from helpers import mteb_inmem as M
     from mteb.abstasks import (
         AbsTaskClassification,
         AbsTaskRetrieval,
@@ -493,7 +493,7 @@ def _encoder(dim: int, tables: dict):
 def child_export(spec_path: str, out: str) -> int:
     from mieb_export import export
 
-    import mteb_parity_driver as D
+    from helpers import mteb_parity_driver as D
 
     spec = json.loads(Path(spec_path).read_text())
     task = build_task(spec)
@@ -526,7 +526,7 @@ def child_mteb(spec_path: str, emb: str, out: str, phases: str) -> int:
         except Exception:  # noqa: BLE001
             pass
 
-    import mteb_parity_driver as D
+    from helpers import mteb_parity_driver as D
 
     t_import = time.perf_counter() - t0
     spec = json.loads(Path(spec_path).read_text())

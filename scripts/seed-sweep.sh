@@ -2,7 +2,7 @@
 # Seed sweeps: the randomized tests again on other data, against the same references.
 #   scripts/seed-sweep.sh [SHIFT ...]        (default: 1000 2000 3000)
 # For each SHIFT, the randomized metric, solver and end-to-end tests run with every seed they
-# draw their data from moved by SHIFT (tests/py/seedshift.py), and the end-to-end test
+# draw their data from moved by SHIFT (tests/py/helpers/seedshift.py), and the end-to-end test
 # against mteb itself runs on in-memory tasks drawn from other seeds (MIEB_PARITY_SALT).
 # Left out: tests whose seeds are the reference's own (test_np_pcg64, test_fewshot_sample
 # compare with numpy's generators at the same seed). Needs a build (MIEB_BUILD_DIR, default
@@ -23,7 +23,7 @@ paths=()
 for m in "${mods[@]}"; do paths+=("tests/py/$m.py"); done
 fail=0
 for s in "${shifts[@]}"; do
-  SEED_SHIFT=$s PYTHONPATH="$here/tests/py" .venv/bin/python -m pytest -q -p seedshift -p no:cacheprovider \
+  SEED_SHIFT=$s PYTHONPATH="$here/tests/py" .venv/bin/python -m pytest -q -p helpers.seedshift -p no:cacheprovider \
       "${paths[@]}" >"$logs/shift-$s.log" 2>&1
   rc=$?
   MIEB_PARITY_SALT="sweep$s" .venv/bin/python -m pytest -q -s -p no:cacheprovider tests/py/test_mteb_parity.py \

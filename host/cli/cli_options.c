@@ -15,13 +15,17 @@ bool mieb_cli_is_help(const char *arg)
 /* The most options a command has (run has 30): more are not looked at for a suggestion. */
 #define MAX_OPTIONS 64
 
-/* The table's option spelled `a`, or NULL. */
-static const struct mieb_cli_opt *find(const struct mieb_cli_opt *opts, const char *a)
+const struct mieb_cli_opt *mieb_cli_find(const struct mieb_cli_opt *opts, const char *a)
 {
     for (const struct mieb_cli_opt *o = opts; o->name; o++)
         if (!strcmp(a, o->name) || (o->short_name && !strcmp(a, o->short_name)) || (o->mteb && !strcmp(a, o->mteb)))
             return o;
     return NULL;
+}
+
+bool mieb_cli_takes_list(const struct mieb_cli_opt *opt)
+{
+    return opt->kind == MIEB_OPT_LIST || (opt->kind == MIEB_OPT_STRING && (opt->flags & MIEB_OPT_JOINED));
 }
 
 /* A whole number into an int or a long long field, as wide as the table says. */
@@ -174,7 +178,7 @@ enum mieb_cli_parsed mieb_cli_parse(const struct mieb_cli_spec *spec, int argc, 
     defaults(spec, opts);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const struct mieb_cli_opt *opt = find(spec->opts, a);
+        const struct mieb_cli_opt *opt = mieb_cli_find(spec->opts, a);
         enum mieb_cli_parsed r = MIEB_CLI_GO;
         if (mieb_cli_is_help(a))
             return MIEB_CLI_HELP;

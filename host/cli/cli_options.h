@@ -54,7 +54,8 @@ enum mieb_opt_kind {
     MIEB_OPT_CHOICE,  /* one of choices (mieb_cli_choice): its index in an int field, or with
                          MIEB_OPT_AS_STRING the choice itself in a const char * field */
     MIEB_OPT_LIST,    /* the words up to the next option (mteb's nargs="+"): appended to the
-                         const char *[cap] field, their count in the int at count_at */
+                         const char *[cap] field, their count in the int at count_at; a list
+                         option, whose comma-separated words main splits (cli_style.c) */
     MIEB_OPT_EACH,    /* one word per use of the option (-b A -b B), appended as for LIST */
     MIEB_OPT_CHECK,   /* a value the command's own check reads and stores */
 };
@@ -65,6 +66,8 @@ enum {
     MIEB_OPT_NEED_ONE = 2,   /* LIST: at least one word must follow */
     MIEB_OPT_OF_TASKS = 4,   /* LIST: the words are task names (the messages say so) */
     MIEB_OPT_MARK_GIVEN = 8, /* set the bool at given_at when the option is on the command line */
+    MIEB_OPT_JOINED = 16,    /* STRING: a list option read as one comma-separated word; main joins
+                                the words given up to the next option with commas (cli_style.c) */
 };
 
 /**
@@ -128,6 +131,14 @@ extern const char *const mieb_cli_log_formats[];
         {"--quiet", "-q", .kind = MIEB_OPT_FLAG, .at = (AT) + offsetof(struct mieb_cli_log, quiet), .help = HQ}, \
         {"--log-format", .kind = MIEB_OPT_CHOICE, .at = (AT) + offsetof(struct mieb_cli_log, format),            \
          .choices = mieb_cli_log_formats, .help = HF}
+
+/** The table's option spelled a (its name, short name or mteb's spelling), or NULL. */
+const struct mieb_cli_opt *mieb_cli_find(const struct mieb_cli_opt *opts, const char *a);
+
+/** A list option: MIEB_OPT_LIST, or a string of MIEB_OPT_JOINED words. main hands the words up
+    to the next option, and the comma-separated names in them, to the command as it reads them
+    (cli_style.c), and the top-level --help names every command's list options. */
+bool mieb_cli_takes_list(const struct mieb_cli_opt *opt);
 
 /**
  * The command line (argv[0] the command) into opts, by the spec's table: GO, HELP at -h or

@@ -6,24 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Options that take a list: the words up to the next option, each of which may hold a
-   comma-separated list itself. */
-static bool is_list_option(const char *a)
+#include "cli_options.h"
+
+/* The option spelled a when the command's table (spec) reads a list from it, else NULL: the
+   words up to the next option are its values, each of which may hold a comma-separated list
+   itself (cli_options.h: mieb_cli_takes_list). */
+static const struct mieb_cli_opt *list_option(const struct mieb_cli_spec *spec, const char *a)
 {
-    static const char *const names[] = {"-t", "--tasks", "--task-types", "--eval-splits", "-l", "--languages", NULL};
-    for (int i = 0; names[i]; i++)
-        if (!strcmp(a, names[i]))
-            return true;
-    return false;
+    const struct mieb_cli_opt *o = spec ? mieb_cli_find(spec->opts, a) : NULL;
+    return o && mieb_cli_takes_list(o) ? o : NULL;
 }
 
-/* Commands whose parsers read a list as one comma-separated word (the others read words). */
-static bool joins_lists(const char *cmd)
-{
-    return cmd && (!strcmp(cmd, "synth") || !strcmp(cmd, "list-tasks"));
-}
-
-char **mieb_cli_normalize(int argc, char **argv, int cmd_index, int *out_argc)
+char **mieb_cli_normalize(int argc, char **argv, int cmd_index, const struct mieb_cli_spec *spec, int *out_argc)
 {
     /* every comma can become a word of its own; split and joined strings live after the pointers */
     size_t words = (size_t)argc * 2 + 1, bytes = 0;
@@ -36,7 +30,6 @@ char **mieb_cli_normalize(int argc, char **argv, int cmd_index, int *out_argc)
     if (!out)
         return NULL;
     char *pool = (char *)(out + words);
-    const char *cmd = cmd_index < argc ? argv[cmd_index] : NULL;
     int n = 0, rest = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -59,10 +52,12 @@ char **mieb_cli_normalize(int argc, char **argv, int cmd_index, int *out_argc)
             if (eq)
                 out[n++] = (char *)eq + 1;
         }
-        if (opt_at < 0 || !is_list_option(out[opt_at]))
+        const struct mieb_cli_opt *list = opt_at < 0 ? NULL : list_option(spec, out[opt_at]);
+        if (!list)
             continue;
         /* a list option: its values (an "=value" already taken, then the words up to the next
-           option), as one comma-joined word or as one word per name, as the command reads them */
+           option), as one comma-joined word (MIEB_OPT_JOINED) or as one word per name (a
+           MIEB_OPT_LIST), as the command reads them */
         int first = opt_at + 1;
         while (i + 1 < argc && argv[i + 1][0] != '-')
             out[n++] = argv[++i];
@@ -76,7 +71,8 @@ char **mieb_cli_normalize(int argc, char **argv, int cmd_index, int *out_argc)
             *pool++ = ',';
         }
         pool[-1] = '\0';
-        if (joins_lists(cmd) || !joined[0]) { /* an empty value stays one (empty) word: refused as such */
+        /* an empty value stays one (empty) word: refused as such */
+        if ((list->flags & MIEB_OPT_JOINED) || !joined[0]) {
             out[first] = joined;
             n = first + 1;
             continue;

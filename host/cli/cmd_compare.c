@@ -307,7 +307,7 @@ static const struct mieb_cli_opt compare_opts[] = {
     {0}};
 #undef CA
 
-static const struct mieb_cli_spec compare_spec = {
+const struct mieb_cli_spec mieb_compare_spec = {
     .name = "compare",
     .opts = compare_opts,
     .size = sizeof(struct compare_args),
@@ -341,7 +341,7 @@ static const struct mieb_cli_spec compare_spec = {
 
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct compare_args *ca)
 {
-    enum mieb_cli_parsed r = mieb_cli_parse(&compare_spec, argc, argv, ca);
+    enum mieb_cli_parsed r = mieb_cli_parse(&mieb_compare_spec, argc, argv, ca);
     if (r != MIEB_CLI_GO)
         return r;
     if (ca->n_dirs != 2 || (ca->n_t && ca->bench_name)) {
@@ -359,7 +359,7 @@ int mieb_cmd_compare(int argc, char **argv)
 {
     static struct compare_args ca; /* MIEB_PLAN_MAX_TASKS names: not on the stack */
     int rc;
-    if (!mieb_cli_start(&compare_spec, parse_args(argc, argv, &ca), NULL, &rc))
+    if (!mieb_cli_start(&mieb_compare_spec, parse_args(argc, argv, &ca), NULL, &rc))
         return rc;
     const char *const *dirs = ca.dirs, *bench_name = ca.bench_name, *csv = ca.csv, *json = ca.json;
     const char **tnames = ca.tnames;
@@ -368,7 +368,7 @@ int mieb_cmd_compare(int argc, char **argv)
     double alpha = ca.alpha;
     struct mieb_registry reg;
     mieb_status st;
-    if (!mieb_cli_registry("compare", ca.registry, &reg))
+    if (!mieb_cli_registry("compare", ca.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
     /* the task list, in table (and random stream) order */
     const struct mieb_task **tasks = calloc((size_t)reg.n_tasks + (size_t)argc + 1, sizeof *tasks);

@@ -300,7 +300,7 @@ static const struct mieb_cli_opt inspect_table[] = { /* described in the head */
     {0}};
 #undef IO
 
-static const struct mieb_cli_spec inspect_spec = {
+const struct mieb_cli_spec mieb_inspect_spec = {
     .name = "inspect",
     .opts = inspect_table,
     .size = sizeof(struct inspect_opts),
@@ -322,7 +322,7 @@ static const struct mieb_cli_spec inspect_spec = {
 
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct inspect_opts *o)
 {
-    enum mieb_cli_parsed r = mieb_cli_parse(&inspect_spec, argc, argv, o);
+    enum mieb_cli_parsed r = mieb_cli_parse(&mieb_inspect_spec, argc, argv, o);
     if (r == MIEB_CLI_GO && (!o->task_data || !o->emb || (!o->n_tasks && !o->bench))) {
         mieb_fprintf_esc(stderr, "mieb-eval inspect: --task-data, --embeddings and -t or -b are required\n");
         return MIEB_CLI_BAD;
@@ -334,10 +334,10 @@ int mieb_cmd_inspect(int argc, char **argv)
 {
     struct inspect_opts o;
     int rc;
-    if (!mieb_cli_start(&inspect_spec, parse_args(argc, argv, &o), NULL, &rc))
+    if (!mieb_cli_start(&mieb_inspect_spec, parse_args(argc, argv, &o), NULL, &rc))
         return rc;
     struct mieb_registry reg;
-    if (!mieb_cli_registry("inspect", o.registry, &reg))
+    if (!mieb_cli_registry("inspect", o.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
     struct mieb_task_list list;
     struct mieb_task_select sel = {.purpose = MIEB_SELECT_INSPECT, .task_data = o.task_data, .tasks = o.tasks,

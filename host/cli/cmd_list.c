@@ -99,13 +99,13 @@ static const struct mieb_cli_opt list_opts[] = {
     /* one comma-separated word (main joins the words); empty, it would list every task as if
        no type had been named */
     {"--task-types", .kind = MIEB_OPT_STRING, .at = LA(types), .empty = "a comma-separated list of task types",
-     .help = "  --task-types T...     only tasks of these mteb types (e.g. Any2AnyRetrieval ImageClustering)\n"},
+     .flags = MIEB_OPT_JOINED, .help = "  --task-types T...     only tasks of these mteb types (e.g. Any2AnyRetrieval ImageClustering)\n"},
     {"--json", .kind = MIEB_OPT_FLAG, .at = LA(json)},       /* described above the options */
     {"--registry", .kind = MIEB_OPT_PATH, .at = LA(registry)}, /* in the synopsis */
     {0}};
 #undef LA
 
-static const struct mieb_cli_spec list_spec = {
+const struct mieb_cli_spec mieb_list_tasks_spec = {
     .name = "list-tasks",
     .opts = list_opts,
     .size = sizeof(struct list_args),
@@ -127,12 +127,12 @@ int mieb_cmd_list_tasks(int argc, char **argv)
 {
     struct list_args la;
     int rc;
-    if (!mieb_cli_start(&list_spec, mieb_cli_parse(&list_spec, argc, argv, &la), NULL, &rc))
+    if (!mieb_cli_start(&mieb_list_tasks_spec, mieb_cli_parse(&mieb_list_tasks_spec, argc, argv, &la), NULL, &rc))
         return rc;
     const char *bench_name = la.bench_name, *types = la.types;
     bool json = la.json;
     struct mieb_registry reg;
-    if (!mieb_cli_registry("list-tasks", la.registry, &reg))
+    if (!mieb_cli_registry("list-tasks", la.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
     const struct mieb_benchmark *b = NULL;
     if (bench_name && !(b = mieb_registry_benchmark(&reg, bench_name))) {

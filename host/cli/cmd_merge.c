@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli_options.h"
+#include "cli_registry.h"
 #include "cli_start.h"
 #include "commands.h"
 #include "progress.h"
@@ -56,7 +57,7 @@ static const struct mieb_cli_opt merge_opts[] = {
     {0}};
 #undef MA
 
-static const struct mieb_cli_spec merge_spec = {
+const struct mieb_cli_spec mieb_merge_spec = {
     .name = "merge",
     .opts = merge_opts,
     .size = sizeof(struct merge_args),
@@ -86,7 +87,7 @@ static const struct mieb_cli_spec merge_spec = {
 /* The command line into a; -v with -q is refused by mieb_cli_start. */
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct merge_args *a)
 {
-    enum mieb_cli_parsed r = mieb_cli_parse(&merge_spec, argc, argv, a);
+    enum mieb_cli_parsed r = mieb_cli_parse(&mieb_merge_spec, argc, argv, a);
     if (r != MIEB_CLI_GO)
         return r;
     if (!a->partials || !a->task_data || !a->emb || !a->out) {
@@ -122,12 +123,10 @@ int mieb_cmd_merge(int argc, char **argv)
     char results_dir[PATH_MAX];
     int failed = 0, merged = 0, rc;
 
-    if (!mieb_cli_start(&merge_spec, parse_args(argc, argv, &a), &a.log, &rc))
+    if (!mieb_cli_start(&mieb_merge_spec, parse_args(argc, argv, &a), &a.log, &rc))
         return rc;
-    if (mieb_registry_load_default(&reg) != MIEB_OK) {
-        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+    if (!mieb_cli_registry("merge", NULL, &a.log, &reg))
         return MIEB_EXIT_FATAL;
-    }
     struct mieb_task_select sel = {.purpose = MIEB_SELECT_MERGE, .task_data = a.task_data, .tasks = a.tasks,
                                    .n_tasks = a.n_tasks, .benchmarks = a.benchmarks, .n_benchmarks = a.n_benchmarks};
     if (mieb_select_tasks(&reg, &sel, &todo) != MIEB_OK) {

@@ -94,7 +94,7 @@ static const struct mieb_cli_opt parity_opts[] = {
     {0}};
 #undef PO
 
-static const struct mieb_cli_spec parity_spec = {
+const struct mieb_cli_spec mieb_parity_spec = {
     .name = "parity",
     .opts = parity_opts,
     .size = sizeof(struct opts),
@@ -125,7 +125,7 @@ static const struct mieb_cli_spec parity_spec = {
 
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct opts *o)
 {
-    enum mieb_cli_parsed r = mieb_cli_parse(&parity_spec, argc, argv, o);
+    enum mieb_cli_parsed r = mieb_cli_parse(&mieb_parity_spec, argc, argv, o);
     if (r == MIEB_CLI_GO && (!o->ref || !o->cand)) {
         mieb_fprintf_esc(stderr, "mieb-eval parity: --reference and --candidate are required\n");
         return MIEB_CLI_BAD;
@@ -283,7 +283,7 @@ int mieb_cmd_parity(int argc, char **argv)
 {
     struct opts o;
     int rc;
-    if (!mieb_cli_start(&parity_spec, parse_args(argc, argv, &o), NULL, &rc))
+    if (!mieb_cli_start(&mieb_parity_spec, parse_args(argc, argv, &o), NULL, &rc))
         return rc;
 
     /* The registry only names each task's family; without one, the keys tell. */

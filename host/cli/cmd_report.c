@@ -164,7 +164,7 @@ static const struct mieb_cli_opt report_opts[] = {
     {0}};
 #undef RA
 
-static const struct mieb_cli_spec report_spec = {
+const struct mieb_cli_spec mieb_report_spec = {
     .name = "report",
     .opts = report_opts,
     .size = sizeof(struct report_args),
@@ -191,7 +191,7 @@ static const struct mieb_cli_spec report_spec = {
 
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct report_args *ra)
 {
-    enum mieb_cli_parsed r = mieb_cli_parse(&report_spec, argc, argv, ra);
+    enum mieb_cli_parsed r = mieb_cli_parse(&mieb_report_spec, argc, argv, ra);
     if (r == MIEB_CLI_GO && (!ra->n_dirs || !ra->html)) {
         mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", !ra->n_dirs ? "name at least one result folder" : "--html FILE is needed");
         return MIEB_CLI_BAD;
@@ -203,7 +203,7 @@ int mieb_cmd_report(int argc, char **argv)
 {
     struct report_args ra;
     int rc;
-    if (!mieb_cli_start(&report_spec, parse_args(argc, argv, &ra), NULL, &rc))
+    if (!mieb_cli_start(&mieb_report_spec, parse_args(argc, argv, &ra), NULL, &rc))
         return rc;
     const char **dirs = ra.dirs, *bench_name = ra.bench_name, *html = ra.html;
     const char *baseline = ra.baseline;
@@ -211,7 +211,7 @@ int mieb_cmd_report(int argc, char **argv)
     struct ci_opts ci = ra.ci;
     struct mieb_registry reg;
     mieb_status st;
-    if (!mieb_cli_registry("report", ra.registry, &reg))
+    if (!mieb_cli_registry("report", ra.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
     const struct mieb_benchmark *bench = NULL;
     if (bench_name && !(bench = mieb_registry_benchmark(&reg, bench_name))) {

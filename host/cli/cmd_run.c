@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../dispatch/dispatch.h"
+#include "cli_registry.h"
 #include "cli_start.h"
 #include "commands.h"
 #include "progress.h"
@@ -228,10 +229,8 @@ int mieb_cmd_run(int argc, char **argv)
         return rc;
     if (!o.mem_limit)
         o.mem_limit = default_mem_limit();
-    if (mieb_registry_load_default(&reg) != MIEB_OK) {
-        mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "%s", mieb_last_error());
+    if (!mieb_cli_registry("run", NULL, &o.log, &reg))
         return MIEB_EXIT_FATAL;
-    }
     rc = select_tasks(&o, &reg, &todo);
     if (rc == MIEB_EXIT_OK)
         rc = open_model(&o, &meta, &be, results_dir, sizeof results_dir);

@@ -224,7 +224,7 @@ static const struct mieb_cli_opt summary_opts[] = {
     {0}};
 #undef SA
 
-static const struct mieb_cli_spec summary_spec = {
+const struct mieb_cli_spec mieb_summary_spec = {
     .name = "summary",
     .opts = summary_opts,
     .size = sizeof(struct summary_args),
@@ -248,7 +248,7 @@ static const struct mieb_cli_spec summary_spec = {
 
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct summary_args *sa)
 {
-    enum mieb_cli_parsed r = mieb_cli_parse(&summary_spec, argc, argv, sa);
+    enum mieb_cli_parsed r = mieb_cli_parse(&mieb_summary_spec, argc, argv, sa);
     if (r == MIEB_CLI_GO && !sa->n_dirs) {
         mieb_fprintf_esc(stderr, "mieb-eval summary: name at least one result folder\n");
         return MIEB_CLI_BAD;
@@ -261,13 +261,13 @@ int mieb_cmd_summary(int argc, char **argv)
 {
     struct summary_args sa;
     int rc;
-    if (!mieb_cli_start(&summary_spec, parse_args(argc, argv, &sa), NULL, &rc))
+    if (!mieb_cli_start(&mieb_summary_spec, parse_args(argc, argv, &sa), NULL, &rc))
         return rc;
     const char **dirs = sa.dirs, *bench_name = sa.bench_name, *csv = sa.csv, *json = sa.json;
     int n_dirs = sa.n_dirs;
     struct mieb_registry reg;
     mieb_status st;
-    if (!mieb_cli_registry("summary", sa.registry, &reg))
+    if (!mieb_cli_registry("summary", sa.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
     const struct mieb_benchmark *bench = NULL;
     if (bench_name && !(bench = mieb_registry_benchmark(&reg, bench_name))) {

@@ -84,7 +84,7 @@ static const struct mieb_cli_opt synth_opts[] = {
     /* one comma-separated word (main joins the words); empty, it would select nothing and
        write only model_meta.json */
     {"--tasks", "-t", .kind = MIEB_OPT_STRING, .at = SA(tasks_arg), .empty = "a comma-separated list of task names",
-     .help = "  --tasks T...     task names (default: every task of a supported family)\n"},
+     .flags = MIEB_OPT_JOINED, .help = "  --tasks T...     task names (default: every task of a supported family)\n"},
     {"--scale", .kind = MIEB_OPT_CHECK, .at = SA(o.scale), .check = scale_ok, .def = "0.01",
      .help = "  --scale F        fraction of each task's real query/corpus counts (default 0.01)\n"},
     {"--dim", .kind = MIEB_OPT_INT, .at = SA(o.dim), .width = sizeof(int), .lo = 1, .hi = 65536, .def = "32",
@@ -102,7 +102,7 @@ static const struct mieb_cli_opt synth_opts[] = {
     {0}};
 #undef SA
 
-static const struct mieb_cli_spec synth_spec = {
+const struct mieb_cli_spec mieb_synth_spec = {
     .name = "synth",
     .opts = synth_opts,
     .size = sizeof(struct synth_args),
@@ -125,7 +125,7 @@ static const struct mieb_cli_spec synth_spec = {
 
 static enum mieb_cli_parsed parse_args(int argc, char **argv, struct synth_args *sa)
 {
-    enum mieb_cli_parsed r = mieb_cli_parse(&synth_spec, argc, argv, sa);
+    enum mieb_cli_parsed r = mieb_cli_parse(&mieb_synth_spec, argc, argv, sa);
     if (r != MIEB_CLI_GO)
         return r;
     sa->o.dtype = dtype_of[sa->dtype];
@@ -141,14 +141,14 @@ int mieb_cmd_synth(int argc, char **argv)
 {
     struct synth_args sa;
     int rc;
-    if (!mieb_cli_start(&synth_spec, parse_args(argc, argv, &sa), NULL, &rc))
+    if (!mieb_cli_start(&mieb_synth_spec, parse_args(argc, argv, &sa), NULL, &rc))
         return rc;
     const struct mieb_synth_opts o = sa.o;
     const char *tasks_arg = sa.tasks_arg, *sim = sims[sa.sim];
     mieb_status st;
 
     struct mieb_registry reg;
-    if (!mieb_cli_registry("synth", sa.registry, &reg))
+    if (!mieb_cli_registry("synth", sa.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
     /* The selection: named tasks (all must exist), else the whole registry. */
     const struct mieb_task **sel = calloc((size_t)reg.n_tasks + 1, sizeof *sel);

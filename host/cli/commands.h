@@ -66,17 +66,22 @@ bool mieb_cli_dir(const char *cmd, const char *opt, const char *val);
     empty, and a folder where it exists already. */
 bool mieb_cli_out_dir(const char *cmd, const char *opt, const char *val);
 
+struct mieb_cli_spec;
+
 /**
  * The spellings users know (cli_style.c): "--opt=value" becomes "--opt" "value"; the
  * underscores of a long option's name become hyphens (mteb's --output_folder,
- * --model_revision, --eval_splits); and a list option (-t/--tasks, --task-types,
+ * --model_revision, --eval_splits); and a list option of the command's table (spec; NULL:
+ * none, cli_options.h: mieb_cli_takes_list, such as run's -t/--tasks, --task-types,
  * --eval-splits, -l/--languages) takes its names as words, as a comma-separated list, or
- * both, handed to the command the way its parser reads lists. argv[cmd_index] is the
+ * both, handed to the command the way its table reads that list. argv[cmd_index] is the
  * command; arguments after "--" pass unchanged. Returns a new NULL-terminated argv (one
  * malloc'd block: free it), or NULL when out of memory.
  */
-char **mieb_cli_normalize(int argc, char **argv, int cmd_index, int *out_argc);
+char **mieb_cli_normalize(int argc, char **argv, int cmd_index, const struct mieb_cli_spec *spec, int *out_argc);
 
+/* The commands (cli_commands.h lists them): each one's main, argv[0] the command, and the
+   table of its command line (cli_options.h; run's is run_options.h's mieb_run_spec). */
 int mieb_cmd_run(int argc, char **argv);   /* mieb-eval run ...   (cmd_run.c) */
 int mieb_cmd_synth(int argc, char **argv); /* mieb-eval synth ... (cmd_synth.c) */
 int mieb_cmd_list_tasks(int argc, char **argv); /* mieb-eval list-tasks ... (cmd_list.c) */
@@ -86,5 +91,7 @@ int mieb_cmd_merge(int argc, char **argv);      /* mieb-eval merge ...      (cmd
 int mieb_cmd_report(int argc, char **argv);     /* mieb-eval report ...     (cmd_report.c) */
 int mieb_cmd_compare(int argc, char **argv);    /* mieb-eval compare ...    (cmd_compare.c) */
 int mieb_cmd_parity(int argc, char **argv);     /* mieb-eval parity ...     (cmd_parity.c) */
+extern const struct mieb_cli_spec mieb_synth_spec, mieb_list_tasks_spec, mieb_inspect_spec, mieb_summary_spec,
+    mieb_merge_spec, mieb_report_spec, mieb_compare_spec, mieb_parity_spec;
 
 #endif

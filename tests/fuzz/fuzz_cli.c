@@ -15,6 +15,7 @@
 
 #include <ftw.h>
 
+#include "cli/cli_commands.h"
 #include "cli/commands.h"
 
 #define MAX_ARGS 64
@@ -109,9 +110,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         argv[argc++] = t2;
     }
     argv[argc] = NULL;
-    /* as main() hands them over: --opt=value split, mteb's underscores read as hyphens */
+    /* as main() hands them over: --opt=value split, mteb's underscores read as hyphens, the
+       command's lists as its table reads them; then main's dispatch, by cli_commands.h's table */
+    const struct mieb_command *cmd = mieb_command_named(argv[0]);
     int n_norm = 0;
-    char **norm = mieb_cli_normalize(argc, argv, 0, &n_norm);
+    char **norm = mieb_cli_normalize(argc, argv, 0, cmd ? cmd->spec : NULL, &n_norm);
     if (!norm) {
         free(buf);
         return 0;
@@ -120,24 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = 0;
     if (!mieb_cli_refuse_controls(norm[0], n_norm, norm)) /* as main() refuses them, before the command */
         rc = 2;
-    else if (!strcmp(norm[0], "run"))
-        rc = mieb_cmd_run(n_norm, norm);
-    else if (is_synth)
-        rc = mieb_cmd_synth(n_norm, norm);
-    else if (!strcmp(norm[0], "summary"))
-        rc = mieb_cmd_summary(n_norm, norm);
-    else if (!strcmp(norm[0], "inspect"))
-        rc = mieb_cmd_inspect(n_norm, norm);
-    else if (!strcmp(norm[0], "list-tasks"))
-        rc = mieb_cmd_list_tasks(n_norm, norm);
-    else if (!strcmp(norm[0], "merge"))
-        rc = mieb_cmd_merge(n_norm, norm);
-    else if (!strcmp(norm[0], "compare"))
-        rc = mieb_cmd_compare(n_norm, norm);
-    else if (!strcmp(norm[0], "report"))
-        rc = mieb_cmd_report(n_norm, norm);
-    else if (!strcmp(norm[0], "parity"))
-        rc = mieb_cmd_parity(n_norm, norm);
+    else if (cmd)
+        rc = cmd->run(n_norm, norm);
     /* documented exit statuses only (README "Exit status") */
     if (!(rc == 0 || rc == 1 || rc == 2 || rc == 3 || rc == 4))
         abort();

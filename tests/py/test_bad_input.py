@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-import fmt_writer as fw
+from helpers import fmt_writer as fw
 from test_retrieval_e2e import build_task, result_path, run_mieb
 
 GOOD, BAD = "CIRRIT2IRetrieval", "Flickr30kT2IRetrieval"
@@ -319,7 +319,7 @@ def test_resume_sets_a_broken_corpus_part_aside(tmp_path):
 
 def test_catalogue_runs_the_build_under_test():
     """Every bad-input test drives the binaries of MIEB_BUILD_DIR (mieb-eval here, in
-    test_limits and test_faults; tests/emb_dump through io_helpers), so under
+    test_limits and test_faults; tests/emb_dump through helpers/io_helpers.py), so under
     scripts/sanitize.sh (MIEB_BUILD_DIR = its ASan + UBSan build) each case is also a
     sanitizer check: --mem-limit nan and 1e30 stopped the old parser with a UBSan report."""
     import test_faults

@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-import fmt_writer as fw
+from helpers import fmt_writer as fw
 import test_bad_input as bi
 import test_probe_e2e as probe
 import test_sts as sts
@@ -242,7 +242,7 @@ def test_sts_non_finite(tmp_path, case):
 
 def test_reader_integers_above_int64(tmp_path):
     """uint64 values above INT64_MAX, in a dataset or an attribute, are refused with their position."""
-    from io_helpers import BAD_DATA, emb_dump, role_dir, write_shards
+    from helpers.io_helpers import BAD_DATA, emb_dump, role_dir, write_shards
     p = str(tmp_path / "Foo.h5")
     with fw.open_task_file(str(tmp_path), "Foo") as f:
         g = f.require_group("test/default")
@@ -274,7 +274,7 @@ def test_reader_integers_above_int64(tmp_path):
 
 def test_reader_emb_never_written_and_streamed(tmp_path):
     """The streamer and the mmap path see the same refusals as a direct read."""
-    from io_helpers import BAD_DATA, emb_dump, role_dir, write_role_file
+    from helpers.io_helpers import BAD_DATA, emb_dump, role_dir, write_role_file
     ed = str(tmp_path)
     x = np.random.default_rng(0).standard_normal((40, 6)).astype(np.float32)
     p = os.path.join(role_dir(ed), "corpus.h5")
@@ -296,7 +296,7 @@ def test_reader_emb_never_written_and_streamed(tmp_path):
 
 def test_reader_fill_value_all_chunks_written_is_fine(tmp_path):
     """An explicit fill value with every chunk written, and a compact dataset, read as usual."""
-    from io_helpers import emb_dump, role_dir, write_role_file
+    from helpers.io_helpers import emb_dump, role_dir, write_role_file
     ed = str(tmp_path)
     x = np.random.default_rng(1).standard_normal((20, 4)).astype(np.float32)
     p = os.path.join(role_dir(ed), "corpus.h5")
@@ -315,7 +315,7 @@ def test_reader_fill_value_all_chunks_written_is_fine(tmp_path):
 def test_reader_missing_chunks_every_chunk_index(tmp_path, libver, index):
     """Every chunk index HDF5 1.10 writes (v1 B-tree; with libver="latest" fixed array,
     extensible array, single chunk): chunks never stored are found, a whole one reads."""
-    from io_helpers import BAD_DATA, emb_dump, role_dir, role_attrs
+    from helpers.io_helpers import BAD_DATA, emb_dump, role_dir, role_attrs
     ed = str(tmp_path)
     x = np.random.default_rng(2).standard_normal((30, 4)).astype(np.float32)
     p = os.path.join(role_dir(ed), "corpus.h5")
@@ -342,7 +342,7 @@ def test_reader_missing_chunks_every_chunk_index(tmp_path, libver, index):
 @pytest.mark.parametrize("name", ["offsets", "row_index"])
 def test_reader_offsets_and_row_index_never_written(tmp_path, name):
     """The role's other datasets go through the same check as /embeddings."""
-    from io_helpers import BAD_DATA, emb_dump, role_dir, write_role_file
+    from helpers.io_helpers import BAD_DATA, emb_dump, role_dir, write_role_file
     ed = str(tmp_path)
     x = np.random.default_rng(3).standard_normal((6, 4)).astype(np.float32)
     p = os.path.join(role_dir(ed), "corpus.h5")

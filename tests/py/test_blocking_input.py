@@ -28,7 +28,7 @@ import h5py
 import numpy as np
 import pytest
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 from test_retrieval_e2e import BIN, build_task, result_path
 
 GOOD, BAD = "CIRRIT2IRetrieval", "Flickr30kT2IRetrieval"

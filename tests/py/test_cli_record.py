@@ -7,7 +7,7 @@ the recording, and its diff shows what changed."""
 import sys
 from pathlib import Path
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli_record"))
 import runner  # noqa: E402  (tests/cli_record/runner.py)

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 COMMANDS = ["run", "synth", "list-tasks", "inspect", "summary", "merge", "report", "compare", "parity"]
 

@@ -16,8 +16,8 @@ from scipy.optimize import linear_sum_assignment  # noqa: E402
 from sklearn import cluster, metrics  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-import fmt_writer as fw  # noqa: E402
-from mieb_tools import build_dir  # noqa: E402
+from helpers import fmt_writer as fw  # noqa: E402
+from helpers.mieb_tools import build_dir  # noqa: E402
 
 BIN = str(build_dir() / "mieb-eval")
 

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 from sklearn import cluster, metrics  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from mieb_tools import run_tool, tool  # noqa: E402
+from helpers.mieb_tools import run_tool, tool  # noqa: E402
 
 
 def planted(n, d, k, seed, spread=1.0, dup=0.02):

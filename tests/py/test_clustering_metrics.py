@@ -6,7 +6,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn import metrics
 
-from mieb_tools import run_tool
+from helpers.mieb_tools import run_tool
 
 
 def mteb_metrics(labels, pred):

@@ -24,7 +24,7 @@ import pytest
 import scipy.stats
 from sklearn.metrics import f1_score, label_ranking_average_precision_score, normalized_mutual_info_score
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 BIN = str(build_dir() / "mieb-eval")
 SRC = os.environ.get("MIEB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))

@@ -1,6 +1,6 @@
 """Compositionality (host/families/compositionality.c, host/metrics/compositionality.c,
 host/cpu/cpu_pairwise.c) against mteb's own _compute_metrics
-(tests/py/mteb_pair_ref.py):
+(tests/py/helpers/mteb_pair_ref.py):
 
 * any n_images x n_texts, on embeddings drawn from a small pool of vectors with +-1
   entries (times powers of two), so cosines are exact multiples of 1/4 and ties are
@@ -24,9 +24,9 @@ import h5py
 import numpy as np
 import pytest
 
-import fmt_writer as fw
-import mteb_pair_ref as ref
-from mieb_tools import run_tool
+from helpers import fmt_writer as fw
+from helpers import mteb_pair_ref as ref
+from helpers.mieb_tools import run_tool
 
 BUILD = os.environ.get("MIEB_BUILD_DIR", "")
 BIN = os.path.join(BUILD, "mieb-eval")

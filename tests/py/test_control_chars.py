@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import fmt_writer as fw
+from helpers import fmt_writer as fw
 from conftest import TIME_SCALE
 
 BUILD = os.environ.get("MIEB_BUILD_DIR", "")

@@ -8,7 +8,7 @@ Inputs are written with h5py. Embeddings have coordinates in {-1, 0, 1}, so dot 
 small integers and exact ties are everywhere (mteb's heap breaks them on the id string, and
 the ids are shuffled against the rows). Corpora of 120,000 rows give three chunks (50k, 50k,
 20k). The single-process run is itself checked against mteb's search + metric code
-(mteb_ref.py) on one case, so the comparison has an independent anchor.
+(helpers/mteb_ref.py) on one case, so the comparison has an independent anchor.
 
 Also: merge refuses a set with a missing part or with a part computed from other inputs
 (exit 1, nothing written, the file named); rerunning a part is idempotent; a part stopped by
@@ -29,8 +29,8 @@ import h5py
 import numpy as np
 import pytest
 
-import fmt_writer as fw
-import mteb_ref as ref
+from helpers import fmt_writer as fw
+from helpers import mteb_ref as ref
 
 BIN = os.path.join(ref.BUILD, "mieb-eval")
 REG = {t["name"]: t for t in json.load(open(os.path.join(ref.REPO, "configs", "tasks.json")))}

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, rankdata, spearmanr
 
-from mieb_tools import run_tool
+from helpers.mieb_tools import run_tool
 
 
 def _hx(a):

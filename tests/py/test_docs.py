@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytrec_eval
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 FORMAT = SRC / "docs" / "FORMAT.md"

@@ -9,7 +9,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from mieb_tools import run_tool
+from helpers.mieb_tools import run_tool
 
 
 def perm(n):

@@ -21,7 +21,7 @@ import h5py
 import numpy as np
 import pytest
 
-from io_helpers import BAD_DATA, OK, emb_dump, role_dir, write_role_file, write_task_file
+from helpers.io_helpers import BAD_DATA, OK, emb_dump, role_dir, write_role_file, write_task_file
 from test_io_taskdata import good_group
 
 HERE = os.path.dirname(os.path.abspath(__file__))

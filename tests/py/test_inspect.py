@@ -12,8 +12,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from io_helpers import role_dir, write_role_file, write_task_file
-from mieb_tools import build_dir
+from helpers.io_helpers import role_dir, write_role_file, write_task_file
+from helpers.mieb_tools import build_dir
 
 
 def mieb(*args):

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from conftest import TIME_SCALE
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 BIN = str(build_dir() / "mieb-eval")
 SHIM = build_dir() / "tests" / "libmieb_fault.so"

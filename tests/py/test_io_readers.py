@@ -9,8 +9,8 @@ import h5py
 import numpy as np
 import pytest
 
-from io_helpers import (BAD_DATA, HDF5, NOT_FOUND, OK, emb_dump, expected_f32, role_dir, write_role_file,
-                        write_shards)
+from helpers.io_helpers import (BAD_DATA, HDF5, NOT_FOUND, OK, emb_dump, expected_f32, role_dir, write_role_file,
+                                write_shards)
 
 
 def rand_emb(n, d, seed=0):

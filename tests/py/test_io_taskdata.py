@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-from io_helpers import BAD_DATA, NOT_FOUND, OK, STR, emb_dump, write_task_file
+from helpers.io_helpers import BAD_DATA, NOT_FOUND, OK, STR, emb_dump, write_task_file
 
 QIDS = ["q1", "q-ü", "запрос", "查询-7", "😀", ""]
 CIDS = [f"d{i}" for i in range(50)]

@@ -232,7 +232,7 @@ def test_reader_agrees_with_python_json(tmp_path):
         p = tmp_path / f"{i}.json"
         p.write_bytes(t)
         paths.append(str(p))
-    from mieb_tools import tool
+    from helpers.mieb_tools import tool
     out = subprocess.run([str(tool("json_strict_tool")), *paths], capture_output=True, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.decode("utf-8").split("\n")[:-1]

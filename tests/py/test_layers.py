@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 CHECK = SRC / "tools" / "check_layers.py"

@@ -14,8 +14,8 @@ import h5py
 import numpy as np
 import pytest
 
-import fmt_writer as fw
-from io_helpers import BAD_DATA, STR, emb_dump, role_attrs, write_role_file, write_task_file
+from helpers import fmt_writer as fw
+from helpers.io_helpers import BAD_DATA, STR, emb_dump, role_attrs, write_role_file, write_task_file
 from test_faults import sanitized
 from test_control_chars import unescape as unescape_bytes
 from test_io_taskdata import good_group

@@ -2,10 +2,10 @@
 mteb.evaluate (the replay model), compared by `mieb-eval parity`.
 
 The mteb side runs in .venv-mteb (scripts/setup-mteb-env.sh: mteb 2.26.24 with torch, from
-PyPI) as a subprocess, mteb_parity_driver.py: it builds mteb's own mock image tasks of every
-family MIEB uses and larger in-memory tasks of the same kinds (mteb_inmem.py), encodes them
-with a deterministic hash encoder, exports them, and evaluates them with mteb twice: with the
-encoder itself and with the replay model. Nothing is downloaded.
+PyPI) as a subprocess, helpers/mteb_parity_driver.py: it builds mteb's own mock image tasks
+of every family MIEB uses and larger in-memory tasks of the same kinds (helpers/mteb_inmem.py),
+encodes them with a deterministic hash encoder, exports them, and evaluates them with mteb
+twice: with the encoder itself and with the replay model. Nothing is downloaded.
 
 Checked here: the exports pass `mieb-eval inspect`; mieb-eval's scores equal mteb's within the
 per-family tolerances (retrieval, zero-shot, compositionality and STS exact after rounding);
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from mieb_tools import build_dir, run_mteb_script
+from helpers.mieb_tools import build_dir, run_mteb_script
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 MTEB_PY = Path(os.environ.get("MIEB_MTEB_VENV", SRC / ".venv-mteb")) / "bin" / "python"
@@ -49,7 +49,8 @@ def _mieb(*args: str, registry: Path | None = None, check: int | None = 0) -> su
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     out = tmp_path_factory.mktemp("mteb_parity")
-    run_mteb_script(MTEB_PY, SRC / "tests/py/mteb_parity_driver.py", str(out), cache=out / "mteb-cache", timeout=1500)
+    run_mteb_script(MTEB_PY, SRC / "tests/py/helpers/mteb_parity_driver.py", str(out), cache=out / "mteb-cache",
+                    timeout=1500)
     report = json.loads((out / "driver.json").read_text())
     registry = out / "export/task-data/mieb-registry.json"
     tasks = report["tasks"]
@@ -168,8 +169,9 @@ def test_command_line(world, tmp_path):
     env = dict(os.environ, MIEB_EXPORT_PYTHON=str(MTEB_PY), PYTHONPATH=str(SRC / "tests/py"),
                HF_DATASETS_DISABLE_PROGRESS_BARS="1", HF_HUB_OFFLINE="1", TQDM_DISABLE="1",
                MTEB_CACHE=str(tmp_path / "mteb-cache"))
-    cmd = [str(SRC / "tools/mieb-export"), "--model", "mteb/baseline-random-encoder", "-t", "mteb_inmem:InMemARO",
-           "mteb.mocks:MockImageClassificationTask", "--output-folder", str(tmp_path / "x")]
+    cmd = [str(SRC / "tools/mieb-export"), "--model", "mteb/baseline-random-encoder",
+           "-t", "helpers.mteb_inmem:InMemARO", "mteb.mocks:MockImageClassificationTask",
+           "--output-folder", str(tmp_path / "x")]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     files = {p: p.stat().st_mtime_ns for p in (tmp_path / "x").rglob("*.h5") if "embeddings" in p.parts}

@@ -26,7 +26,7 @@ from sklearn.metrics import f1_score, label_ranking_average_precision_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import MultiLabelBinarizer
 
-import fmt_writer as fw
+from helpers import fmt_writer as fw
 
 BUILD = os.environ.get("MIEB_BUILD_DIR", "build")
 BIN = os.path.join(BUILD, "mieb-eval")

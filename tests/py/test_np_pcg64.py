@@ -6,7 +6,7 @@ random()."""
 import numpy as np
 import pytest
 
-from mieb_tools import run_tool
+from helpers.mieb_tools import run_tool
 
 
 def tool(seed, *ops):

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 from scipy.integrate import trapezoid
 
-from mieb_tools import run_tool
+from helpers.mieb_tools import run_tool
 
 
 def _hex(a):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 # a registry task of each family
 FAMILY_TASK = {

@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 TASKS = ["CIFAR10ZeroShot", "Fashion200kT2IRetrieval", "DTD"]
 

@@ -20,8 +20,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import (accuracy_score, average_precision_score, f1_score, precision_score,
                              recall_score)
 
-import fmt_writer as fw
-from mieb_tools import mteb_fewshot_draw
+from helpers import fmt_writer as fw
+from helpers.mieb_tools import mteb_fewshot_draw
 
 BUILD = os.environ.get("MIEB_BUILD_DIR", "build")
 BIN = os.path.join(BUILD, "mieb-eval")

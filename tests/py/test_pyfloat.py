@@ -6,7 +6,7 @@ import math
 import random
 import struct
 
-from mieb_tools import run_tool
+from helpers.mieb_tools import run_tool
 
 
 def _bits(x):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 SPEC = SRC.parent / "shared" / "spec" / "tasks.json"

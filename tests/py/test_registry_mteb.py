@@ -1,7 +1,7 @@
 """configs/tasks.json held to the installed mteb itself, task by task.
 
 docs/PROTOCOLS.md was read from the mteb 2.20.0 source; the parity target is the pinned release (tools/requirements-mteb-lock.txt), and where
-the two differ the installed release wins (PROTOCOLS.md, preamble). mteb_registry_dump.py runs in
+the two differ the installed release wins (PROTOCOLS.md, preamble). helpers/mteb_registry_dump.py runs in
 .venv-mteb and reports what the installed mteb says of each of the 132 tasks: type, main score,
 splits, subsets, languages, dataset path and revision, the class attributes that decide the
 scoring (shots, experiments, k values, skip_first_result, STS score range, columns), the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mieb_tools import run_mteb_script
+from helpers.mieb_tools import run_mteb_script
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 MTEB_PY = Path(os.environ.get("MIEB_MTEB_VENV", SRC / ".venv-mteb")) / "bin" / "python"
@@ -42,7 +42,7 @@ KNN = {"n_neighbors": 5, "weights": "uniform", "metric": "minkowski", "p": 2, "m
 @pytest.fixture(scope="module")
 def mteb_view(tmp_path_factory):
     home = tmp_path_factory.mktemp("mteb_registry")
-    res = run_mteb_script(MTEB_PY, SRC / "tests/py/mteb_registry_dump.py", str(SRC / "configs/tasks.json"),
+    res = run_mteb_script(MTEB_PY, SRC / "tests/py/helpers/mteb_registry_dump.py", str(SRC / "configs/tasks.json"),
                           cache=home / "mteb-cache", timeout=600)
     view = json.loads(res.stdout)
     return view["mteb_version"], {t["name"]: t for t in view["tasks"]}

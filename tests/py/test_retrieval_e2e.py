@@ -1,5 +1,5 @@
 """End to end: files written by h5py -> `mieb-eval run` -> result JSON, compared key by key
-with mteb's own metric code run on mteb's search loop (tests/py/mteb_ref.py), and byte by
+with mteb's own metric code run on mteb's search loop (tests/py/helpers/mteb_ref.py), and byte by
 byte with Python's json.dump of the same values.
 
 Embeddings are built so that every similarity is exact in float32 (small integer
@@ -18,8 +18,8 @@ import zlib
 import numpy as np
 import pytest
 
-import fmt_writer as fw
-import mteb_ref as ref
+from helpers import fmt_writer as fw
+from helpers import mteb_ref as ref
 
 # MIEB_TEST_BIN / MIEB_TEST_DEVICE: the same checks against another binary and backend
 # (tests/gpu/mock/run_mock.sh and tests/gpu/run.sh run the search tests on --device cuda)

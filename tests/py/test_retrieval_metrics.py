@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from mieb_tools import load_mteb_retrieval_metrics, run_tool
+from helpers.mieb_tools import load_mteb_retrieval_metrics, run_tool
 
 K_VALUES = [1, 3, 5, 10, 20, 100, 1000]
 REF = load_mteb_retrieval_metrics()  # fails the module (not skip) if mteb is missing

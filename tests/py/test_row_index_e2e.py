@@ -18,7 +18,7 @@ import h5py
 import numpy as np
 import pytest
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 # every family: compositionality, retrieval (two), linear probe, clustering, zero-shot, STS, VOC2007
 TASKS = ["Winoground", "CIRRIT2IRetrieval", "DTD", "ImageNetDog15Clustering", "DTDZeroShot", "STS13VisualSTS",

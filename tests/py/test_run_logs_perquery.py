@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-import mteb_ref as ref
+from helpers import mteb_ref as ref
 from test_retrieval_e2e import BIN, build_task, result_path, run_mieb
 
 K = ref.K_VALUES

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 TASKS = ["DTD", "CIRRIT2IRetrieval", "STS17MultilingualVisualSTS"]
 

@@ -2,7 +2,7 @@
 
 Runs the command in .venv-mteb (scripts/setup-mteb-env.sh) on in-memory and mteb mock tasks
 of five families (retrieval, linear probe, zero-shot, clustering, visual STS) with the
-deterministic hash encoder of mteb_inmem.py given as MODULE:CALLABLE; nothing is downloaded.
+deterministic hash encoder of helpers/mteb_inmem.py given as MODULE:CALLABLE; nothing is downloaded.
 
 Checked: the export's progress lines (device and dtype at start; per task and role items,
 items/s and ETA; a closing line per task) appear in the log; results, summary (txt, csv,
@@ -13,7 +13,7 @@ what was missing; a rerun after a lost result rescores only that task; a CUDA de
 cannot use is refused at start (exit 3) with the driver found and the one needed, and
 nothing is exported; a missing mieb-eval binary is refused before any encoding (exit 2).
 The README's own command, with its model name, runs end to end through mteb's loader for
-that model on a tiny random CLIP in a local Hugging Face cache (tiny_clip.py).
+that model on a tiny random CLIP in a local Hugging Face cache (helpers/tiny_clip.py).
 A missing .venv-mteb is an error: scripts/test.sh creates it.
 """
 
@@ -28,17 +28,17 @@ from pathlib import Path
 
 import pytest
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 MTEB_PY = Path(os.environ.get("MIEB_MTEB_VENV", SRC / ".venv-mteb")) / "bin" / "python"
 TOOL = SRC / "tools" / "mieb-eval-model"
 TASKS = {  # command-line name -> mteb task name
-    "mteb_inmem:InMemT2IRetrieval": "InMemT2IRetrieval",
-    "mteb_inmem:InMemImageClassification": "InMemImageClassification",
+    "helpers.mteb_inmem:InMemT2IRetrieval": "InMemT2IRetrieval",
+    "helpers.mteb_inmem:InMemImageClassification": "InMemImageClassification",
     "mteb.mocks:MockZeroShotClassificationTask": "MockZeroShotClassification",
     "mteb.mocks:MockImageClusteringTask": "MockImageClustering",
-    "mteb_inmem:InMemVisualSTS": "InMemVisualSTS",
+    "helpers.mteb_inmem:InMemVisualSTS": "InMemVisualSTS",
 }
 VOLATILE = re.compile(r'\n  "(evaluation_time|date|evaluation_phases|kg_co2_emissions)": (\[.*?\n  \]|[^\n]*?)(?=,?\n)',
                       re.S)
@@ -57,7 +57,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _cmd(out: Path, *extra: str, bin_: Path | None = None) -> list[str]:
-    return [str(TOOL), "-m", "mteb_inmem:HashEncoder", "-t", *TASKS, "--output-folder", str(out),
+    return [str(TOOL), "-m", "helpers.mteb_inmem:HashEncoder", "-t", *TASKS, "--output-folder", str(out),
             "--bin", str(bin_ or build_dir() / "mieb-eval"), "--progress", "plain", *extra]
 
 
@@ -212,7 +212,7 @@ def test_readme_model_end_to_end_offline(tmp_path):
     revision = subprocess.run([str(MTEB_PY), "-c", f"import mteb; print(mteb.get_model_meta({name!r}).revision)"],
                               capture_output=True, text=True, env=_env(), timeout=300).stdout.strip()
     hf_home = tmp_path / "hf"
-    subprocess.run([str(MTEB_PY), str(SRC / "tests/py/tiny_clip.py"), str(hf_home), name, revision],
+    subprocess.run([str(MTEB_PY), str(SRC / "tests/py/helpers/tiny_clip.py"), str(hf_home), name, revision],
                    check=True, capture_output=True, env=_env(), timeout=300)
     out = tmp_path / "out"
     res = _run([str(TOOL), "-m", name, "-t", *TASKS, "--output-folder", str(out), "--device", "cpu",
@@ -237,7 +237,7 @@ def test_missing_package_names_the_environment(tmp_path):
 
 
 def test_library_warnings_print_once(tmp_path):
-    res = _run([str(TOOL), "-m", "mteb_inmem:WarnsThenFails", "-t", "mteb.mocks:MockImageClusteringTask",
+    res = _run([str(TOOL), "-m", "helpers.mteb_inmem:WarnsThenFails", "-t", "mteb.mocks:MockImageClusteringTask",
                 "--output-folder", str(tmp_path / "out"), "--bin", str(build_dir() / "mieb-eval")])
     assert res.returncode == 2 and "this test model never loads" in res.stderr, res.stderr[-3000:]
     assert res.stderr.count("hf-warning-said-once") == 1, res.stderr[-3000:]

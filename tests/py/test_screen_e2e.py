@@ -27,7 +27,7 @@ import subprocess
 import numpy as np
 import pytest
 
-import fmt_writer as fw
+from helpers import fmt_writer as fw
 
 BIN = os.path.join(os.environ.get("MIEB_BUILD_DIR", "build"), "mieb-eval")
 TASK = "Fashion200kT2IRetrieval"

@@ -1,5 +1,5 @@
 """Visual STS (host/families/sts.c, sts_aggregate.c, host/cpu/cpu_pairwise.c,
-host/metrics/correlation.c) against mteb's own code (tests/py/mteb_pair_ref.py):
+host/metrics/correlation.c) against mteb's own code (tests/py/helpers/mteb_pair_ref.py):
 
 * per-pair cosine / Manhattan / Euclidean values equal sklearn's paired distances to the
   bit, in float32 and float64 (fp16 / bf16 inputs), zero and tiny vectors included; the
@@ -23,9 +23,9 @@ import h5py
 import numpy as np
 import pytest
 
-import fmt_writer as fw
-import mteb_pair_ref as ref
-from mieb_tools import run_tool
+from helpers import fmt_writer as fw
+from helpers import mteb_pair_ref as ref
+from helpers.mieb_tools import run_tool
 
 BUILD = os.environ.get("MIEB_BUILD_DIR", "")
 BIN = os.path.join(BUILD, "mieb-eval")

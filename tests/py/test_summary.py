@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 TASKS = {t["name"]: t for t in json.load(open(SRC / "configs" / "tasks.json"))}

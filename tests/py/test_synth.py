@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from io_helpers import OK, emb_dump
+from helpers.io_helpers import OK, emb_dump
 
 TASKS = ["CIRRIT2IRetrieval", "BLINKIT2IMultiChoice", "CUB200I2IRetrieval", "WITT2IRetrieval",
          "VidoreTabfquadRetrieval", "CVBenchRelation"]

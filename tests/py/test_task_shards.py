@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from mieb_tools import build_dir
+from helpers.mieb_tools import build_dir
 
 # one or more tasks of each family, in a deliberately unsorted order
 TASKS = ["Winoground", "CIRRIT2IRetrieval", "DTD", "ImageNetDog15Clustering", "DTDZeroShot",

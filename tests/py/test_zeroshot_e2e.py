@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from sklearn import metrics
 
-import fmt_writer as fw
+from helpers import fmt_writer as fw
 
 BUILD = os.environ.get("MIEB_BUILD_DIR", "build")
 BIN = os.path.join(BUILD, "mieb-eval")

@@ -2,7 +2,7 @@
 revision, so that mteb's own loader for that model (AutoModel + AutoProcessor, torchvision's
 image pipeline) runs offline. Run in .venv-mteb:
 
-    python tiny_clip.py HF_HOME NAME REVISION
+    python tests/py/helpers/tiny_clip.py HF_HOME NAME REVISION
 """
 import sys
 from pathlib import Path

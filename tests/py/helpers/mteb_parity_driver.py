@@ -1,8 +1,8 @@
 """The mteb side of tests/py/test_mteb_parity.py; runs in .venv-mteb (mteb with torch).
 
-    python mteb_parity_driver.py OUT
+    python tests/py/helpers/mteb_parity_driver.py OUT
 
-Builds mteb's mock image tasks and the in-memory tasks (mteb_inmem.py), then writes under OUT:
+Builds mteb's mock image tasks and the in-memory tasks (helpers/mteb_inmem.py), then writes under OUT:
   export/            mieb-export of every task with the hash encoder (task-data/, embeddings/)
   mteb-direct/       mteb.evaluate with the hash encoder itself (an mteb ResultCache folder)
   mteb-replay/       mteb.evaluate with the replay model over export/embeddings
@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent / "tools"))
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[2] / "tools"))  # mieb_export
+sys.path.insert(0, str(HERE.parent))  # tests/py: the helpers package, when run by path
 
 import numpy as np  # noqa: E402
 
@@ -72,7 +72,7 @@ def main() -> int:
     t0 = time.time()
 
     import mteb
-    import mteb_inmem as M
+    from helpers import mteb_inmem as M
     from mieb_export import ReplayEncoder, export
 
     tasks = M.make_tasks()

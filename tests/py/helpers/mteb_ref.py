@@ -21,7 +21,7 @@ import types
 
 import numpy as np
 
-REPO = os.environ.get("MIEB_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.environ.get("MIEB_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
 BUILD = os.environ.get("MIEB_BUILD_DIR", os.path.join(REPO, "build"))
 K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
 

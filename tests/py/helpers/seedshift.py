@@ -4,7 +4,7 @@ draw other data against the same references. Seed 42 is left alone: it is mteb's
 scikit-learn's own seed (the VOC2007 draw, MiniBatchKMeans, the few-shot shuffles), which the
 program reproduces and so must keep.
 
-    SEED_SHIFT=1000 PYTHONPATH=tests/py pytest -p seedshift tests/py/test_clf_metrics.py
+    SEED_SHIFT=1000 PYTHONPATH=tests/py pytest -p helpers.seedshift tests/py/test_clf_metrics.py
 """
 from __future__ import annotations
 

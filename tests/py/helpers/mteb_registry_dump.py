@@ -3,7 +3,7 @@ mteb itself says about each task named in a registry file, for test_registry_mte
 configs/tasks.json to. Only metadata is read (task objects, their class attributes and the
 descriptive-statistics files mteb ships); no dataset is loaded and nothing is downloaded.
 
-    python mteb_registry_dump.py configs/tasks.json > mteb_tasks.json
+    python tests/py/helpers/mteb_registry_dump.py configs/tasks.json > mteb_tasks.json
 """
 from __future__ import annotations
 
