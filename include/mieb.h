@@ -135,6 +135,9 @@ struct mieb_role_array {
     const char *split, *subset, *role;
     struct mieb_array emb;
     const int64_t *offsets; /* [items+1] rows of each item (multi-vector roles), or NULL */
+    const int64_t *row_index; /* [items] the split row of each item: only for the few-shot train
+                                 role, which may hold some rows of its split; NULL: rows 0, 1, ...
+                                 Every other role gives every row of its split, in split order. */
 };
 
 /**

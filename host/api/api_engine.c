@@ -142,7 +142,8 @@ mieb_status mieb_api_similarity(int32_t similarity, enum mieb_sim *out)
     return mieb_fail(MIEB_ERR_INVALID_ARG, "similarity %d is not cosine (0) or dot (1)", (int)similarity);
 }
 
-mieb_status mieb_api_memory_role(const struct mieb_array *a, const int64_t *offsets, const char *task,
+mieb_status mieb_api_memory_role(const struct mieb_array *a, const int64_t *offsets, const int64_t *row_index,
+                                 const char *task,
                                  const char *split, const char *subset, const char *role,
                                  struct mieb_emb_memory *out)
 {
@@ -153,6 +154,6 @@ mieb_status mieb_api_memory_role(const struct mieb_array *a, const int64_t *offs
         return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: %lld rows", role, (long long)a->rows);
     *out = (struct mieb_emb_memory){.task = task, .split = split, .subset = subset, .role = role, .data = a->data,
                                     .dtype = (enum mieb_emb_dtype)a->dtype, .n_items = a->rows, .dim = a->dim,
-                                    .offsets = offsets};
+                                    .offsets = offsets, .row_index = row_index};
     return MIEB_OK;
 }

@@ -30,6 +30,7 @@ struct mieb_emb_role {
     int64_t *file_item;   /* [n_items] when info.reordered: the global file item (shard order) of split item i */
     /* One open file at a time (reads are sequential, and roles may have many shards). */
     const void *mem;      /* a memory role's rows (emb_memory.h: one shard, no file), else NULL */
+    const int64_t *mem_row_index; /* a memory role's split rows, or NULL */
     int cur;              /* shard index of the open file, -1 none */
     hid_t cur_file, cur_dset, cur_memtype;
 };

@@ -31,12 +31,20 @@ static mieb_status check_shape(const struct mieb_emb_memory *m, char *label, int
     return MIEB_OK;
 }
 
-mieb_status mieb_emb_role_from_memory(const struct mieb_emb_memory *m, struct mieb_emb_role **out)
+mieb_status mieb_emb_role_from_memory(const struct mieb_emb_memory *m, enum mieb_emb_rows rows,
+                                      struct mieb_emb_role **out)
 {
     char label[512];
     int64_t n_rows = 0;
     snprintf(label, sizeof label, "array %s/%s/%s/%s", m->task, m->split, m->subset, m->role);
     MIEB_TRY(check_shape(m, label, &n_rows));
+    if (m->row_index && rows == MIEB_EMB_EVERY_ROW)
+        return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: a row_index is for the few-shot train role; give this role's "
+                         "rows in the split's order", label);
+    for (int64_t i = 0; m->row_index && i < m->n_items; i++)
+        if (m->row_index[i] < 0)
+            return mieb_fail(MIEB_ERR_BAD_DATA, "%s: row_index[%lld] = %lld is negative", label, (long long)i,
+                             (long long)m->row_index[i]);
     struct mieb_emb_role *r = calloc(1, sizeof *r);
     struct emb_shard *s = calloc(1, sizeof *s);
     size_t noff = m->offsets ? (size_t)m->n_items + 1 : 0;
@@ -66,8 +74,10 @@ mieb_status mieb_emb_role_from_memory(const struct mieb_emb_memory *m, struct mi
     }
     s->n_items = m->n_items, s->n_rows = n_rows, s->dtype = m->dtype;
     r->mem = m->data;
+    r->mem_row_index = m->row_index;
     r->info = (struct mieb_emb_info){.n_items = m->n_items, .n_rows = n_rows, .dim = m->dim,
-                                     .multivector = m->offsets != NULL, .dtype = m->dtype, .n_shards = 1};
+                                     .multivector = m->offsets != NULL, .dtype = m->dtype, .n_shards = 1,
+                                     .has_row_index = m->row_index != NULL};
     *out = r;
     return MIEB_OK;
 }
@@ -85,7 +95,7 @@ mieb_status mieb_emb_source_open(const struct mieb_emb_source *src, const char *
 {
     for (int i = 0; i < src->n_mem; i++)
         if (names(&src->mem[i], task, split, subset, role))
-            return mieb_emb_role_from_memory(&src->mem[i], out);
+            return mieb_emb_role_from_memory(&src->mem[i], rows, out);
     if (src->dir)
         return mieb_emb_role_open(src->dir, task, split, subset, role, rows, out);
     return mieb_fail(MIEB_ERR_NOT_FOUND, "no array for role %s of %s /%s/%s", role, task, split, subset);

@@ -24,6 +24,8 @@ struct mieb_emb_memory {
     enum mieb_emb_dtype dtype;
     int64_t n_items, dim;
     const int64_t *offsets;                   /* [n_items+1] rows of each item (multi-vector), or NULL */
+    const int64_t *row_index;                 /* [n_items] split rows (FORMAT.md's /row_index), or NULL;
+                                                 only where the role is opened MIEB_EMB_SOME_ROWS */
 };
 
 /** Where a driver's roles come from: arrays matched by (task, split, subset, role) first, then
@@ -34,8 +36,10 @@ struct mieb_emb_source {
     int n_mem;
 };
 
-/** A role over the array m (copied: the struct, not the rows). Bad shapes: MIEB_ERR_INVALID_ARG. */
-mieb_status mieb_emb_role_from_memory(const struct mieb_emb_memory *m, struct mieb_emb_role **out);
+/** A role over the array m (copied: the struct, not the rows), opened as `rows` says. Bad shapes,
+ *  or a row_index where every row is wanted in split order: MIEB_ERR_INVALID_ARG. */
+mieb_status mieb_emb_role_from_memory(const struct mieb_emb_memory *m, enum mieb_emb_rows rows,
+                                      struct mieb_emb_role **out);
 
 /** Open a role from a source: an array that names it, else the folder's files (mieb_emb_role_open);
  *  MIEB_ERR_NOT_FOUND naming the role when neither has it. */

@@ -258,6 +258,11 @@ mieb_status mieb_emb_role_row_index(struct mieb_emb_role *r, int64_t **out)
     int64_t n = r->info.n_items, *all = malloc((size_t)(n ? n : 1) * sizeof *all);
     if (!all)
         return mieb_fail(MIEB_ERR_OOM, "%s: /row_index: out of memory", mieb_emb_role_path(r));
+    if (r->mem_row_index) {
+        memcpy(all, r->mem_row_index, sizeof *all * (size_t)n);
+        *out = all;
+        return MIEB_OK;
+    }
     mieb_status st = MIEB_OK;
     mieb_h5_lock();
     for (int i = 0; i < r->n_shards && st == MIEB_OK; i++) {

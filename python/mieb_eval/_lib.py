@@ -27,7 +27,7 @@ class SearchRequest(ctypes.Structure):
 
 class RoleArray(ctypes.Structure):
     _fields_ = [("split", ctypes.c_char_p), ("subset", ctypes.c_char_p), ("role", ctypes.c_char_p),
-                ("emb", Array), ("offsets", ctypes.c_void_p)]
+                ("emb", Array), ("offsets", ctypes.c_void_p), ("row_index", ctypes.c_void_p)]
 
 
 LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)

@@ -20,7 +20,7 @@ def _role_entries(task: str, embeddings) -> list[tuple[str, str, str, object]]:
     items = list(embeddings.items())
     if items and all(isinstance(k, tuple) and len(k) == 3 for k, _ in items):
         return [(k[0], k[1], k[2], v) for k, v in items]
-    if items and all(isinstance(v, dict) for _, v in items):
+    if items and all(isinstance(v, dict) and "embeddings" not in v for _, v in items):
         return [(split, subset, role, v) for split, subsets in items for subset, roles in subsets.items()
                 for role, v in roles.items()]
     t = _registry.task(task)
@@ -48,7 +48,9 @@ def score(task: str, embeddings, task_data, similarity="cosine", device: str = "
 
     embeddings: the task's roles as FORMAT.md names them (queries and corpus, train and eval,
     ...): {role: array} for a task of one split and subset, {(split, subset, role): array},
-    or {split: {subset: {role: array}}}. A multi-vector role's value is (rows, offsets).
+    or {split: {subset: {role: array}}}. A multi-vector role's value is (rows, offsets); a
+    few-shot train role that holds some rows of its split is {"embeddings": rows, "row_index":
+    split rows} (FORMAT.md's /row_index). Every other role lists its split's rows in order.
     task_data: the folder holding <task>.h5 (mieb-export writes it; FORMAT.md §1).
     output_folder: where <task>.json is written (default: a temporary folder, removed after).
 
@@ -57,17 +59,21 @@ def score(task: str, embeddings, task_data, similarity="cosine", device: str = "
     """
     keep, roles = [], []
     for split, subset, role, value in _role_entries(task, embeddings):
-        offsets = None
         if isinstance(value, tuple):
-            value, offsets = value
-            offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-            keep.append(offsets)
-        arr, code = as_matrix(value, f"{task} {split}/{subset}/{role}", bfloat16)
+            value = {"embeddings": value[0], "offsets": value[1]}
+        if not isinstance(value, dict):
+            value = {"embeddings": value}
+        extra = {}
+        for name in ("offsets", "row_index"):
+            if value.get(name) is not None:
+                extra[name] = np.ascontiguousarray(value[name], dtype=np.int64)
+                keep.append(extra[name])
+        arr, code = as_matrix(value["embeddings"], f"{task} {split}/{subset}/{role}", bfloat16)
         keep.append(arr)
         names = [s.encode() for s in (split, subset, role)]
         keep += names
         roles.append(_lib.RoleArray(names[0], names[1], names[2], c_array(arr, code),
-                                    offsets.ctypes.data if offsets is not None else None))
+                                    *(extra[n].ctypes.data if n in extra else None for n in ("offsets", "row_index"))))
     role_array = (_lib.RoleArray * max(len(roles), 1))(*roles)
     eng = engine or engine_for(device)
     with tempfile.TemporaryDirectory(prefix="mieb_eval-") as tmp:
