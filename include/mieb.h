@@ -101,6 +101,14 @@ int mieb_engine_new(const char *device, int threads, int64_t mem_limit, const ch
 void mieb_engine_free(mieb_engine *e);
 /** "cpu" or "cuda": the backend the engine runs on. */
 const char *mieb_engine_device(const mieb_engine *e);
+/**
+ * Progress of the engine's calls: fn(done, total, user) from the thread doing the work, after
+ * each block of it. mieb_search counts query-document pairs searched (total = queries x corpus
+ * rows), mieb_score_task the task's (split, subset) pairs scored. NULL: none.
+ */
+typedef void (*mieb_progress_callback)(int64_t done, int64_t total, void *user);
+void mieb_engine_set_progress(mieb_engine *e, mieb_progress_callback fn, void *user);
+
 /** Ask the engine's running call to stop (any thread, async-signal-safe). A stop asked when no
     call runs stops the next one at its start; each call clears the request when it returns. */
 void mieb_engine_stop(mieb_engine *e);

@@ -99,6 +99,12 @@ void mieb_engine_free(mieb_engine *e)
     free(e);
 }
 
+void mieb_engine_set_progress(mieb_engine *e, mieb_progress_callback fn, void *user)
+{
+    e->progress = fn;
+    e->progress_user = user;
+}
+
 const char *mieb_engine_device(const mieb_engine *e) { return e && e->be ? e->be->iface.name : ""; }
 
 void mieb_engine_stop(mieb_engine *e)

@@ -16,6 +16,8 @@ struct mieb_engine {
     int n_threads;
     size_t mem_limit;
     struct mieb_registry reg;
+    mieb_progress_callback progress;
+    void *progress_user;
     volatile sig_atomic_t interrupted; /* set by mieb_engine_stop; cleared when a call returns */
 };
 

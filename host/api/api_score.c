@@ -11,13 +11,23 @@
 /* The loop's hooks: the API says nothing on the terminal; its caller reports progress. */
 static void no_begin(int i, const char *t) { (void)i, (void)t; }
 static void no_subset(const char *sp, const char *su) { (void)sp, (void)su; }
-static void no_unit(void) {}
+/* the engine and task of the running call, per calling thread (the hooks take no argument) */
+static _Thread_local struct {
+    mieb_engine *e;
+    long done, total;
+} unit_progress;
+static void unit_done(void)
+{
+    unit_progress.done++;
+    if (unit_progress.e && unit_progress.e->progress)
+        unit_progress.e->progress(unit_progress.done, unit_progress.total, unit_progress.e->progress_user);
+}
 static void no_end(const char *t, const char *o, long u) { (void)t, (void)o, (void)u; }
 static void no_context(const char *t) { (void)t; }
 /* the status the task failed with (the loop keeps only its message), per calling thread */
 static _Thread_local mieb_status task_status;
 static void keep_status(const char *t, const char *v, mieb_status st) { (void)t, (void)v, task_status = st; }
-static const struct mieb_loop_hooks quiet = {no_begin, no_subset, no_unit, no_end, keep_status, no_context};
+static const struct mieb_loop_hooks quiet = {no_begin, no_subset, unit_done, no_end, keep_status, no_context};
 
 static mieb_status memory_roles(const struct mieb_role_array *roles, int n, const char *task,
                                 struct mieb_emb_memory *mem)
@@ -43,6 +53,9 @@ static mieb_status score(mieb_engine *e, const struct mieb_task_list *todo, cons
     int failed = 0, fatal = 0;
     MIEB_TRY(mieb_mkdirs(results_dir));
     task_status = MIEB_OK;
+    unit_progress.e = e;
+    unit_progress.done = 0;
+    unit_progress.total = todo->n ? mieb_task_units(todo->v[0]) : 0;
     mieb_run_plan_score(&plan, todo, &oc, &failed, &fatal);
     mieb_status st = MIEB_OK;
     if (e->interrupted)

@@ -14,6 +14,8 @@
 /* The output arrays and the order asked for: the search's tile callback fills them. */
 struct search_sink {
     const struct mieb_search_request *rq;
+    mieb_engine *e;
+    int64_t queries_done; /* of the tiles handed over so far */
     char **ids;
     float *scores;
     int64_t *indices, *counts;
@@ -59,8 +61,18 @@ static mieb_status take_tile(void *user, const int64_t *qrow, struct mieb_search
         }
         k->counts[q] = n;
     }
+    k->queries_done += so->n_queries;
     free(tmp);
     return MIEB_OK;
+}
+
+/* After each corpus block: pairs searched so far, of queries x corpus. */
+static void block_done(void *user, int64_t tile_queries, int64_t items_done, int64_t items_total)
+{
+    const struct search_sink *k = user;
+    (void)items_total;
+    int64_t nd = k->rq->corpus.rows;
+    k->e->progress(k->queries_done * nd + tile_queries * items_done, k->rq->queries.rows * nd, k->e->progress_user);
 }
 
 static mieb_status check_request(const struct mieb_search_request *rq)
@@ -149,6 +161,10 @@ static mieb_status search(mieb_engine *e, const struct mieb_search_request *rq, 
     MIEB_TRY(mieb_api_memory_role(&rq->corpus, NULL, NULL, SEARCH_TASK, "-", "-", "corpus", &mem[1]));
     struct mieb_emb_source src = {.mem = mem, .n_mem = 2};
     struct mieb_run_ctx rc = mieb_api_run_ctx(e, &src, sim);
+    if (e->progress && !rq->cand_indptr) {
+        rc.on_search_block = block_done;
+        rc.on_search_block_user = sink;
+    }
     mieb_status st = make_subset(rq, &s);
     if (st == MIEB_OK)
         st = mieb_ret_roles_open(&src, sim, SEARCH_TASK, "-", "-", &s, &roles);
@@ -169,7 +185,7 @@ int mieb_search(mieb_engine *e, const struct mieb_search_request *rq, float *sco
         scores[i] = -INFINITY, indices[i] = -1;
     for (int64_t i = 0; i < nq; i++)
         counts[i] = 0;
-    struct search_sink sink = {.rq = rq, .scores = scores, .indices = indices, .counts = counts, .top_k = k};
+    struct search_sink sink = {.rq = rq, .e = e, .scores = scores, .indices = indices, .counts = counts, .top_k = k};
     mieb_status st = mieb_api_call_begin(e);
     return mieb_api_call_end(e, st == MIEB_OK ? search(e, rq, &sink) : st);
 }

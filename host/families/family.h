@@ -36,6 +36,10 @@ struct mieb_run_ctx {
     const char *per_query_dir;  /* --per-query DIR: per-query files (retrieval: TREC run + measures), or NULL */
     const volatile sig_atomic_t *interrupted; /* nonzero once a signal asked to stop (may be NULL): long loops
                                                  return MIEB_ERR_INTERRUPTED at their next block boundary */
+    /* Told after each corpus block of a full-corpus search: the tile's queries and the corpus
+       items searched of items_total (the public API's progress); NULL: nobody asks. */
+    void (*on_search_block)(void *user, int64_t tile_queries, int64_t items_done, int64_t items_total);
+    void *on_search_block_user;
 };
 
 /** Monotonic clock in seconds, for stage timing. */

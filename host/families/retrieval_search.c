@@ -273,6 +273,8 @@ static mieb_status search_full(const struct mieb_run_ctx *rc, struct mieb_qset *
             break;
         if (rc->times)
             add_time(&rc->times->merge, t2, mieb_now());
+        if (rc->on_search_block)
+            rc->on_search_block(rc->on_search_block_user, nq, end - range_start, range_end - range_start);
     }
     if (st == MIEB_OK)
         for (int64_t t = 0; t < nq; t++)

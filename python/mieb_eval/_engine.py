@@ -67,8 +67,9 @@ class Engine:
     def __repr__(self):
         return f"Engine(device={self.device!r})"
 
-    def call(self, fn, *args) -> None:
-        """fn(handle, *args) on a worker thread; Ctrl-C in this thread stops it (see the module)."""
+    def call(self, fn, *args, progress=None) -> None:
+        """fn(handle, *args) on a worker thread; Ctrl-C in this thread stops it (see the module).
+        progress: a _progress.Progress's callback for this call, or None."""
         if not self._handle:
             raise ValueError("the engine is closed")
         result = {}
@@ -88,6 +89,7 @@ class Engine:
         # running thread stopped (CPython's _wait_for_tstate_lock), and the arrays the call reads
         # must outlive it.
         with self._lock:
+            _lib.LIB.mieb_engine_set_progress(self._handle, progress or _lib.PROGRESS_CALLBACK(), None)
             worker = threading.Thread(target=work, name="mieb_eval-call", daemon=True)
             try:
                 worker.start()
@@ -105,6 +107,9 @@ class Engine:
                         pass  # the stop is on its way: the call returns within about a second
                 _lib.LIB.mieb_engine_stop_clear(self._handle)
                 raise
+            finally:
+                if done.is_set():
+                    _lib.LIB.mieb_engine_set_progress(self._handle, _lib.PROGRESS_CALLBACK(), None)
         if result.get("status", 0) != 0:
             raise from_status(result["status"], result["message"])
 

@@ -31,6 +31,7 @@ class RoleArray(ctypes.Structure):
 
 
 LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+PROGRESS_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 
 def library_path() -> Path:
@@ -73,6 +74,7 @@ def _load() -> ctypes.CDLL:
         "mieb_engine_new": (c.c_int, [c.c_char_p, c.c_int, c.c_int64, c.c_char_p, c.POINTER(c.c_void_p)]),
         "mieb_engine_free": (None, [c.c_void_p]),
         "mieb_engine_device": (c.c_char_p, [c.c_void_p]),
+        "mieb_engine_set_progress": (None, [c.c_void_p, PROGRESS_CALLBACK, c.c_void_p]),
         "mieb_engine_stop": (None, [c.c_void_p]),
         "mieb_engine_stop_clear": (None, [c.c_void_p]),
         "mieb_search": (c.c_int, [c.c_void_p, c.POINTER(SearchRequest), c.c_void_p, c.c_void_p, c.c_void_p]),

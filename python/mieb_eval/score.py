@@ -12,6 +12,7 @@ import numpy as np
 from . import _lib, _registry
 from ._arrays import as_matrix, c_array
 from ._engine import Engine, engine_for
+from ._progress import Progress
 from .search import similarity_code
 
 
@@ -43,7 +44,8 @@ def _load_result(path: Path, as_mteb: bool):
 
 
 def score(task: str, embeddings, task_data, similarity="cosine", device: str = "auto", *,
-          output_folder=None, bfloat16: bool = False, as_mteb: bool = True, engine: Engine | None = None):
+          output_folder=None, bfloat16: bool = False, as_mteb: bool = True, progress=None,
+          engine: Engine | None = None):
     """Score `task` as `mieb-eval run` would, from in-memory embeddings.
 
     embeddings: the task's roles as FORMAT.md names them (queries and corpus, train and eval,
@@ -53,6 +55,8 @@ def score(task: str, embeddings, task_data, similarity="cosine", device: str = "
     split rows} (FORMAT.md's /row_index). Every other role lists its split's rows in order.
     task_data: the folder holding <task>.h5 (mieb-export writes it; FORMAT.md §1).
     output_folder: where <task>.json is written (default: a temporary folder, removed after).
+    progress: None draws a bar on a terminal (with tqdm), False none, a callable(done, total)
+    gets the (split, subset) pairs scored.
 
     Returns the result as the file holds it: an mteb.TaskResult when mteb is importable and
     as_mteb, else the parsed JSON dict.
@@ -79,7 +83,8 @@ def score(task: str, embeddings, task_data, similarity="cosine", device: str = "
     with tempfile.TemporaryDirectory(prefix="mieb_eval-") as tmp:
         out = Path(output_folder) if output_folder else Path(tmp)
         text = ctypes.c_void_p()
-        eng.call(_lib.LIB.mieb_score_task, task.encode(), str(task_data).encode(), role_array, len(roles),
-                 similarity_code(similarity), str(out).encode(), ctypes.byref(text))
+        with Progress(progress, task, "subsets") as bar:
+            eng.call(_lib.LIB.mieb_score_task, task.encode(), str(task_data).encode(), role_array, len(roles),
+                     similarity_code(similarity), str(out).encode(), ctypes.byref(text), progress=bar.callback)
         _lib.LIB.mieb_free(text)
         return _load_result(out / f"{task}.json", as_mteb)

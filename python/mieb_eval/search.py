@@ -8,6 +8,7 @@ import numpy as np
 from . import _lib
 from ._arrays import as_matrix, c_array
 from ._engine import Engine, engine_for
+from ._progress import Progress
 
 _SIMILARITY = {"cosine": 0, "cos_sim": 0, "dot": 1, "dot_product": 1}
 _ORDER = {"rank": 0, "heap": 1}
@@ -38,7 +39,7 @@ def _candidates(candidates, nq: int, nd: int):
 
 def search(queries, corpus, top_k: int = 1000, similarity="cosine", device: str = "auto", *,
            corpus_ids=None, candidates=None, order: str = "rank", bfloat16: bool = False,
-           engine: Engine | None = None):
+           progress=None, engine: Engine | None = None):
     """Each query's top_k corpus rows as mteb's default search finds them.
 
     queries (nq, dim) and corpus (nd, dim): numpy arrays (float32, float16, or bfloat16 bits as
@@ -51,6 +52,9 @@ def search(queries, corpus, top_k: int = 1000, similarity="cosine", device: str 
 
     order "rank": best first, equal scores by id descending (pytrec_eval's order); "heap": the
     array of mteb's heap, the order of the result dict mteb builds.
+
+    progress: None draws a bar on a terminal (when tqdm is installed), False none, a
+    callable(done, total) gets the query-document pairs searched.
 
     Returns (scores, indices): float32 and int64 arrays of shape (nq, k), k = min(top_k, nd)
     (reranking: the longest list); a query with fewer results has -inf and -1 after them.
@@ -81,6 +85,8 @@ def search(queries, corpus, top_k: int = 1000, similarity="cosine", device: str 
     indices = np.empty((nq, top_k), dtype=np.int64)
     counts = np.empty(nq, dtype=np.int64)
     eng = engine or engine_for(device)
-    eng.call(_lib.LIB.mieb_search, ctypes.byref(rq), scores.ctypes.data, indices.ctypes.data, counts.ctypes.data)
+    with Progress(progress, "mieb_eval.search", "pairs") as bar:
+        eng.call(_lib.LIB.mieb_search, ctypes.byref(rq), scores.ctypes.data, indices.ctypes.data,
+                 counts.ctypes.data, progress=bar.callback)
     k = int(counts.max()) if nq else min(top_k, nd)
     return scores[:, :k], indices[:, :k]

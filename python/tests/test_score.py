@@ -90,3 +90,13 @@ def test_score_of_a_task_with_one_split_takes_roles_by_name(suite, engine):
     got = mieb_eval.score("CIFAR10", by_name, root / "task-data", similarity=sim, bfloat16=bf16, as_mteb=False,
                           engine=engine)
     assert without_times(got) == without_times(json.loads((results / "CIFAR10.json").read_text()))
+
+
+def test_score_reports_each_subset(suite, engine):
+    root, _, sim = suite
+    roles, bf16 = read_roles(root / "embeddings", "WITT2IRetrieval")
+    seen = []
+    mieb_eval.score("WITT2IRetrieval", roles, root / "task-data", similarity=sim, bfloat16=bf16, as_mteb=False,
+                    engine=engine, progress=lambda d, t: seen.append((d, t)))
+    n = len({(k[0], k[1]) for k in roles})
+    assert seen == [(i, n) for i in range(1, n + 1)] and n > 1

@@ -152,3 +152,15 @@ def test_ctrl_c_stops_a_search_and_the_engine_goes_on(engine):
 def test_cpu_engine_names_its_device():
     with mieb_eval.Engine("cpu") as e:
         assert e.device == "cpu"
+
+
+def test_progress_reaches_every_pair(engine):
+    rng = np.random.default_rng(9)
+    q, c = rng.standard_normal((130, 8)).astype(np.float32), rng.standard_normal((120_000, 8)).astype(np.float32)
+    seen = []
+    mieb_eval.search(q, c, top_k=5, engine=engine, progress=lambda done, total: seen.append((done, total)))
+    assert seen and all(t == 130 * 120_000 for _, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1][0] == 130 * 120_000
+    with pytest.raises(TypeError, match="progress"):
+        mieb_eval.search(q[:2], c[:10], top_k=5, engine=engine, progress="yes")
+    assert mieb_eval.search(q[:2], c[:10], top_k=5, engine=engine, progress=False)[1].shape == (2, 5)
