@@ -23,10 +23,10 @@ mteb encodes for it, configs/tasks.json `est_vectors`, over configs/benchmarks.j
    relevant documents near their queries, class clusters, captions near their image, STS pairs
    correlated with their gold score. The metadata helper is tests/py/helpers/mteb_inmem.py's, the
    encode settings and the rng reset tests/py/helpers/mteb_parity_driver.py's.
-2. tools/mieb_export's `export` writes the task data and the embeddings in mieb-eval's format
+2. mieb_eval.export's `export` (tools/mieb-export) writes the task data and the embeddings in mieb-eval's format
    (setup, not timed).
 3. mteb: a subprocess imports mteb, builds the task and runs `mteb.evaluate` with the replay
-   model (mieb_export.ReplayEncoder: every encode call answered with the exported rows). Timed as
+   model (mieb_eval.export.ReplayEncoder: every encode call answered with the exported rows). Timed as
    a whole process (wall, peak RSS of the process); inside it the evaluate call and the time
    spent inside the replay model's encode calls (mteb's dataloader feeding the model, the item
    hashing and the row lookup) are timed too, and "mteb scoring" is evaluate minus encode.
@@ -68,7 +68,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(REPO / "python"))  # mieb_eval.export
 sys.path.insert(0, str(REPO / "tests" / "py"))
 
 RETRIEVAL_TYPES = ("Any2AnyRetrieval", "Any2AnyMultilingualRetrieval", "DocumentUnderstanding", "VisionCentricQA")
@@ -491,7 +491,7 @@ def _encoder(dim: int, tables: dict):
 
 
 def child_export(spec_path: str, out: str) -> int:
-    from mieb_export import export
+    from mieb_eval.export import export
 
     from helpers import mteb_parity_driver as D
 
@@ -510,7 +510,7 @@ def child_mteb(spec_path: str, emb: str, out: str, phases: str) -> int:
     t0 = time.perf_counter()
     import mteb
     import sentence_transformers  # noqa: F401  (mteb.evaluate imports it on its first call: not scoring)
-    from mieb_export import ReplayEncoder
+    from mieb_eval.export import ReplayEncoder
 
     # what the families' evaluators import on first use: a one-off per process, not scoring
     import importlib

@@ -46,7 +46,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(REPO / "python"))  # mieb_eval.export
 sys.path.insert(0, str(REPO / "tests" / "py"))
 
 import bench_vs_mteb as B  # noqa: E402

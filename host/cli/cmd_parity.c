@@ -1,6 +1,6 @@
 /*
  * cmd_parity.c - `mieb-eval parity --reference DIR --candidate DIR`: compares two mteb
- * result folders (typically mteb.evaluate's, through the replay model of tools/mieb_export,
+ * result folders (typically mteb.evaluate's, through the replay model of mieb_eval.export,
  * and mieb-eval's on the same embeddings) task by task and key by key, with the per-family
  * tolerances of host/analysis/results_compare.c; prints a table and exits 1 when anything is above
  * tolerance or present on one side only.

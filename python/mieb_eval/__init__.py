@@ -8,13 +8,27 @@
 The engine is the C library of the `mieb-eval` program (include/mieb.h); docs/PYTHON.md
 describes the API, and mieb_eval.mteb.SearchIndex plugs it into mteb.evaluate.
 """
-from ._engine import Engine
-from ._lib import VERSION as __version__
-from .errors import (BadData, ConfigError, DeviceError, InternalError, InvalidArgument, MiebError, NoDevice,
-                     NotFound)
-from .run import run
-from .score import score
-from .search import search
+__all__ = ["Engine", "search", "score", "run", "evaluate", "MiebError", "InvalidArgument", "BadData", "NotFound",
+           "NoDevice", "DeviceError", "ConfigError", "InternalError", "__version__"]
 
-__all__ = ["Engine", "search", "score", "run", "MiebError", "InvalidArgument", "BadData", "NotFound", "NoDevice",
-           "DeviceError", "ConfigError", "InternalError", "__version__"]
+# Loaded on first use, so that mieb_eval.export (the exporter, which needs mteb but not the C
+# library) imports where the library is not built.
+_WHERE = {"Engine": "._engine", "search": ".search", "score": ".score", "run": ".run", "evaluate": ".evaluate",
+          "MiebError": ".errors", "InvalidArgument": ".errors", "BadData": ".errors", "NotFound": ".errors",
+          "NoDevice": ".errors", "DeviceError": ".errors", "ConfigError": ".errors", "InternalError": ".errors"}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name == "__version__":
+        from ._lib import VERSION
+
+        return VERSION
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name], __name__), name)
+    raise AttributeError(f"module 'mieb_eval' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

@@ -1,17 +1,12 @@
-"""The C library (include/mieb.h) through ctypes: found, loaded once, its functions typed.
-
-Where it is looked for, in order: $MIEB_EVAL_LIBRARY (a build tree's build/libmieb.so, for
-development), then the copy the wheel installs in this package (_native/lib/). ctypes releases
-the GIL for the whole of each call, so other Python threads run while the engine works.
+"""The C library (include/mieb.h) through ctypes: found (_paths.py), loaded once, its
+functions typed. ctypes releases the GIL for the whole of each call, so other Python threads
+run while the engine works.
 """
 from __future__ import annotations
 
 import ctypes
-import os
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-NATIVE = HERE / "_native"
+from ._paths import NATIVE, library_path, program_path  # noqa: F401 (program_path: for callers)
 
 
 class Array(ctypes.Structure):
@@ -32,34 +27,6 @@ class RoleArray(ctypes.Structure):
 
 LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 PROGRESS_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
-
-
-def library_path() -> Path:
-    env = os.environ.get("MIEB_EVAL_LIBRARY")
-    if env:
-        return Path(env)
-    for name in ("libmieb.so.0", "libmieb.so"):
-        p = NATIVE / "lib" / name
-        if p.exists():
-            return p
-    raise ImportError(
-        f"mieb_eval: the C library is missing (looked in {NATIVE / 'lib'} and $MIEB_EVAL_LIBRARY); "
-        "reinstall the package, or build it (scripts/build.sh) and set MIEB_EVAL_LIBRARY=build/libmieb.so")
-
-
-def program_path() -> Path:
-    """The `mieb-eval` program beside the library: the wheel's copy, or a build tree's."""
-    env = os.environ.get("MIEB_EVAL_PROGRAM")
-    if env:
-        return Path(env)
-    p = NATIVE / "bin" / "mieb-eval"
-    if p.exists():
-        return p
-    lib = os.environ.get("MIEB_EVAL_LIBRARY")
-    if lib and (Path(lib).parent / "mieb-eval").exists():
-        return Path(lib).parent / "mieb-eval"
-    raise FileNotFoundError(f"mieb_eval: the mieb-eval program is missing (looked in {NATIVE / 'bin'}, "
-                            "$MIEB_EVAL_PROGRAM and beside $MIEB_EVAL_LIBRARY)")
 
 
 def _load() -> ctypes.CDLL:

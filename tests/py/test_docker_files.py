@@ -215,6 +215,7 @@ def test_exporter_image():
     assert script_calls(runtime) == []
     setup = [r for r in runs(build) if "setup-mteb-env.sh" in r][0]
     assert "MIEB_MTEB_VENV=/opt/mieb-eval/.venv-mteb" in setup and "cp -r tools /opt/mieb-eval/tools" in setup
+    assert "cp -r python /opt/mieb-eval/python" in setup  # the exporter: mieb_eval.export
     assert [a for i, a in runtime["instrs"] if i == "COPY"] == ["--from=build /opt/mieb-eval /opt/mieb-eval"]
     tool = "/opt/mieb-eval/tools/mieb-eval-model"
     assert [a for i, a in runtime["instrs"] if i == "ENTRYPOINT"] == [f'["{tool}"]']

@@ -106,6 +106,25 @@ def test_one_command_writes_results_summary_report(whole):
         assert str(p) in last, (p, last)
 
 
+def test_python_evaluate_writes_what_the_command_writes(whole, tmp_path):
+    """mieb_eval.evaluate (the package, in .venv-mteb) encodes in its own process and writes the
+    command's files: the same results, a summary and a report; it returns mteb's TaskResults."""
+    out = tmp_path / "out"
+    script = ("import json, sys, mieb_eval\n"
+              "res = mieb_eval.evaluate('helpers.mteb_inmem:HashEncoder', tasks=json.loads(sys.argv[1]), "
+              "output_folder=sys.argv[2], device='cpu')\n"
+              "print(json.dumps(sorted((type(r).__name__, r.task_name) for r in res)))\n")
+    env = _env(PYTHONPATH=f"{SRC / 'python'}:{SRC / 'tests/py'}", MIEB_EVAL_LIBRARY=str(build_dir() / "libmieb.so"),
+               MIEB_EVAL_PROGRAM=str(build_dir() / "mieb-eval"))
+    res = subprocess.run([str(MTEB_PY), "-c", script, json.dumps(list(TASKS)), str(out)], capture_output=True,
+                         text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stderr[-6000:]
+    assert json.loads(res.stdout.splitlines()[-1]) == sorted(["TaskResult", t] for t in TASKS.values())
+    assert _results(out) == _results(whole[0])
+    assert (out / "summary.txt").read_text() == (whole[0] / "summary.txt").read_text()
+    assert (out / "report.html").stat().st_size > 0
+
+
 def test_progress_lines(whole):
     _, res = whole
     err = res.stderr
@@ -247,7 +266,7 @@ def test_library_warnings_print_once(tmp_path):
 def _progress_module():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("mieb_export_progress", SRC / "tools/mieb_export/progress.py")
+    spec = importlib.util.spec_from_file_location("mieb_export_progress", SRC / "python/mieb_eval/export/progress.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2] / "tools"))  # mieb_export
+sys.path.insert(0, str(HERE.parents[2] / "python"))  # mieb_eval.export
 sys.path.insert(0, str(HERE.parent))  # tests/py: the helpers package, when run by path
 
 import numpy as np  # noqa: E402
@@ -53,8 +53,8 @@ def role_files(root: Path) -> dict[str, bytes]:
 
 def concat_roles(root: Path) -> dict[tuple[str, str, str, str], np.ndarray]:
     """Every role under an embeddings folder, shards joined, as float32 arrays."""
-    from mieb_export.h5roles import RoleReader
-    from mieb_export.replay import _ROLE_FILE
+    from mieb_eval.export.h5roles import RoleReader
+    from mieb_eval.export.replay import _ROLE_FILE
 
     out = {}
     for sdir in sorted({p.parent for p in root.rglob("*.h5")}):
@@ -73,7 +73,7 @@ def main() -> int:
 
     import mteb
     from helpers import mteb_inmem as M
-    from mieb_export import ReplayEncoder, export
+    from mieb_eval.export import ReplayEncoder, export
 
     tasks = M.make_tasks()
     report["tasks"] = [t.metadata.name for t in tasks]

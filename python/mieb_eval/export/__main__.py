@@ -1,4 +1,4 @@
-"""Command line of mieb-export (tools/mieb-export, or python -m mieb_export with tools/ on the path)."""
+"""Command line of mieb-export (tools/mieb-export, or python -m mieb_eval.export)."""
 
 from __future__ import annotations
 

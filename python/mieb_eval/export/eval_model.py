@@ -5,7 +5,7 @@
 
 A thin driver over the existing pieces, each resumable, so rerunning the same command after an
 interruption continues where it stopped:
-  1. the export (mieb_export.export, as tools/mieb-export)      -> OUT/export/{task-data,embeddings}
+  1. the export (mieb_eval.export, as tools/mieb-export)       -> OUT/export/{task-data,embeddings}
   2. mieb-eval run --export OUT/export --overwrite-strategy only-missing -> OUT/results/...
   3. mieb-eval summary                                           -> OUT/summary.txt, .csv, .json
   4. mieb-eval report                                            -> OUT/report.html
@@ -76,12 +76,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def find_bin(given: str | None) -> str | None:
+    """--bin, else the installed package's program, else this checkout's build/, else PATH's."""
     if given:
         return given if os.access(given, os.X_OK) else None
-    here = Path(__file__).resolve().parents[2] / "build" / "mieb-eval"
-    if os.access(here, os.X_OK):
-        return str(here)
-    return shutil.which("mieb-eval")
+    from .._paths import program_path
+
+    try:
+        return str(program_path())
+    except FileNotFoundError:
+        return shutil.which("mieb-eval")
 
 
 def load_model(name: str, revision: str | None, device: str | None) -> Any:
@@ -137,9 +140,51 @@ def main(argv: list[str] | None = None) -> int:
         return INTERRUPTED
 
 
+def score_export(bin_: str, exp: Path, out: Path, sel: list[str], *, own_registry: bool = False,
+                 device: str = "auto", progress: str = "auto", mem_limit: str | None = None):
+    """Steps 2-4 on an export: `mieb-eval run --export EXP` into OUT (resuming: only missing
+    results), then OUT/summary.{txt,csv,json} and OUT/report.html. sel: -b BENCHMARK or -t TASK...
+    Returns (results folder, whether run failed a task, summary's and report's processes), or
+    an exit status (INTERRUPTED, FATAL, USAGE, NO_DEVICE) when a step could not run."""
+    env = dict(os.environ)
+    if own_registry:
+        from .export import REGISTRY_NAME
+
+        env["MIEB_REGISTRY"] = str(exp / "task-data" / REGISTRY_NAME)
+    bsel = sel if sel[:1] == ["-b"] else []
+    run_args = ["run", "--export", str(exp), *sel, "--output-folder", str(out), "--overwrite-strategy",
+                "only-missing", "--device", device, "--progress", progress]
+    if mem_limit:
+        run_args += ["--mem-limit", mem_limit]
+    _say(f"[2/4] mieb-eval {' '.join(run_args)}")
+    r = _mieb(bin_, run_args, env, capture=True)
+    results = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+    if r.returncode in (75, 130):
+        _say("mieb-eval was interrupted; rerun the same command to resume")
+        return INTERRUPTED
+    if r.returncode not in (0, 1) or not results:
+        _say(f"mieb-eval run failed (exit {r.returncode})")
+        return FATAL if r.returncode not in (USAGE, NO_DEVICE) else r.returncode
+    txt, csv, js, html = out / "summary.txt", out / "summary.csv", out / "summary.json", out / "report.html"
+    _say("[3/4] mieb-eval summary")
+    s = _mieb(bin_, ["summary", str(out / "results"), *bsel, "--csv", str(csv), "--json", str(js)], env, capture=True)
+    if s.returncode not in (0, 1):
+        _say(f"mieb-eval summary failed (exit {s.returncode})")
+        return FATAL
+    tmp = txt.with_name(f".{txt.name}.tmp{os.getpid()}")
+    tmp.write_text(s.stdout, encoding="utf-8")
+    os.replace(tmp, txt)
+    _say("[4/4] mieb-eval report")
+    h = _mieb(bin_, ["report", str(out / "results"), "--html", str(html), *bsel], env, capture=True)
+    if h.returncode not in (0, 1):
+        _say(f"mieb-eval report failed (exit {h.returncode})")
+        return FATAL
+    return results, r.returncode == 1, s, h
+
+
 def _main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
-    logging.getLogger("mieb_export").setLevel(logging.INFO)
+    logging.getLogger("mieb_eval.export").setLevel(logging.INFO)
     one_line_per_warning()
     out: Path = args.output_folder
     bin_ = find_bin(args.bin)
@@ -163,7 +208,7 @@ def _main(args: argparse.Namespace) -> int:
     import mteb
 
     from .__main__ import _tasks
-    from .export import REGISTRY_NAME, ModelMismatch, export
+    from .export import ModelMismatch, export
 
     try:
         tasks = mteb.get_benchmark(args.benchmark).tasks if args.benchmark else _tasks(mteb, args.tasks)
@@ -206,42 +251,15 @@ def _main(args: argparse.Namespace) -> int:
 
     # 2-4. mieb-eval: scores, summary, report. Tasks of one's own (MODULE:CLASS) are described
     # by the export's registry; mteb's tasks are in mieb-eval's own.
-    env = dict(os.environ)
     own = bool(args.tasks) and any(":" in t for t in args.tasks)
-    if own:
-        env["MIEB_REGISTRY"] = str(exp / "task-data" / REGISTRY_NAME)
     sel = ["-b", args.benchmark] if args.benchmark else ["-t", *[t.metadata.name for t in tasks]]
-    bsel = ["-b", args.benchmark] if args.benchmark else []
-    run_args = ["run", "--export", str(exp), *sel, "--output-folder", str(out), "--overwrite-strategy",
-                "only-missing", "--device", args.score_device, "--progress", args.progress]
-    if args.mem_limit:
-        run_args += ["--mem-limit", args.mem_limit]
-    _say(f"[2/4] mieb-eval {' '.join(run_args)}")
-    r = _mieb(bin_, run_args, env, capture=True)
-    results = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
-    if r.returncode in (75, 130):
-        _say("mieb-eval was interrupted; rerun the same command to resume")
-        return INTERRUPTED
-    if r.returncode not in (0, 1) or not results:
-        _say(f"mieb-eval run failed (exit {r.returncode})")
-        return FATAL if r.returncode not in (USAGE, NO_DEVICE) else r.returncode
-    run_failed = r.returncode == 1
-
-    txt, csv, js, html = out / "summary.txt", out / "summary.csv", out / "summary.json", out / "report.html"
-    _say("[3/4] mieb-eval summary")
-    s = _mieb(bin_, ["summary", str(out / "results"), *bsel, "--csv", str(csv), "--json", str(js)], env, capture=True)
-    if s.returncode not in (0, 1):
-        _say(f"mieb-eval summary failed (exit {s.returncode})")
-        return FATAL
-    tmp = txt.with_name(f".{txt.name}.tmp{os.getpid()}")
-    tmp.write_text(s.stdout, encoding="utf-8")
-    os.replace(tmp, txt)
+    scored = score_export(bin_, exp, out, sel, own_registry=own, device=args.score_device,
+                          progress=args.progress, mem_limit=args.mem_limit)
+    if isinstance(scored, int):
+        return scored
+    results, run_failed, s, h = scored
+    txt, csv, js, html = (out / n for n in ("summary.txt", "summary.csv", "summary.json", "report.html"))
     sys.stdout.write(s.stdout)
-    _say("[4/4] mieb-eval report")
-    h = _mieb(bin_, ["report", str(out / "results"), "--html", str(html), *bsel], env, capture=True)
-    if h.returncode not in (0, 1):
-        _say(f"mieb-eval report failed (exit {h.returncode})")
-        return FATAL
     status = FAILED if (failed or run_failed or s.returncode or h.returncode) else OK
     if status:
         _say("some tasks were not exported or scored (see above); the summary leaves their aggregates empty")

@@ -14,7 +14,7 @@ from .h5roles import RoleWriter, write_json_atomic
 from .keys import batch_items, item_key
 from .taskdata import registry_entry, update_registry, write_task_file
 
-logger = logging.getLogger("mieb_export")
+logger = logging.getLogger("mieb_eval.export")
 
 REGISTRY_NAME = "mieb-registry.json"
 DEFAULT_SHARD_BYTES = 2 << 30

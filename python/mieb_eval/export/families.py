@@ -19,7 +19,7 @@ import numpy as np
 
 from .taskdata import MIEB_TYPES, Group, csr, label_ids
 
-logger = logging.getLogger("mieb_export")
+logger = logging.getLogger("mieb_eval.export")
 
 RETRIEVAL_TYPES = ("Any2AnyRetrieval", "Any2AnyMultilingualRetrieval", "DocumentUnderstanding", "VisionCentricQA")
 CORPUS_CHUNK = 50_000  # SearchEncoderWrapper's corpus_chunk_size

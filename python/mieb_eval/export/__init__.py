@@ -1,6 +1,7 @@
-"""mieb-export: export a model's MIEB embeddings and ground truth for mieb-eval, and replay them in mteb.
+"""mieb_eval.export: a model's MIEB embeddings and ground truth exported for mieb-eval, and
+replayed in mteb (tools/mieb-export, tools/mieb-eval-model, mieb_eval.evaluate).
 
-    from mieb_export import export, ReplayEncoder
+    from mieb_eval.export import export, ReplayEncoder
     export(model, tasks, "out/task-data", "out/embeddings")     # model: an mteb encoder
     mteb.evaluate(ReplayEncoder("out/embeddings"), tasks)       # mteb scores the same vectors
 

@@ -1,0 +1,75 @@
+"""mieb_eval.evaluate: mteb encodes, mieb-eval scores, in one call from Python.
+
+The model is encoded in this process by the exporter (mieb_eval.export, the code of
+tools/mieb-export: every task's roles encoded as mteb's own evaluation would encode them), then
+scored by the package's `mieb-eval run`; the files are those tools/mieb-eval-model writes, and an
+interrupted call resumes where it stopped when called again with the same output folder.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ._paths import program_path
+from .errors import MiebError
+
+logger = logging.getLogger("mieb_eval")
+
+
+def _task_objects(mteb, tasks, benchmark):
+    from .export.__main__ import _tasks
+
+    if (tasks is None) == (benchmark is None):
+        raise ValueError("evaluate needs tasks or a benchmark (one of them)")
+    if benchmark is not None:
+        return list(mteb.get_benchmark(benchmark).tasks), False
+    names = [t for t in tasks if isinstance(t, str)]
+    objects = [t for t in tasks if not isinstance(t, str)]
+    return objects + (_tasks(mteb, names) if names else []), any(":" in n for n in names)
+
+
+def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, device: str = "auto",
+             score_device: str | None = None, revision: str | None = None, batch_size: int = 32,
+             dtype: str = "float32", num_proc: int | None = None, mem_limit: str | None = None):
+    """Encode `model` on `tasks` (names, MODULE:CLASS names or mteb task objects) or `benchmark`
+    (e.g. "MIEB(lite)") and score them with mieb-eval.
+
+    model: an mteb encoder, or a name for mteb.get_model (with revision). device: where the
+    model encodes ("auto": where mteb puts it; "cpu", "cuda", "cuda:N" are checked first);
+    score_device: where mieb-eval scores (default: device). Writes into output_folder:
+    export/ (task data and embeddings), results/<org>__<model>/<revision>/<Task>.json,
+    summary.txt, .csv, .json and report.html.
+
+    Returns the mteb.TaskResult of each task scored. A task that could not be exported or
+    scored is named in a warning on the `mieb_eval` logger and left out.
+    """
+    import mteb
+
+    from .export.device import check_device
+    from .export.eval_model import FATAL, INTERRUPTED, load_model, score_export
+    from .export.export import export
+
+    encode_device = None if device == "auto" else check_device(device)
+    if isinstance(model, str):
+        model = load_model(model, revision, encode_device)
+    task_objs, own = _task_objects(mteb, tasks, benchmark)
+    out = Path(output_folder)
+    exp = out / "export"
+    summary = export(model, task_objs, exp / "task-data", exp / "embeddings",
+                     encode_kwargs={"batch_size": batch_size}, dtype=dtype, num_proc=num_proc)
+    for name, why in dict(summary["failed"]).items():
+        logger.warning("%s: not exported: %s", name, why)
+    names = [t.metadata.name for t in task_objs]
+    sel = ["-b", benchmark] if benchmark else ["-t", *names]
+    scored = score_export(str(program_path()), exp, out, sel, own_registry=own,
+                          device=score_device or device, progress="auto", mem_limit=mem_limit)
+    if scored == INTERRUPTED:
+        raise KeyboardInterrupt("mieb-eval was interrupted; call evaluate again to resume")
+    if isinstance(scored, int):
+        raise MiebError(f"mieb-eval could not score the export in {exp} (exit {scored if scored != FATAL else 4}); "
+                        "its message is above", scored)
+    results_dir = Path(scored[0])
+    if scored[1]:
+        logger.warning("some tasks were not scored (mieb-eval named them above)")
+    return [mteb.TaskResult.from_disk(results_dir / f"{n}.json") for n in names
+            if (results_dir / f"{n}.json").exists()]
