@@ -13,7 +13,7 @@ __all__ = ["Engine", "search", "score", "run", "evaluate", "MiebError", "Invalid
 
 # Loaded on first use, so that mieb_eval.export (the exporter, which needs mteb but not the C
 # library) imports where the library is not built.
-_WHERE = {"Engine": "._engine", "search": ".search", "score": ".score", "run": ".run", "evaluate": ".evaluate",
+_WHERE = {"Engine": "._engine", "search": "._search", "score": "._score", "run": "._run", "evaluate": "._evaluate",
           "MiebError": ".errors", "InvalidArgument": ".errors", "BadData": ".errors", "NotFound": ".errors",
           "NoDevice": ".errors", "DeviceError": ".errors", "ConfigError": ".errors", "InternalError": ".errors"}
 
@@ -26,7 +26,9 @@ def __getattr__(name: str):
 
         return VERSION
     if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name], __name__), name)
+        obj = getattr(importlib.import_module(_WHERE[name], __name__), name)
+        globals()[name] = obj  # found directly from now on
+        return obj
     raise AttributeError(f"module 'mieb_eval' has no attribute {name!r}")
 
 

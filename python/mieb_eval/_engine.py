@@ -23,7 +23,9 @@ def _log_line(level, message, _user):
     logger.log(_LEVELS.get(level, logging.INFO), "%s", message.decode("utf-8", "replace"))
 
 
-_lib.LIB.mieb_set_logger(_log_line, None, 0)
+# Lines below the level the `mieb_eval` logger takes when the package is imported are not
+# even formatted (DEBUG: all of them).
+_lib.LIB.mieb_set_logger(_log_line, None, 0 if logger.isEnabledFor(logging.DEBUG) else 1)
 
 
 def _check(status: int) -> None:

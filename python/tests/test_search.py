@@ -164,3 +164,16 @@ def test_progress_reaches_every_pair(engine):
     with pytest.raises(TypeError, match="progress"):
         mieb_eval.search(q[:2], c[:10], top_k=5, engine=engine, progress="yes")
     assert mieb_eval.search(q[:2], c[:10], top_k=5, engine=engine, progress=False)[1].shape == (2, 5)
+
+
+def test_engine_warnings_reach_pythons_logging(caplog):
+    rng = np.random.default_rng(2)
+    q, c = rng.standard_normal((300, 64)).astype(np.float32), rng.standard_normal((3000, 64)).astype(np.float32)
+    with caplog.at_level("INFO", logger="mieb_eval"), mieb_eval.Engine("cpu", mem_limit=4096) as tiny:
+        s, i = mieb_eval.search(q, c, top_k=10, engine=tiny)
+    assert any(r.levelname == "WARNING" and "--mem-limit is below one grid tile" in r.getMessage()
+               for r in caplog.records), [r.getMessage() for r in caplog.records]
+    # the limit changes nothing in the results (scores do not depend on the tiling)
+    s2, i2 = mieb_eval.search(q, c, top_k=10, device="cpu")
+    np.testing.assert_array_equal(i, i2)
+    np.testing.assert_array_equal(s, s2)

@@ -13,7 +13,7 @@ from . import _lib, _registry
 from ._arrays import as_matrix, c_array
 from ._engine import Engine, engine_for
 from ._progress import Progress
-from .search import similarity_code
+from ._search import similarity_code
 
 
 def _role_entries(task: str, embeddings) -> list[tuple[str, str, str, object]]:
