@@ -7,6 +7,11 @@ import pytest
 
 TIME_SCALE = float(os.environ.get("MIEB_TEST_TIME_SCALE", "1") or 1)
 
+# A sanitized build's library is loaded with the sanitizer's runtime preloaded (tests/CMakeLists.txt);
+# the programs the tests start carry their own runtime, and a second one would refuse to start.
+if "asan" in os.environ.get("LD_PRELOAD", ""):
+    del os.environ["LD_PRELOAD"]
+
 
 @pytest.fixture(scope="session")
 def engine():
