@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154,SC2034 # bare_tag, tscale set by the caller; keep, fail read by it
 # tests/gpu/bare_chroot.sh - sourced (bash) by tests/gpu/test_bundle.sh and scripts/test-wheel.sh:
 # a private copy of a bare Debian system (minbase + python3 + xz-utils: no compiler, no cmake,
 # no HDF5, cJSON, OpenBLAS or gfortran) to run something in as a machine without the build's
