@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs what is missing, checks that the CUDA build
 # compiles when nvcc is available (and checks the CUDA backend's logic without a GPU),
+# builds the Python package's wheel and tests it installed in a bare chroot,
 # then builds the CPU build and runs every test (C unit tests and the Python parity tests
 # against pytrec_eval, mteb, numpy, h5py). ctest's summary is the last line.
 set -euo pipefail
@@ -50,6 +51,23 @@ if [ "${MIEB_SKIP_SANITIZE:-0}" != "1" ]; then
   echo "test.sh: fuzzing ${fuzz_targets[*]} (tests/fuzz, about 20 s per target)"
   FUZZ_CI=1 FUZZ_BUILD="$here/build-san" "$here/scripts/fuzz.sh" 20 "${fuzz_targets[@]}"
 fi
+# The Python package as users install it: the CPU wheel (scripts/build-wheel.sh, a full CPU build
+# of the library and program, a minute or two), installed in a fresh venv in a bare Debian
+# chroot and its tests run there (scripts/test-wheel.sh). 77: no chroot could be made here.
+echo "test.sh: the wheel, installed and tested in a bare chroot (scripts/test-wheel.sh)"
+mkdir -p "$here/build-wheel"
+if ! wheel="$("$here/scripts/build-wheel.sh" "$here/build-wheel/dist" 2>"$here/build-wheel/build.log" | tail -1)"; then
+  tail -40 "$here/build-wheel/build.log" >&2
+  echo "test.sh: the wheel build FAILED (whole log: build-wheel/build.log)" >&2
+  exit 1
+fi
+echo "test.sh: built $(basename "$wheel") ($(du -h "$wheel" | cut -f1))"
+rc=0; "$here/scripts/test-wheel.sh" "$wheel" || rc=$?
+case $rc in
+  0) ;;
+  77) echo "test.sh: wheel check skipped: no bare chroot (or no wheelhouse) on this machine" ;;
+  *) echo "test.sh: the wheel FAILED in the bare chroot" >&2; exit 1 ;;
+esac
 build="$("$here/scripts/build.sh" "$here/build" -DMIEB_CUDA=OFF)"
 # The benchmarks' C programs (bench/CMakeLists.txt) are outside the default build: built here so
 # that none of them stops compiling unnoticed.

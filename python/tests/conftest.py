@@ -1,6 +1,6 @@
 """The package's tests run against whichever mieb_eval is importable: the source tree's
 (ctest sets PYTHONPATH and MIEB_EVAL_LIBRARY to the build's library) or an installed wheel
-(scripts/test_wheel.sh, in a fresh virtual environment)."""
+(scripts/test-wheel.sh, in a fresh virtual environment in a bare chroot)."""
 import os
 
 import pytest

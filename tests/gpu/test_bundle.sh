@@ -11,15 +11,10 @@
 # Then two refusals, which must happen before anything runs: a source file changed after
 # the bundle was made (stale), and a bundled library removed (unresolved).
 #
-# Needs root (chroot, unshare, mount). The bare system is made once with debootstrap
-# (minbase + python3 + xz-utils, about 100 MB) into a cached base, $MIEB_BARE_CHROOT (default
-# /var/tmp/mieb-bare-chroot.bookworm), which no run ever changes: each run copies it
-# (cp -a --reflink=auto) into its own mktemp -d folder and works only there, and mounts /proc
-# (and CUDA) inside a private mount namespace (unshare -m) that vanishes with the run's
-# processes, even after a SIGKILL. The base is made in a private temporary folder and renamed
-# into place under an exclusive flock on $MIEB_BARE_CHROOT.lock (runs copying it hold a shared
-# one), checked for bareness by every run and made again when it is not bare. Folders of runs
-# that were killed are removed by the next run (once their processes are gone).
+# Needs root (chroot, unshare, mount). The bare system (minbase + python3 + xz-utils) is a
+# private copy of a cached base, made once with debootstrap (tests/gpu/bare_chroot.sh, shared
+# with scripts/test-wheel.sh); /proc (and CUDA) are mounted inside a private mount namespace
+# (unshare -m) that vanishes with the run's processes, even after a SIGKILL.
 # MIEB_TEST_TIME_SCALE (default 1) multiplies this script's waits and, 4 times over, run.sh's step
 # timeouts (sized for an H200; here the mock runs ASan builds on a CPU stand-in).
 # Exit status: 0 every check passed, 1 one failed, 77 no chroot could be made here.
@@ -27,13 +22,13 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bundle="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 expect="$2"
-base="${MIEB_BARE_CHROOT:-/var/tmp/mieb-bare-chroot.bookworm}"
 tscale="${MIEB_TEST_TIME_SCALE:-1}"
-scaled() { awk -v n="$1" -v s="$tscale" 'BEGIN { v = n * s; printf "%d\n", (v < 1 ? 1 : v) }'; } # N seconds, scaled
+bare_tag=test_bundle
+# shellcheck source=tests/gpu/bare_chroot.sh
+. "$root/tests/gpu/bare_chroot.sh" # scaled, bare_sweep, bare_workdir, bare_copy
 # run.sh's step limits are sized for an H200; here the mock bundle runs ASan-instrumented
 # programs on a CPU stand-in for the GPU, on a CPU that other runs may share: 4x as long
 chroot_scale="$(awk -v s="$tscale" 'BEGIN { print 4 * s }')"
-tmp_root="${TMPDIR:-/tmp}"
 fail=0
 check() { # name command...: the check passes when the command succeeds
   local name=$1; shift
@@ -47,22 +42,8 @@ logs_have_summary() { # (the listing is read whole: grep -q stopping early would
   list="$(tar -tzf "$chr/work/out/gpu-logs.tar.gz" 2>/dev/null)" && grep -q 'summary.tsv' <<<"$list"
 }
 
-# ---- the folders of earlier runs that were killed: removed once nothing of theirs runs ----
-# (each run holds a flock on its folder's .lock for as long as it or a child lives; the mounts
-# it made were in its own mount namespace, so nothing is mounted there any more)
-# (a folder younger than 2 minutes is left alone: its run may not have taken its lock yet)
-for d in "$tmp_root"/mieb-bundle-test.*/; do
-  d="${d%/}"
-  [ -d "$d" ] && [ -n "$(find "$d" -maxdepth 0 -mmin +2 2>/dev/null)" ] || continue
-  if [ -e "$d/.lock" ]; then
-    flock -n "$d/.lock" rm -rf --one-file-system "$d" 2>/dev/null || true
-  elif [ -n "$(find "$d" -maxdepth 0 -mmin +60 2>/dev/null)" ]; then
-    rm -rf --one-file-system "$d" 2>/dev/null || true # killed before it took its lock
-  fi
-done
-work="$(mktemp -d "$tmp_root/mieb-bundle-test.XXXXXX")" || { echo "test_bundle: cannot make a temporary folder"; exit 1; }
-exec {work_lock}>"$work/.lock" && flock "$work_lock"
-chr="$work/root"
+bare_sweep mieb-bundle-test
+bare_workdir mieb-bundle-test || exit 1
 cleanup() {
   trap - EXIT INT TERM
   exec {work_lock}>&- 2>/dev/null
@@ -76,62 +57,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# ---- the cached base: checked, made when missing or not bare ----
-bare_problems() { # dir: what the device lacks and dir has (empty when bare)
-  local f t present=""
-  for f in "$1"/usr/lib/x86_64-linux-gnu/*{hdf5,cjson,openblas,gfortran}*; do
-    [ -e "$f" ] && present+="$(basename "$f") "
-  done
-  for t in cc gcc cmake nvcc; do [ -e "$1/usr/bin/$t" ] && present+="$t "; done
-  echo "$present"
-}
-base_ok() { [ -f "$base/.mieb-bare" ] && [ -x "$base/usr/bin/python3" ] && [ -z "$(bare_problems "$base")" ]; }
-make_base() { # under the exclusive lock: debootstrap into a private folder, then rename into place
-  command -v debootstrap >/dev/null 2>&1 ||
-    apt-get -o DPkg::Lock::Timeout="$(scaled 600)" install -y -q debootstrap >/dev/null 2>&1 ||
-    { echo "test_bundle: skipped: no debootstrap"; return 77; }
-  rm -rf --one-file-system "$base".part.* 2>/dev/null # left by a killed maker (the lock is ours now)
-  local part; part="$(mktemp -d "$base.part.XXXXXX")" || return 77
-  local log="$work/debootstrap.log"
-  echo "test_bundle: making the bare base $base (debootstrap, 2-3 min)"
-  # its own mount namespace: the /proc debootstrap mounts goes away with it, killed or not
-  if ! unshare -m --propagation private debootstrap --variant=minbase --include=python3,xz-utils bookworm "$part" \
-         http://deb.debian.org/debian >"$log" 2>&1; then
-    tail -5 "$log"; keep=1
-    echo "test_bundle: skipped: debootstrap failed (log: $log)"
-    rm -rf --one-file-system "$part"
-    return 77
-  fi
-  local p; p="$(bare_problems "$part")"
-  [ -z "$p" ] || { echo "test_bundle: debootstrap made a system that is not bare: $p"; rm -rf --one-file-system "$part"; return 1; }
-  date -u +%Y-%m-%dT%H:%M:%SZ >"$part/.mieb-bare"
-  if [ -e "$base" ]; then # not bare, or from an older script: replaced (copies hold the shared lock)
-    echo "test_bundle: replacing $base (not bare: $(bare_problems "$base"))"
-    mv -T "$base" "$base.old.$$" && rm -rf --one-file-system "$base.old.$$"
-  fi
-  mv -T "$part" "$base"
-}
-mkdir -p "$(dirname "$base")"
-exec {base_lock}>>"$base.lock"
-lock_wait=$(scaled 1800)
-flock -s -w "$lock_wait" "$base_lock" || { echo "test_bundle: FAIL: no shared lock on $base.lock within $lock_wait s"; exit 1; }
-if ! base_ok; then
-  flock -x -w "$lock_wait" "$base_lock" ||
-    { echo "test_bundle: FAIL: no exclusive lock on $base.lock within $lock_wait s (another run making the base?)"; exit 1; }
-  if ! base_ok; then
-    make_base; rc=$?
-    [ $rc = 0 ] || exit $rc
-  fi
-  flock -s "$base_lock"
-fi
-# the run's own system: a copy of the base (reflinks where the file system has them)
-cp -a --reflink=auto "$base" "$chr" || { echo "test_bundle: FAIL: cannot copy $base to $chr"; exit 1; }
-exec {base_lock}>&-
-# the chroot must lack what the device lacks, or the test shows nothing
-present="$(bare_problems "$chr")"
-[ -z "$present" ] || { echo "test_bundle: $chr (a copy of $base) is not bare: $present"; fail=1; exit 1; }
-unshare -m --propagation private mount -t proc proc "$chr/proc" ||
-  { echo "test_bundle: skipped: cannot mount /proc in a private mount namespace (not root?)"; exit 77; }
+bare_copy || exit $?
 cuda_home="$(readlink -f "${CUDA_HOME:-/usr/local/cuda}")"
 bind_cuda=0
 if [ "$expect" = 77 ] && [ -d "$cuda_home" ]; then
