@@ -3,12 +3,13 @@
     python python/tests/mteb_backend_driver.py OUT.json
 
 Small retrieval tasks built as mteb's own AbsTaskRetrieval classes, in memory, evaluated by
-mteb.evaluate four ways: mteb's default search (SearchEncoderWrapper without an index), the
+mteb.evaluate five ways: mteb's default search (SearchEncoderWrapper without an index), the
 same with torch.topk's ties broken by the lower index ("default-stable"), FaissSearchIndex
-(where faiss is installed) and mieb_eval.mteb.SearchIndex. Each way's SearchEncoderWrapper
-records what its search returned: every query's result dict, in order. OUT.json holds, per
-case and way, the task's scores (less its times) and those dicts as [query id, [[doc id,
-score], ...]] lists, or the error that way raised.
+(where faiss is installed), mieb_eval.mteb.SearchIndex, and mieb_eval.mteb.search_wrapper
+("mieb-wrapper": SearchIndex without mteb's rebuild of the heaps). Each way's search is
+recorded: every query's result dict, in order. OUT.json holds, per case and way, the task's
+scores (less its times) and those dicts as [query id, [[doc id, score], ...]] lists, or the
+error that way raised.
 
 Why default-stable: torch.topk leaves the order of equal scores unspecified (on the CPU it
 selects with std::nth_element), and that order decides which tied documents reach mteb's heap
@@ -217,22 +218,18 @@ def build_tasks(rows, ties: bool):
     return tasks, np.concatenate(table)
 
 
-class _Recorder:
-    """SearchEncoderWrapper's search, recording each call's result dicts in order."""
+def recording(wrapper):
+    """The wrapper, its search recording each call's result dicts (items in order)."""
+    wrapper.recorded = []
+    search = wrapper.search
 
-    @staticmethod
-    def make(model, backend):
-        from mteb.models.search_wrappers import SearchEncoderWrapper
+    def search_and_record(queries, **kw):
+        res = search(queries, **kw)
+        wrapper.recorded.append([[qid, [[d, s] for d, s in docs.items()]] for qid, docs in res.items()])
+        return res
 
-        class Recording(SearchEncoderWrapper):
-            def search(self, queries, **kw):
-                res = super().search(queries, **kw)
-                self.recorded.append([[qid, [[d, s] for d, s in docs.items()]] for qid, docs in res.items()])
-                return res
-
-        w = Recording(model, index_backend=backend)
-        w.recorded = []
-        return w
+    wrapper.search = search_and_record
+    return wrapper
 
 
 def _scores(task_result) -> dict:
@@ -268,17 +265,23 @@ def run_way(way: str, model, task) -> dict:
     import mteb
 
     try:
+        from mteb.models.search_wrappers import SearchEncoderWrapper
+
         if way.startswith("default"):
-            backend = None
+            wrapper = SearchEncoderWrapper(model)
         elif way == "faiss":
             from mteb.models.search_encoder_index.search_indexes.faiss_search_index import FaissSearchIndex
 
-            backend = FaissSearchIndex(model)
-        else:
+            wrapper = SearchEncoderWrapper(model, index_backend=FaissSearchIndex(model))
+        elif way == "mieb":
             from mieb_eval.mteb import SearchIndex
 
-            backend = SearchIndex(model, device="cpu")
-        wrapper = _Recorder.make(model, backend)
+            wrapper = SearchEncoderWrapper(model, index_backend=SearchIndex(model, device="cpu"))
+        else:
+            from mieb_eval.mteb import search_wrapper
+
+            wrapper = search_wrapper(model, device="cpu")
+        wrapper = recording(wrapper)
         with warnings.catch_warnings(record=True) as caught, _topk(way):
             warnings.simplefilter("always")
             res = mteb.evaluate(wrapper, task, cache=None, encode_kwargs=dict(ENCODE), raise_error=True,
@@ -294,9 +297,9 @@ def main() -> int:
     try:
         import faiss  # noqa: F401
 
-        ways = ["default", "default-stable", "faiss", "mieb"]
+        ways = ["default", "default-stable", "faiss", "mieb", "mieb-wrapper"]
     except ImportError:
-        ways = ["default", "default-stable", "mieb"]
+        ways = ["default", "default-stable", "mieb", "mieb-wrapper"]
     # (data, similarity, what the encoder returns, tasks: all, or the first n)
     cases = [("ties", "cosine", "float32", norm2_rows, None), ("ties", "dot", "float32", int_rows, None),
              ("distinct", "dot", "float32", distinct_rows, None),

@@ -1,12 +1,13 @@
 """mieb_eval.mteb.SearchIndex as mteb's search index: mteb.evaluate itself, on mteb's own task
-classes, with mteb's default search, FaissSearchIndex and SearchIndex (mteb_backend_driver.py,
-run in .venv-mteb: mteb with torch), and SearchIndex's own contract without mteb.
+classes, with mteb's default search, FaissSearchIndex, SearchIndex and search_wrapper
+(mteb_backend_driver.py, run in .venv-mteb: mteb with torch), and SearchIndex's own contract
+without mteb.
 
-What must hold (the driver's module comment says why): SearchIndex gives every key and every
-query's result dict, in order, of mteb's search with torch.topk's equal scores in index order
-(default-stable), on data full of ties (duplicate documents, skip_first_result, reranking with
-repeated candidates, VisionCentricQA, float32, float16 and bfloat16 embeddings), and of mteb's
-search as it is where scores are distinct. How FaissSearchIndex differs is printed (pytest -s).
+What must hold (the driver's module comment says why): SearchIndex and search_wrapper give
+every key and every query's result dict, in order, of mteb's search with torch.topk's equal
+scores in index order (default-stable), on data full of ties (duplicate documents,
+skip_first_result, reranking with repeated candidates, VisionCentricQA, float32, float16 and
+bfloat16 embeddings), and of mteb's search as it is where scores are distinct. How FaissSearchIndex differs is printed (pytest -s).
 """
 import json
 import math
@@ -74,25 +75,27 @@ def report(tmp_path_factory):
 def test_every_way_ran(report):
     assert len(report["cases"]) == 15
     for case, ways in report["cases"].items():
-        for way in ("default", "default-stable", "mieb"):
+        for way in ("default", "default-stable", "mieb", "mieb-wrapper"):
             assert "error" not in ways[way], (case, way, ways[way].get("trace"))
 
 
 def test_mieb_equals_mtebs_search_with_index_order_ties(report):
     """Every key and every result dict, in order, on every case."""
     for case, ways in report["cases"].items():
-        ref, got = ways["default-stable"], ways["mieb"]
-        assert _key_diffs(ref["scores"], got["scores"]) == [], case
-        assert got["results"] == ref["results"], (case, _dict_diffs(ref["results"][0], got["results"][0]))
+        for way in ("mieb", "mieb-wrapper"):
+            ref, got = ways["default-stable"], ways[way]
+            assert _key_diffs(ref["scores"], got["scores"]) == [], (case, way)
+            assert got["results"] == ref["results"], (case, way, _dict_diffs(ref["results"][0], got["results"][0]))
 
 
 def test_mieb_equals_mtebs_default_search_on_distinct_scores(report):
     distinct = [c for c in report["cases"] if "/distinct/" in c]
     assert len(distinct) == 3
     for case in distinct:
-        ref, got = report["cases"][case]["default"], report["cases"][case]["mieb"]
-        assert _key_diffs(ref["scores"], got["scores"]) == [], case
-        assert got["results"] == ref["results"], case
+        for way in ("mieb", "mieb-wrapper"):
+            ref, got = report["cases"][case]["default"], report["cases"][case][way]
+            assert _key_diffs(ref["scores"], got["scores"]) == [], (case, way)
+            assert got["results"] == ref["results"], (case, way)
 
 
 def test_the_ties_matter(report):
@@ -108,7 +111,7 @@ def test_the_ties_matter(report):
 def test_a_query_without_candidates_warns_as_faiss(report):
     for case, ways in report["cases"].items():
         want = ["No top-ranked documents for query q4"] if case.startswith("BackendRerank/") else []
-        assert ways["mieb"]["warnings"] == want, case
+        assert ways["mieb"]["warnings"] == want and ways["mieb-wrapper"]["warnings"] == want, case
         if "faiss" in ways and "error" not in ways["faiss"]:
             assert ways["faiss"]["warnings"] == want, case
 
