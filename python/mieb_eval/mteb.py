@@ -13,7 +13,10 @@ heap's array in order, and that order decides which of two tied documents skip_f
 drops and in what order nAUC sums. SearchIndex returns each query's list in the array order
 of the heap mteb's own search (no index) builds, corpus ids breaking ties as mteb's
 (score, id) tuples do, so the heap mteb rebuilds, and with it every result and score, is the
-one mteb's default path gives.
+one mteb's default path gives. Where scores are equal, mteb's path depends on the order
+torch.topk gives them, which torch leaves unspecified (on the CPU it is std::nth_element's);
+mieb_eval takes the lower corpus row (candidate position) first, and its heaps are then those
+of mteb's search with that order (docs/PARITY.md, "torch.topk ties").
 
 search_wrapper(model) is that SearchEncoderWrapper with one change: it takes the lists as the
 heaps they are instead of pushing every entry again, and reads the corpus ids as a list. mteb's
@@ -43,6 +46,18 @@ _SUPPORTED = ("cosine", "dot")
 def _bf16_to_float32(bits: np.ndarray) -> np.ndarray:
     """bfloat16 bit patterns as float32 (exact: bfloat16 is float32's upper half)."""
     return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def _id_list(ids) -> list:
+    """Document ids as a list. mteb passes the corpus Dataset's "id" column: a datasets Column,
+    which slices to a list at once but reads row by row when iterated (0.4 s for 60,000 ids)."""
+    if isinstance(ids, list):
+        return ids
+    try:
+        part = ids[:]
+    except TypeError:
+        return list(ids)
+    return part if isinstance(part, list) else list(part)
 
 
 def _concat(parts: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
@@ -80,7 +95,7 @@ class SearchIndex:
     def add_documents(self, embeddings, idxs: list[str]) -> None:
         """Append documents: their embeddings (rows) and ids, in the same order."""
         arr, code = as_matrix(embeddings, "documents")
-        ids = list(idxs)
+        ids = _id_list(idxs)
         if arr.shape[0] != len(ids):
             raise ValueError(f"add_documents: {arr.shape[0]} embeddings for {len(ids)} ids")
         if self._parts and self._parts[0][0].shape[1] != arr.shape[1]:
@@ -163,7 +178,7 @@ def search_wrapper(model, device: str = "auto", engine: Engine | None = None, **
     class MiebSearchWrapper(SearchEncoderWrapper):
         def _sort_full_corpus_results(self, *, result_heaps, query_idx_to_id, query_embeddings,
                                       cos_scores_top_k_idx, cos_scores_top_k_values, sub_corpus_ids, top_k):
-            ids = list(sub_corpus_ids)
+            ids = _id_list(sub_corpus_ids)
             for q in range(len(query_embeddings)):
                 heap = result_heaps[query_idx_to_id[q]]
                 if heap:  # not the empty heap SearchEncoderWrapper.search starts from: push as mteb does

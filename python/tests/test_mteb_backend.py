@@ -167,6 +167,8 @@ def test_documents_added_in_parts_search_as_one(engine):
         parts.search(q, 10)
     with pytest.raises(ValueError, match="3 embeddings for 2 ids"):
         parts.add_documents(c[:3], ids[:2])
+    with pytest.raises(ValueError, match="dimension 4, the index holds 8"):
+        whole.add_documents(np.ones((2, 4), np.float32), ["y0", "y1"])
 
 
 def test_reranking_returns_positions_in_the_candidate_list(engine):
