@@ -28,12 +28,15 @@ text; or -t: a registry task's sizes times --fraction, as bench_vs_mteb.py build
    the indexes add_documents and their search); the index's own search call;
    the process's peak RSS (tests/peak_rss). Every score key of the three results is compared
    with the default's.
-3. The API against the program, best of three each: `mieb-eval run` on the exported files
+3. The API against the program, five times each: `mieb-eval run` on the exported files
    (one process: wall, and its result's "similarity and top-k" + "merge and heap" stages),
    mieb_eval.score on the same embeddings as arrays (in a process that has them loaded: the
    call's wall time, against run's wall) and mieb_eval.search at mteb's top_k in heap order
-   (the call's wall time, against run's two stages). Overhead is the API call's time over
-   the program's, less one.
+   (the call's wall time, against run's two stages), best of five. On a shared machine two
+   runs of the same work differ by a third, more than the overhead sought, so the overhead is
+   also measured inside each call: its wall time over the evaluation_time the engine records
+   in the result (the scoring itself), less one, for mieb_eval.score and for the run process
+   (whose share is start-up, the registry, reading the files and writing the result).
 
 Timings on a shared machine are disturbed: the load average is printed beside each step.
 """
@@ -54,7 +57,7 @@ import bench_vs_mteb as B  # noqa: E402  (puts tools/ and tests/py on sys.path)
 
 WAYS = ("default", "faiss", "mieb", "mieb-wrapper")
 TOP_K = 1000  # mteb's retrieval top_k: max(k_values) of AbsTaskRetrieval
-REPEAT = 3  # the API calls and `mieb-eval run`: best of this many
+REPEAT = 5  # the API calls and `mieb-eval run`: best of this many
 
 
 def shape_spec(shape: str, dim: int) -> dict:
@@ -189,6 +192,7 @@ def child_api(spec_path: str, export: str, out: str, phases_from: str) -> int:
     with mieb_eval.Engine("cpu", registry=str(reg)) as eng:
         mieb_eval.search(q[:2], c[:10], top_k=5, engine=eng)  # the engine's first call: one-off set-up
         rec["search_s"] = rec["score_s"] = float("inf")
+        rec["score_over_engine"] = []
         for _ in range(REPEAT):
             t = time.perf_counter()
             mieb_eval.search(q, c, top_k=TOP_K, similarity="cosine", order="heap", engine=eng)
@@ -197,7 +201,10 @@ def child_api(spec_path: str, export: str, out: str, phases_from: str) -> int:
             mieb_eval.score(spec["name"], {("test", "default", k): v for k, v in (("queries", q), ("corpus", c))},
                             Path(export) / "task-data", similarity="cosine", output_folder=out, as_mteb=False,
                             engine=eng)
-            rec["score_s"] = min(rec["score_s"], time.perf_counter() - t)
+            wall = time.perf_counter() - t
+            rec["score_s"] = min(rec["score_s"], wall)
+            engine_s = json.loads((Path(out) / f"{spec['name']}.json").read_text())["evaluation_time"]
+            rec["score_over_engine"].append(wall / engine_s - 1)
     rec["scores"] = _scores(Path(out) / f"{spec['name']}.json")
     rec["run_scores"] = _scores(Path(phases_from))
     Path(out, "api.json").write_text(json.dumps(rec))
@@ -247,9 +254,12 @@ def measure(spec: dict, a, work: Path) -> dict:
             raise SystemExit(f"bench_python: mieb-eval run failed, see {r['log']}")
         res_file = next((wd / f"mieb-run{i}").rglob(f"{spec['name']}.json"))
         r["stage_s"] = stage_s(res_file, ("similarity and top-k", "merge and heap"))
+        over = r["wall_s"] / json.loads(res_file.read_text())["evaluation_time"] - 1
+        overs = run.get("run_over_engine", []) + [over]
         if not run or r["wall_s"] < run["wall_s"]:
-            run = r
-        run["best_stage_s"] = min(run.get("best_stage_s", float("inf")), r["stage_s"] or float("inf"))
+            run = {**r, "best_stage_s": run.get("best_stage_s", float("inf"))}
+        run["run_over_engine"] = overs
+        run["best_stage_s"] = min(run["best_stage_s"], r["stage_s"] or float("inf"))
     run["stage_s"] = run.pop("best_stage_s")
     rec["run"] = run
     api = B.timed([py, me, "_api", str(sp), str(wd / "export"), str(wd / "api"), str(res_file)], env, wd / "api.log",
@@ -290,6 +300,11 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+
 def api_lines(rows: list[dict]) -> list[str]:
     out = []
     for r in rows:
@@ -298,9 +313,14 @@ def api_lines(rows: list[dict]) -> list[str]:
                            ("mieb_eval.search against run's similarity/top-k and heap stages", api.get("search_s"),
                             run.get("stage_s"))):
             if x and y:
-                out.append(f"{r['task']}: API overhead, {name}: {B.fmt_s(x)} s against {B.fmt_s(y)} s, "
-                           f"{100 * (x / y - 1):+.1f} % ({'met' if x / y - 1 < 0.05 else 'NOT met'}: < 5 %); "
-                           f"score's keys equal to run's {api.get('keys_equal', '-')}/{api.get('keys', '-')}")
+                out.append(f"{r['task']}: {name}, best of {REPEAT}: {B.fmt_s(x)} s against {B.fmt_s(y)} s, "
+                           f"{100 * (x / y - 1):+.1f} %")
+        if api.get("score_over_engine") and run.get("run_over_engine"):
+            a, b = _median(api["score_over_engine"]), _median(run["run_over_engine"])
+            out.append(f"{r['task']}: time outside the engine's own evaluation_time, median of {REPEAT}: "
+                       f"mieb_eval.score {100 * a:+.1f} %, `mieb-eval run` {100 * b:+.1f} % "
+                       f"(API overhead {'met' if a < 0.05 else 'NOT met'}: < 5 %); score's keys equal to run's "
+                       f"{api.get('keys_equal', '-')}/{api.get('keys', '-')}")
     return out
 
 
