@@ -14,10 +14,10 @@ text; or -t: a registry task's sizes times --fraction, as bench_vs_mteb.py build
 
 1. The task is built in memory as mteb's AbsTaskRetrieval with synthetic embeddings of that
    shape (bench_vs_mteb.py's planted vectors: relevant documents near their queries), and
-   tools/mieb_export writes its task data and embeddings (setup, not timed). Exported
+   mieb_eval.export writes its task data and embeddings (setup, not timed). Exported
    embeddings of the real tasks are not used (they are not on a development machine): the
    output says "synthetic".
-2. mteb.evaluate with the replay model (tools/mieb_export: every encode call answered with
+2. mteb.evaluate with the replay model (mieb_eval.export: every encode call answered with
    the exported rows), four ways, each in its own process: mteb's default search
    (SearchEncoderWrapper without an index), SearchEncoderWrapper(index_backend=
    FaissSearchIndex) (faiss-cpu), SearchEncoderWrapper(index_backend=
@@ -53,7 +53,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "python"))
-import bench_vs_mteb as B  # noqa: E402  (puts tools/ and tests/py on sys.path)
+import bench_vs_mteb as B  # noqa: E402  (puts tests/py on sys.path)
 
 WAYS = ("default", "faiss", "mieb", "mieb-wrapper")
 TOP_K = 1000  # mteb's retrieval top_k: max(k_values) of AbsTaskRetrieval
@@ -95,7 +95,7 @@ def _preimport() -> None:
 def child_way(spec_path: str, emb: str, way: str, out: str) -> int:
     import mteb
     import mteb.models.search_wrappers as SW
-    from mieb_export import ReplayEncoder
+    from mieb_eval.export import ReplayEncoder
     from mteb.models.search_wrappers import SearchEncoderWrapper
 
     from helpers import mteb_parity_driver as D
@@ -179,7 +179,7 @@ def child_way(spec_path: str, emb: str, way: str, out: str) -> int:
 # ------------------------------------------------------------------ child: the Python API
 def child_api(spec_path: str, export: str, out: str, phases_from: str) -> int:
     import numpy as np
-    from mieb_export.h5roles import RoleReader
+    from mieb_eval.export.h5roles import RoleReader
 
     import mieb_eval
 
