@@ -36,7 +36,7 @@ import numpy as np
 
 from ._arrays import BFLOAT16, FLOAT32, as_matrix
 from ._engine import Engine
-from .search import search as _search
+from ._search import search as _search
 
 logger = logging.getLogger("mieb_eval")
 
