@@ -107,7 +107,9 @@ grep 'not found' "$chr/work/ldd.log" | head -5
 
 echo "=== python/tests against the installed package ==="
 t0=$(date +%s)
-in_chroot "$chr/work/pytest.log" /bin/sh -c 'cd /work/tests && python -m pytest -q -p no:cacheprovider .'
+# test_mteb_backend.py runs mteb.evaluate in .venv-mteb (torch), which the bare chroot has not:
+# ctest's py.package_mteb runs it on the build's library
+in_chroot "$chr/work/pytest.log" /bin/sh -c 'cd /work/tests && python -m pytest -q -p no:cacheprovider --ignore=test_mteb_backend.py .'
 rc=$?
 tail -15 "$chr/work/pytest.log"
 check "pytest python/tests (exit $rc, $(( $(date +%s) - t0 )) s)" test $rc = 0
