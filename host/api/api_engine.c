@@ -60,12 +60,6 @@ static mieb_status load_registry(const char *path, struct mieb_registry *reg)
     return mieb_registry_load_default(reg);
 }
 
-static size_t default_mem_limit(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGE_SIZE);
-    return mieb_mem_default(NULL, pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0, NULL, 0);
-}
-
 int mieb_engine_new(const char *device, int threads, int64_t mem_limit, const char *registry, mieb_engine **out)
 {
     mieb_clear_error();
@@ -77,7 +71,7 @@ int mieb_engine_new(const char *device, int threads, int64_t mem_limit, const ch
     if (!e)
         return mieb_fail(MIEB_ERR_OOM, "engine");
     e->n_threads = threads;
-    e->mem_limit = mem_limit ? (size_t)mem_limit : default_mem_limit();
+    e->mem_limit = mem_limit ? (size_t)mem_limit : mieb_mem_default_here(NULL, 0);
     struct mieb_backend_opts bo = {.mem_limit = e->mem_limit, .n_threads = threads, .precision = MIEB_PREC_FP32};
     mieb_status st = load_registry(registry, &e->reg);
     if (st == MIEB_OK)
@@ -148,18 +142,12 @@ mieb_status mieb_api_similarity(int32_t similarity, enum mieb_sim *out)
     return mieb_fail(MIEB_ERR_INVALID_ARG, "similarity %d is not cosine (0) or dot (1)", (int)similarity);
 }
 
-mieb_status mieb_api_memory_role(const struct mieb_array *a, const int64_t *offsets, const int64_t *row_index,
-                                 const char *task,
-                                 const char *split, const char *subset, const char *role,
-                                 struct mieb_emb_memory *out)
+struct mieb_emb_memory mieb_api_memory_role(const struct mieb_array *a, const int64_t *offsets,
+                                            const int64_t *row_index, const char *task, const char *split,
+                                            const char *subset, const char *role)
 {
-    if (a->dtype != MIEB_DTYPE_FLOAT32 && a->dtype != MIEB_DTYPE_FLOAT16 && a->dtype != MIEB_DTYPE_BFLOAT16)
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: dtype %d is not float32, float16 or bfloat16", role,
-                         (int)a->dtype);
-    if (offsets && a->rows < 0)
-        return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: %lld rows", role, (long long)a->rows);
-    *out = (struct mieb_emb_memory){.task = task, .split = split, .subset = subset, .role = role, .data = a->data,
+    /* the dtype and shape are checked where the role is opened (io/emb_memory.c), as a file's are */
+    return (struct mieb_emb_memory){.task = task, .split = split, .subset = subset, .role = role, .data = a->data,
                                     .dtype = (enum mieb_emb_dtype)a->dtype, .n_items = a->rows, .dim = a->dim,
                                     .offsets = offsets, .row_index = row_index};
-    return MIEB_OK;
 }

@@ -30,10 +30,9 @@ mieb_status mieb_api_call_end(mieb_engine *e, mieb_status st);
 struct mieb_run_ctx mieb_api_run_ctx(mieb_engine *e, const struct mieb_emb_source *src, enum mieb_sim sim);
 /** The public similarity as the engine's, or MIEB_ERR_INVALID_ARG naming it. */
 mieb_status mieb_api_similarity(int32_t similarity, enum mieb_sim *out);
-/** The public array as a memory role of (task, split, subset, role); bad dtype or shape: MIEB_ERR_INVALID_ARG. */
-mieb_status mieb_api_memory_role(const struct mieb_array *a, const int64_t *offsets, const int64_t *row_index,
-                                 const char *task,
-                                 const char *split, const char *subset, const char *role,
-                                 struct mieb_emb_memory *out);
+/** The public array as a memory role of (task, split, subset, role). */
+struct mieb_emb_memory mieb_api_memory_role(const struct mieb_array *a, const int64_t *offsets,
+                                            const int64_t *row_index, const char *task, const char *split,
+                                            const char *subset, const char *role);
 
 #endif

@@ -36,7 +36,7 @@ static mieb_status memory_roles(const struct mieb_role_array *roles, int n, cons
         const struct mieb_role_array *r = &roles[i];
         if (!r->split || !r->subset || !r->role)
             return mieb_fail(MIEB_ERR_INVALID_ARG, "%s: role array %d lacks its split, subset or role name", task, i);
-        MIEB_TRY(mieb_api_memory_role(&r->emb, r->offsets, r->row_index, task, r->split, r->subset, r->role, &mem[i]));
+        mem[i] = mieb_api_memory_role(&r->emb, r->offsets, r->row_index, task, r->split, r->subset, r->role);
     }
     return MIEB_OK;
 }

@@ -157,8 +157,8 @@ static mieb_status search(mieb_engine *e, const struct mieb_search_request *rq, 
     struct mieb_ret_roles roles = {0};
     MIEB_TRY(check_request(rq));
     MIEB_TRY(mieb_api_similarity(rq->similarity, &sim));
-    MIEB_TRY(mieb_api_memory_role(&rq->queries, NULL, NULL, SEARCH_TASK, "-", "-", "queries", &mem[0]));
-    MIEB_TRY(mieb_api_memory_role(&rq->corpus, NULL, NULL, SEARCH_TASK, "-", "-", "corpus", &mem[1]));
+    mem[0] = mieb_api_memory_role(&rq->queries, NULL, NULL, SEARCH_TASK, "-", "-", "queries");
+    mem[1] = mieb_api_memory_role(&rq->corpus, NULL, NULL, SEARCH_TASK, "-", "-", "corpus");
     struct mieb_emb_source src = {.mem = mem, .n_mem = 2};
     struct mieb_run_ctx rc = mieb_api_run_ctx(e, &src, sim);
     if (e->progress && !rq->cand_indptr) {

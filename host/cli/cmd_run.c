@@ -85,9 +85,8 @@ static void closing_summary(const struct run_opts *o, struct mieb_outcomes *oc, 
 /* --mem-limit unset: half of RAM, of the cgroup's limit or of Slurm's allocation (mem_default.h). */
 static size_t default_mem_limit(void)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     char why[512];
-    size_t v = mieb_mem_default(NULL, pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0, why, sizeof why);
+    size_t v = mieb_mem_default_here(why, sizeof why);
     MIEB_LOGD("--mem-limit default: %s", why);
     return v;
 }

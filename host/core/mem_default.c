@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define UNLIMITED ((uint64_t)1 << 62) /* v1 writes "no limit" as about 2^63 */
 
@@ -165,4 +166,10 @@ size_t mieb_mem_default(const char *root, size_t phys_bytes, char *why, size_t w
         snprintf(why, why_len, "%.2f GiB, half of the %.2f GiB of %s", (double)out / (1 << 30),
                  (double)b.bytes / (1 << 30), b.src);
     return out;
+}
+
+size_t mieb_mem_default_here(char *why, size_t why_len)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return mieb_mem_default(NULL, pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0, why, why_len);
 }

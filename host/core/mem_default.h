@@ -21,4 +21,7 @@
  */
 size_t mieb_mem_default(const char *root, size_t phys_bytes, char *why, size_t why_len);
 
+/** mieb_mem_default for this machine: its physical RAM (sysconf), its cgroups, its Slurm job. */
+size_t mieb_mem_default_here(char *why, size_t why_len);
+
 #endif

@@ -45,32 +45,31 @@ mieb_status mieb_emb_role_from_memory(const struct mieb_emb_memory *m, enum mieb
         if (m->row_index[i] < 0)
             return mieb_fail(MIEB_ERR_BAD_DATA, "%s: row_index[%lld] = %lld is negative", label, (long long)i,
                              (long long)m->row_index[i]);
+    /* built as a file role is, so that mieb_emb_role_close frees whatever a failure leaves */
     struct mieb_emb_role *r = calloc(1, sizeof *r);
-    struct emb_shard *s = calloc(1, sizeof *s);
+    if (!r)
+        return mieb_fail(MIEB_ERR_OOM, "%s: out of memory", label);
     size_t noff = m->offsets ? (size_t)m->n_items + 1 : 0;
-    int64_t *off = noff ? malloc(noff * sizeof *off) : NULL, *loc = noff ? malloc(noff * sizeof *loc) : NULL;
-    if (r) {
-        r->cur = -1;
-        r->cur_file = r->cur_dset = r->cur_memtype = -1;
-        r->task = strdup(m->task), r->split = strdup(m->split), r->subset = strdup(m->subset);
-        r->role = strdup(m->role);
-        r->sh = s, r->n_shards = s ? 1 : 0;
-        r->offsets = off;
+    r->cur = -1;
+    r->cur_file = r->cur_dset = r->cur_memtype = -1;
+    r->task = strdup(m->task), r->split = strdup(m->split), r->subset = strdup(m->subset);
+    r->role = strdup(m->role);
+    r->sh = calloc(1, sizeof *r->sh);
+    r->n_shards = r->sh ? 1 : 0;
+    r->offsets = noff ? malloc(noff * sizeof *r->offsets) : NULL;
+    struct emb_shard *s = r->sh;
+    if (s) {
+        s->path = strdup(label);
+        s->local_off = noff ? malloc(noff * sizeof *s->local_off) : NULL;
     }
-    if (s)
-        s->path = strdup(label), s->local_off = loc;
-    if (!r || !s || !r->task || !r->split || !r->subset || !r->role || !s->path || (noff && (!off || !loc))) {
-        if (!r || !s) {
-            free(off), free(loc), free(s);
-            if (r)
-                r->sh = NULL;
-        }
+    if (!s || !r->task || !r->split || !r->subset || !r->role || !s->path ||
+        (noff && (!r->offsets || !s->local_off))) {
         mieb_emb_role_close(r);
         return mieb_fail(MIEB_ERR_OOM, "%s: out of memory", label);
     }
     if (noff) {
-        memcpy(off, m->offsets, noff * sizeof *off);
-        memcpy(loc, m->offsets, noff * sizeof *loc);
+        memcpy(r->offsets, m->offsets, noff * sizeof *r->offsets);
+        memcpy(s->local_off, m->offsets, noff * sizeof *s->local_off);
     }
     s->n_items = m->n_items, s->n_rows = n_rows, s->dtype = m->dtype;
     r->mem = m->data;

@@ -32,7 +32,9 @@ def _role_entries(task: str, embeddings) -> list[tuple[str, str, str, object]]:
     return [(pairs[0][0], pairs[0][1], role, v) for role, v in items]
 
 
-def _load_result(path: Path, as_mteb: bool):
+def _load_result(path: Path, text: str, as_mteb: bool):
+    """The result the call returned as text: mteb's TaskResult read from its file where mteb is
+    importable and wanted, else the JSON itself."""
     if as_mteb:
         try:
             import mteb
@@ -40,7 +42,7 @@ def _load_result(path: Path, as_mteb: bool):
             pass
         else:
             return mteb.TaskResult.from_disk(path)
-    return json.loads(path.read_text())
+    return json.loads(text)
 
 
 def score(task: str, embeddings, task_data, similarity="cosine", device: str = "auto", *,
@@ -86,5 +88,8 @@ def score(task: str, embeddings, task_data, similarity="cosine", device: str = "
         with Progress(progress, task, "subsets") as bar:
             eng.call(_lib.LIB.mieb_score_task, task.encode(), str(task_data).encode(), role_array, len(roles),
                      similarity_code(similarity), str(out).encode(), ctypes.byref(text), progress=bar.callback)
-        _lib.LIB.mieb_free(text)
-        return _load_result(out / f"{task}.json", as_mteb)
+        try:
+            doc = ctypes.string_at(text).decode("utf-8")
+        finally:
+            _lib.LIB.mieb_free(text)
+        return _load_result(out / f"{task}.json", doc, as_mteb)
