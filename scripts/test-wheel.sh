@@ -20,26 +20,12 @@ version="$(basename "$wheel" | cut -d- -f2)" # name-version-tags.whl
 tscale="${MIEB_TEST_TIME_SCALE:-1}"
 bare_tag=test-wheel
 # shellcheck source=tests/gpu/bare_chroot.sh
-. "$here/tests/gpu/bare_chroot.sh" # scaled, bare_sweep, bare_workdir, bare_copy
+. "$here/tests/gpu/bare_chroot.sh" # scaled, check, bare_sweep, bare_workdir, bare_copy, bare_cleanup
 fail=0
-check() { # name command...: the check passes when the command succeeds
-  local name=$1; shift
-  if "$@"; then echo "  ok    $name"; else echo "  FAIL  $name"; fail=1; fi
-}
 
 bare_sweep mieb-wheel-test
 bare_workdir mieb-wheel-test || exit 1
-cleanup() {
-  trap - EXIT INT TERM
-  exec {work_lock}>&- 2>/dev/null
-  if [ "$fail" = 0 ] && [ "${keep:-0}" = 0 ]; then
-    rm -rf --one-file-system "$work"
-  else # keep the logs, not the system
-    [ -d "$chr/work" ] && mv "$chr/work" "$work/logs"
-    rm -rf --one-file-system "$chr"
-  fi
-}
-trap cleanup EXIT
+trap bare_cleanup EXIT
 trap 'exit 1' INT TERM
 bare_copy || exit $?
 

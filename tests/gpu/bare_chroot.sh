@@ -24,8 +24,26 @@
 #                                returns 0, 1 (a failure: sets fail=1 where the copy is not bare)
 #                                or 77 (no chroot can be made here); sets keep=1 when
 #                                debootstrap failed (its log is in $work)
+#   check NAME COMMAND...        "ok" or "FAIL" NAME after the command; a failure sets fail=1
+#   bare_cleanup                 the caller's EXIT trap: the run's folder removed when every
+#                                check passed (and keep is unset), else its logs ($chr/work)
+#                                kept in $work/logs and the system removed
 base="${MIEB_BARE_CHROOT:-/var/tmp/mieb-bare-chroot.bookworm}"
 tmp_root="${TMPDIR:-/tmp}"
+check() { # name command...: the check passes when the command succeeds
+  local name=$1; shift
+  if "$@"; then echo "  ok    $name"; else echo "  FAIL  $name"; fail=1; fi
+}
+bare_cleanup() {
+  trap - EXIT INT TERM
+  exec {work_lock}>&- 2>/dev/null
+  if [ "$fail" = 0 ] && [ "${keep:-0}" = 0 ]; then
+    rm -rf --one-file-system "$work"
+  else # keep the logs, not the system
+    [ -d "$chr/work" ] && mv "$chr/work" "$work/logs"
+    rm -rf --one-file-system "$chr"
+  fi
+}
 scaled() { awk -v n="$1" -v s="$tscale" 'BEGIN { v = n * s; printf "%d\n", (v < 1 ? 1 : v) }'; } # N seconds, scaled
 
 # ---- the folders of earlier runs that were killed: removed once nothing of theirs runs ----

@@ -25,15 +25,11 @@ expect="$2"
 tscale="${MIEB_TEST_TIME_SCALE:-1}"
 bare_tag=test_bundle
 # shellcheck source=tests/gpu/bare_chroot.sh
-. "$root/tests/gpu/bare_chroot.sh" # scaled, bare_sweep, bare_workdir, bare_copy
+. "$root/tests/gpu/bare_chroot.sh" # scaled, check, bare_sweep, bare_workdir, bare_copy, bare_cleanup
 # run.sh's step limits are sized for an H200; here the mock bundle runs ASan-instrumented
 # programs on a CPU stand-in for the GPU, on a CPU that other runs may share: 4x as long
 chroot_scale="$(awk -v s="$tscale" 'BEGIN { print 4 * s }')"
 fail=0
-check() { # name command...: the check passes when the command succeeds
-  local name=$1; shift
-  if "$@"; then echo "  ok    $name"; else echo "  FAIL  $name"; fail=1; fi
-}
 has() { grep -q -- "$1" "$2"; }
 lacks() { ! grep -q -- "$1" "$2"; }
 exits() { [ "$1" = "$2" ]; }
@@ -44,17 +40,7 @@ logs_have_summary() { # (the listing is read whole: grep -q stopping early would
 
 bare_sweep mieb-bundle-test
 bare_workdir mieb-bundle-test || exit 1
-cleanup() {
-  trap - EXIT INT TERM
-  exec {work_lock}>&- 2>/dev/null
-  if [ "$fail" = 0 ] && [ "${keep:-0}" = 0 ]; then
-    rm -rf --one-file-system "$work"
-  else # keep the logs, not the system
-    [ -d "$chr/work" ] && mv "$chr/work" "$work/logs"
-    rm -rf --one-file-system "$chr"
-  fi
-}
-trap cleanup EXIT
+trap bare_cleanup EXIT
 trap 'exit 1' INT TERM
 
 bare_copy || exit $?
