@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs what is missing, checks that the CUDA build
 # compiles when nvcc is available (and checks the CUDA backend's logic without a GPU),
-# builds the Python package's wheel and tests it installed in a bare chroot,
+# builds the Python package's wheel and tests it installed in a bare chroot (and its mteb side
+# installed in a fresh venv beside .venv-mteb),
 # then builds the CPU build and runs every test (C unit tests and the Python parity tests
 # against pytrec_eval, mteb, numpy, h5py). ctest's summary is the last line.
 set -euo pipefail
@@ -73,5 +74,10 @@ build="$("$here/scripts/build.sh" "$here/build" -DMIEB_CUDA=OFF)"
 # that none of them stops compiling unnoticed.
 cmake --build "$build" --target bench_all -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
 echo "test.sh: bench targets OK"
+# The wheel's mteb side, installed (the chroot has no torch): mieb_eval.mteb inside mteb.evaluate
+# and mieb_eval.evaluate, from the wheel in a fresh venv beside .venv-mteb's packages, against
+# mteb's default search and tools/mieb-eval-model on this build (scripts/test-wheel-mteb.sh).
+echo "test.sh: the wheel's mteb backend and evaluate, installed (scripts/test-wheel-mteb.sh)"
+"$here/scripts/test-wheel-mteb.sh" "$wheel" "$build" || { echo "test.sh: the installed wheel FAILED with mteb" >&2; exit 1; }
 cd "$build"
 ctest --output-on-failure -j 2 "$@"

@@ -153,13 +153,15 @@ class SearchIndex:
     def _lists(scores: np.ndarray, rows: np.ndarray, cands):
         """Python lists per query, the -1 padding dropped; reranking: corpus rows as positions
         in the query's candidate list (a document listed twice: either position names it)."""
+        if cands is None and (rows.size == 0 or rows.min() >= 0):  # no padding: two conversions in C
+            return scores.tolist(), rows.tolist()
         s_out, i_out = [], []
         for q in range(scores.shape[0]):
             keep = rows[q] >= 0
             r = rows[q][keep].tolist()
             if cands is not None:
                 pos = {row: j for j, row in reversed(list(enumerate(cands[q])))}
-                r = [pos[x] for x in r]
+                r = list(map(pos.__getitem__, r))
             s_out.append(scores[q][keep].tolist())
             i_out.append(r)
         return s_out, i_out
@@ -190,7 +192,7 @@ def search_wrapper(model, device: str = "auto", engine: Engine | None = None, **
                 rows, vals = cos_scores_top_k_idx[q], cos_scores_top_k_values[q]
                 if len(rows) > top_k:
                     raise ValueError(f"search index returned {len(rows)} results for top_k {top_k}")
-                result_heaps[query_idx_to_id[q]].extend(zip(vals, (ids[r] for r in rows)))
+                result_heaps[query_idx_to_id[q]].extend(zip(vals, map(ids.__getitem__, rows)))
             return result_heaps
 
         def _rerank_sort_results(self, result_heaps, query_id, ranked_ids, scores_top_k_idx, scores_top_k_values):
@@ -198,7 +200,7 @@ def search_wrapper(model, device: str = "auto", engine: Engine | None = None, **
                 return super()._rerank_sort_results(result_heaps, query_id, ranked_ids, scores_top_k_idx,
                                                     scores_top_k_values)
             pos, vals = scores_top_k_idx[0].tolist(), scores_top_k_values[0].tolist()
-            result_heaps[query_id].extend(zip(vals, (ranked_ids[p] for p in pos)))
+            result_heaps[query_id].extend(zip(vals, map(ranked_ids.__getitem__, pos)))
             return result_heaps
 
     return MiebSearchWrapper(model, index_backend=SearchIndex(model, device=device, engine=engine), **kwargs)

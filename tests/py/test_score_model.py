@@ -108,20 +108,36 @@ def test_one_command_writes_results_summary_report(whole):
 
 def test_python_evaluate_writes_what_the_command_writes(whole, tmp_path):
     """mieb_eval.evaluate (the package, in .venv-mteb) encodes in its own process and writes the
-    command's files: the same results, a summary and a report; it returns mteb's TaskResults."""
+    command's files: the same results, a summary and a report; it returns mteb's TaskResults.
+    With MIEB_EVAL_INSTALLED=1 (scripts/test-wheel-mteb.sh) the package is the one installed in
+    MIEB_MTEB_VENV, not the source tree's, and must be."""
     out = tmp_path / "out"
     script = ("import json, sys, mieb_eval\n"
+              "print('mieb_eval from', mieb_eval.__file__, file=sys.stderr)\n"
               "res = mieb_eval.evaluate('helpers.mteb_inmem:HashEncoder', tasks=json.loads(sys.argv[1]), "
               "output_folder=sys.argv[2], device='cpu')\n"
               "print(json.dumps(sorted((type(r).__name__, r.task_name) for r in res)))\n")
-    env = _env(PYTHONPATH=f"{SRC / 'python'}:{SRC / 'tests/py'}", MIEB_EVAL_LIBRARY=str(build_dir() / "libmieb.so"),
-               MIEB_EVAL_PROGRAM=str(build_dir() / "mieb-eval"))
+    installed = os.environ.get("MIEB_EVAL_INSTALLED") == "1"
+    if installed:
+        env = _env()
+        for k in ("MIEB_EVAL_LIBRARY", "MIEB_EVAL_PROGRAM"):
+            env.pop(k, None)
+    else:
+        env = _env(PYTHONPATH=f"{SRC / 'python'}:{SRC / 'tests/py'}", MIEB_EVAL_LIBRARY=str(build_dir() / "libmieb.so"),
+                   MIEB_EVAL_PROGRAM=str(build_dir() / "mieb-eval"))
     res = subprocess.run([str(MTEB_PY), "-c", script, json.dumps(list(TASKS)), str(out)], capture_output=True,
                          text=True, env=env, timeout=900)
     assert res.returncode == 0, res.stderr[-6000:]
+    pkg = Path(re.search(r"^mieb_eval from (.+)$", res.stderr, re.M).group(1)).resolve()
+    assert (SRC / "python") not in pkg.parents if installed else (SRC / "python") in pkg.parents, pkg
     assert json.loads(res.stdout.splitlines()[-1]) == sorted(["TaskResult", t] for t in TASKS.values())
     assert _results(out) == _results(whole[0])
-    assert (out / "summary.txt").read_text() == (whole[0] / "summary.txt").read_text()
+    # the engine column names the program's commit: an installed wheel may come from another
+    # build of the same version than the reference command's program
+    stamp = re.compile(r"(mieb-eval \S+) \((?:[0-9a-f]+|unknown)\)")
+    summary = (out / "summary.txt").read_text()
+    assert stamp.sub(r"\1", summary) == stamp.sub(r"\1", (whole[0] / "summary.txt").read_text())
+    assert stamp.search(summary), summary
     assert (out / "report.html").stat().st_size > 0
 
 
