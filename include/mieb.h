@@ -15,8 +15,8 @@
  *    thread (a signal handler included): the running call returns MIEB_API_INTERRUPTED within
  *    about a second, having written nothing half done. The engine's loops look at one flag of
  *    the process, so a stop reaches every call running in the process.
- *  - Strings are UTF-8. Memory the library returns (mieb_score_task's JSON) is released with
- *    mieb_free.
+ *  - Strings are UTF-8. Memory the library returns (mieb_score_task's JSON, mieb_run's folder
+ *    and summary) is released with mieb_free.
  */
 #ifndef MIEB_H
 #define MIEB_H
@@ -158,6 +158,39 @@ struct mieb_role_array {
  */
 int mieb_score_task(mieb_engine *e, const char *task, const char *task_data, const struct mieb_role_array *roles,
                     int n_roles, int32_t similarity, const char *results_dir, char **json_out);
+
+/**
+ * `mieb-eval run` over folders: the tasks selected as run selects them, each scored from
+ * task_data (FORMAT.md §1) and the model's embeddings folder (its model_meta.json and roles),
+ * its result file written atomically into <output_folder>/results/<org>__<model>/<revision>/
+ * (model_meta.json copied there), and the run manifest beside them (.mieb-eval/). A task whose
+ * inputs are bad or missing is reported in the summary and the others are still scored.
+ *  tasks, benchmarks, task_types: run's -t, -b and --task-types (at least one task or
+ *          benchmark); shard_index / num_shards: --shard-index / --num-shards (0 / 0: all).
+ *  overwrite_strategy: "only-missing" (NULL: the default, mteb's: a task with a result is
+ *          skipped, so a stopped run resumes), "always" or "never".
+ *  similarity: -1 for model_meta.json's, else enum mieb_api_similarity (--similarity).
+ *  per_query_dir: run's --per-query folder, or NULL.
+ * Returns MIEB_API_OK when every selected task was scored, skipped or failed on its own inputs;
+ * then *results_dir is the results folder and *summary_json the run's closing summary (run
+ * --log-format json's summary record: counts, and per task its outcome, main score, seconds
+ * and first error), both released with mieb_free. A stop returns MIEB_API_INTERRUPTED with
+ * the finished tasks' results kept (call again to resume); a device failure returns its status.
+ */
+struct mieb_run_request {
+    const char *task_data, *embeddings, *output_folder;
+    const char *const *tasks;
+    int32_t n_tasks;
+    const char *const *benchmarks;
+    int32_t n_benchmarks;
+    const char *const *task_types;
+    int32_t n_task_types;
+    int32_t shard_index, num_shards;
+    const char *overwrite_strategy;
+    int32_t similarity;
+    const char *per_query_dir;
+};
+int mieb_run(mieb_engine *e, const struct mieb_run_request *rq, char **results_dir, char **summary_json);
 
 #ifdef __cplusplus
 }

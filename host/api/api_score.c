@@ -7,27 +7,7 @@
 #include "../core/fileutil.h"
 #include "../plan/run_loop.h"
 #include "api_engine.h"
-
-/* The loop's hooks: the API says nothing on the terminal; its caller reports progress. */
-static void no_begin(int i, const char *t) { (void)i, (void)t; }
-static void no_subset(const char *sp, const char *su) { (void)sp, (void)su; }
-/* the engine and task of the running call, per calling thread (the hooks take no argument) */
-static _Thread_local struct {
-    mieb_engine *e;
-    long done, total;
-} unit_progress;
-static void unit_done(void)
-{
-    unit_progress.done++;
-    if (unit_progress.e && unit_progress.e->progress)
-        unit_progress.e->progress(unit_progress.done, unit_progress.total, unit_progress.e->progress_user);
-}
-static void no_end(const char *t, const char *o, long u) { (void)t, (void)o, (void)u; }
-static void no_context(const char *t) { (void)t; }
-/* the status the task failed with (the loop keeps only its message), per calling thread */
-static _Thread_local mieb_status task_status;
-static void keep_status(const char *t, const char *v, mieb_status st) { (void)t, (void)v, task_status = st; }
-static const struct mieb_loop_hooks quiet = {no_begin, no_subset, unit_done, no_end, keep_status, no_context};
+#include "api_hooks.h"
 
 static mieb_status memory_roles(const struct mieb_role_array *roles, int n, const char *task,
                                 struct mieb_emb_memory *mem)
@@ -48,20 +28,17 @@ static mieb_status score(mieb_engine *e, const struct mieb_task_list *todo, cons
     struct mieb_run_ctx rc = mieb_api_run_ctx(e, src, sim);
     struct mieb_manifest man = {0}; /* no manifest: the caller keeps the provenance */
     struct mieb_run_plan plan = {.reg = &e->reg, .rc = &rc, .task_data = task_data, .results_dir = results_dir,
-                                 .overwrite = "always", .precision = "fp32", .man = &man, .hooks = &quiet};
+                                 .overwrite = "always", .precision = "fp32", .man = &man,
+                                 .hooks = mieb_api_loop_hooks(e, todo->n ? mieb_task_units(todo->v[0]) : 0)};
     struct mieb_outcomes oc = {0};
     int failed = 0, fatal = 0;
     MIEB_TRY(mieb_mkdirs(results_dir));
-    task_status = MIEB_OK;
-    unit_progress.e = e;
-    unit_progress.done = 0;
-    unit_progress.total = todo->n ? mieb_task_units(todo->v[0]) : 0;
     mieb_run_plan_score(&plan, todo, &oc, &failed, &fatal);
     mieb_status st = MIEB_OK;
     if (e->interrupted)
         st = mieb_fail(MIEB_ERR_INTERRUPTED, "interrupted");
     else if (failed)
-        st = mieb_fail(task_status != MIEB_OK ? task_status : MIEB_ERR_INTERNAL, "%s",
+        st = mieb_fail(mieb_api_failed_status() != MIEB_OK ? mieb_api_failed_status() : MIEB_ERR_INTERNAL, "%s",
                        oc.n && oc.v[0].note ? oc.v[0].note : "the task failed");
     mieb_outcomes_free(&oc);
     return st;

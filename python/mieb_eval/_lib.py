@@ -25,6 +25,16 @@ class RoleArray(ctypes.Structure):
                 ("emb", Array), ("offsets", ctypes.c_void_p), ("row_index", ctypes.c_void_p)]
 
 
+class RunRequest(ctypes.Structure):
+    _fields_ = [("task_data", ctypes.c_char_p), ("embeddings", ctypes.c_char_p), ("output_folder", ctypes.c_char_p),
+                ("tasks", ctypes.POINTER(ctypes.c_char_p)), ("n_tasks", ctypes.c_int32),
+                ("benchmarks", ctypes.POINTER(ctypes.c_char_p)), ("n_benchmarks", ctypes.c_int32),
+                ("task_types", ctypes.POINTER(ctypes.c_char_p)), ("n_task_types", ctypes.c_int32),
+                ("shard_index", ctypes.c_int32), ("num_shards", ctypes.c_int32),
+                ("overwrite_strategy", ctypes.c_char_p), ("similarity", ctypes.c_int32),
+                ("per_query_dir", ctypes.c_char_p)]
+
+
 LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 PROGRESS_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
@@ -47,6 +57,7 @@ def _load() -> ctypes.CDLL:
         "mieb_search": (c.c_int, [c.c_void_p, c.POINTER(SearchRequest), c.c_void_p, c.c_void_p, c.c_void_p]),
         "mieb_score_task": (c.c_int, [c.c_void_p, c.c_char_p, c.c_char_p, c.POINTER(RoleArray), c.c_int,
                                       c.c_int32, c.c_char_p, c.POINTER(c.c_void_p)]),
+        "mieb_run": (c.c_int, [c.c_void_p, c.POINTER(RunRequest), c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
