@@ -165,12 +165,16 @@ int mieb_score_task(mieb_engine *e, const char *task, const char *task_data, con
  * its result file written atomically into <output_folder>/results/<org>__<model>/<revision>/
  * (model_meta.json copied there), and the run manifest beside them (.mieb-eval/). A task whose
  * inputs are bad or missing is reported in the summary and the others are still scored.
- *  tasks, benchmarks, task_types: run's -t, -b and --task-types (at least one task or
- *          benchmark); shard_index / num_shards: --shard-index / --num-shards (0 / 0: all).
+ *  tasks, benchmarks, task_types, eval_splits, languages: run's -t, -b, --task-types,
+ *          --eval-splits and --languages (at least one task or benchmark; the others may be
+ *          empty: no restriction); shard_index / num_shards: --shard-index / --num-shards
+ *          (0 / 0: all).
+ *  model, model_revision: -m / --model-revision: when given, model_meta.json must name them.
  *  overwrite_strategy: "only-missing" (NULL: the default, mteb's: a task with a result is
  *          skipped, so a stopped run resumes), "always" or "never".
  *  similarity: -1 for model_meta.json's, else enum mieb_api_similarity (--similarity).
  *  per_query_dir: run's --per-query folder, or NULL.
+ *  kmeans_full: 1 for --kmeans full; probe_cpu: 1 for --probe-device cpu.
  * Returns MIEB_API_OK when every selected task was scored, skipped or failed on its own inputs;
  * then *results_dir is the results folder and *summary_json the run's closing summary (run
  * --log-format json's summary record: counts, and per task its outcome, main score, seconds
@@ -185,10 +189,16 @@ struct mieb_run_request {
     int32_t n_benchmarks;
     const char *const *task_types;
     int32_t n_task_types;
+    const char *const *eval_splits;
+    int32_t n_eval_splits;
+    const char *const *languages;
+    int32_t n_languages;
     int32_t shard_index, num_shards;
+    const char *model, *model_revision;
     const char *overwrite_strategy;
     int32_t similarity;
     const char *per_query_dir;
+    int32_t kmeans_full, probe_cpu;
 };
 int mieb_run(mieb_engine *e, const struct mieb_run_request *rq, char **results_dir, char **summary_json);
 

@@ -30,9 +30,12 @@ class RunRequest(ctypes.Structure):
                 ("tasks", ctypes.POINTER(ctypes.c_char_p)), ("n_tasks", ctypes.c_int32),
                 ("benchmarks", ctypes.POINTER(ctypes.c_char_p)), ("n_benchmarks", ctypes.c_int32),
                 ("task_types", ctypes.POINTER(ctypes.c_char_p)), ("n_task_types", ctypes.c_int32),
+                ("eval_splits", ctypes.POINTER(ctypes.c_char_p)), ("n_eval_splits", ctypes.c_int32),
+                ("languages", ctypes.POINTER(ctypes.c_char_p)), ("n_languages", ctypes.c_int32),
                 ("shard_index", ctypes.c_int32), ("num_shards", ctypes.c_int32),
+                ("model", ctypes.c_char_p), ("model_revision", ctypes.c_char_p),
                 ("overwrite_strategy", ctypes.c_char_p), ("similarity", ctypes.c_int32),
-                ("per_query_dir", ctypes.c_char_p)]
+                ("per_query_dir", ctypes.c_char_p), ("kmeans_full", ctypes.c_int32), ("probe_cpu", ctypes.c_int32)]
 
 
 LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
