@@ -106,6 +106,23 @@ def test_a_narrowed_run_leaves_the_engine_as_it_was(suite, program_files, tmp_pa
         assert res.outcomes["scored"] == 3 and _untimed(res.results_dir) == program_files
 
 
+def test_a_stop_keeps_the_finished_tasks_and_a_second_call_resumes(suite, program_files, tmp_path):
+    """A stop during the run (here asked from the progress callback, as Ctrl-C asks it) ends it
+    with KeyboardInterrupt after the task in hand; the finished results stay and the next call
+    scores only the rest."""
+    with mieb_eval.Engine("cpu") as eng:
+        stop = lambda done, total: _lib.LIB.mieb_engine_stop(eng._handle)  # noqa: E731
+        with pytest.raises(KeyboardInterrupt):
+            _run(suite, tmp_path / "out", progress=stop, engine=eng)
+        folders = list((tmp_path / "out" / "results").glob("*/*"))
+        assert len(folders) == 1
+        done = sorted(p.name for p in folders[0].glob("*.json") if p.name != "model_meta.json")
+        assert len(done) < len(TASKS)
+        res = _run(suite, tmp_path / "out", progress=False, engine=eng)
+    assert res.outcomes["skipped"] == len(done) and res.outcomes["scored"] == len(TASKS) - len(done)
+    assert _untimed(res.results_dir) == program_files
+
+
 def test_a_failed_task_sets_the_exit_status(suite, tmp_path):
     import shutil
 
