@@ -71,7 +71,8 @@ def command(*args: str, check: bool = True, quiet: bool = False) -> subprocess.C
 
 
 def _size(value) -> int:
-    """--mem-limit's SIZE (a number with an optional K, M, G or T suffix, powers of 1024) or bytes."""
+    """--mem-limit's SIZE (a number with an optional K, M, G or T suffix, powers of 1024) or bytes;
+    0 is the default (half of RAM, of the cgroup's limit or of Slurm's allocation), as Engine's."""
     if isinstance(value, int):
         n = value
     else:
@@ -79,7 +80,7 @@ def _size(value) -> int:
         if not m:
             raise ValueError(f"mem_limit {value!r}: a number of bytes, or with a K, M, G or T suffix")
         n = int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
-    if n < 4096:
+    if 0 < n < 4096 or n < 0:
         raise ValueError(f"mem_limit {value!r}: at least 4K")
     return n
 
