@@ -2,8 +2,10 @@
 
 The model is encoded in this process by the exporter (mieb_eval.export, the code of
 tools/mieb-export: every task's roles encoded as mteb's own evaluation would encode them), then
-scored by the package's `mieb-eval run`; the files are those tools/mieb-eval-model writes, and an
-interrupted call resumes where it stopped when called again with the same output folder.
+scored in this process by mieb_eval.run (the library's mieb_run), and the leaderboard summary
+and report are written by the package's program; the files are those tools/mieb-eval-model
+writes, and an interrupted call resumes where it stopped when called again with the same
+output folder.
 """
 from __future__ import annotations
 
@@ -43,11 +45,15 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
     Returns the mteb.TaskResult of each task scored. A task that could not be exported or
     scored is named in a warning on the `mieb_eval` logger and left out.
     """
+    import os
+
     import mteb
 
+    from ._engine import Engine
+    from ._run import _size, run
     from .export.device import check_device
-    from .export.eval_model import FATAL, INTERRUPTED, load_model, score_export
-    from .export.export import export
+    from .export.eval_model import load_model, summarize
+    from .export.export import REGISTRY_NAME, export
 
     encode_device = None if device == "auto" else check_device(device)
     if isinstance(model, str):
@@ -60,16 +66,16 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
     for name, why in dict(summary["failed"]).items():
         logger.warning("%s: not exported: %s", name, why)
     names = [t.metadata.name for t in task_objs]
-    sel = ["-b", benchmark] if benchmark else ["-t", *names]
-    scored = score_export(str(program_path()), exp, out, sel, own_registry=own,
-                          device=score_device or device, progress="auto", mem_limit=mem_limit)
-    if scored == INTERRUPTED:
-        raise KeyboardInterrupt("mieb-eval was interrupted; call evaluate again to resume")
-    if isinstance(scored, int):
-        raise MiebError(f"mieb-eval could not score the export in {exp} (exit {scored if scored != FATAL else 4}); "
-                        "its message is above", scored)
-    results_dir = Path(scored[0])
-    if scored[1]:
-        logger.warning("some tasks were not scored (mieb-eval named them above)")
-    return [mteb.TaskResult.from_disk(results_dir / f"{n}.json") for n in names
-            if (results_dir / f"{n}.json").exists()]
+    registry = str(exp / "task-data" / REGISTRY_NAME) if own else None  # MODULE:CLASS tasks: the export's
+    with Engine(score_device or device, mem_limit=_size(mem_limit or 0), registry=registry) as eng:
+        res = run(export=exp, tasks=None if benchmark else names, benchmarks=[benchmark] if benchmark else None,
+                  output_folder=out, overwrite_strategy="only-missing", engine=eng)
+    for t in res.outcomes.get("tasks", []):
+        if t.get("outcome") == "failed":
+            logger.warning("%s: not scored: %s", t["task"], t.get("error", ""))
+    env = dict(os.environ, **({"MIEB_REGISTRY": registry} if registry else {}))
+    if isinstance(summarize(str(program_path()), out, ["-b", benchmark] if benchmark else [], env), int):
+        raise MiebError(f"mieb-eval could not write the summary or the report of {out / 'results'}; "
+                        "its message is above", 4)
+    return [mteb.TaskResult.from_disk(res.results_dir / f"{n}.json") for n in names
+            if (res.results_dir / f"{n}.json").exists()]

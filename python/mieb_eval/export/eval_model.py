@@ -165,6 +165,13 @@ def score_export(bin_: str, exp: Path, out: Path, sel: list[str], *, own_registr
     if r.returncode not in (0, 1) or not results:
         _say(f"mieb-eval run failed (exit {r.returncode})")
         return FATAL if r.returncode not in (USAGE, NO_DEVICE) else r.returncode
+    written = summarize(bin_, out, bsel, env)
+    return written if isinstance(written, int) else (results, r.returncode == 1, *written)
+
+
+def summarize(bin_: str, out: Path, bsel: list[str], env: dict):
+    """Steps 3-4 on OUT/results: OUT/summary.{txt,csv,json} and OUT/report.html. Returns the
+    summary's and report's processes, or FATAL when one could not run."""
     txt, csv, js, html = out / "summary.txt", out / "summary.csv", out / "summary.json", out / "report.html"
     _say("[3/4] mieb-eval summary")
     s = _mieb(bin_, ["summary", str(out / "results"), *bsel, "--csv", str(csv), "--json", str(js)], env, capture=True)
@@ -179,7 +186,7 @@ def score_export(bin_: str, exp: Path, out: Path, sel: list[str], *, own_registr
     if h.returncode not in (0, 1):
         _say(f"mieb-eval report failed (exit {h.returncode})")
         return FATAL
-    return results, r.returncode == 1, s, h
+    return s, h
 
 
 def _main(args: argparse.Namespace) -> int:
