@@ -46,6 +46,7 @@ class Engine:
         status = _lib.LIB.mieb_engine_new(device.encode(), int(threads), int(mem_limit),
                                           registry.encode() if registry else None, ctypes.byref(handle))
         _check(status)
+        self._free = _lib.LIB.mieb_engine_free  # kept: at interpreter exit, module globals may be gone
         self._handle = handle
         self._lock = threading.Lock()
         self.device = _lib.LIB.mieb_engine_device(handle).decode()
@@ -54,7 +55,7 @@ class Engine:
         """Release the device; waits for a call running on another thread to return."""
         if getattr(self, "_handle", None):
             with self._lock:
-                _lib.LIB.mieb_engine_free(self._handle)
+                self._free(self._handle)
                 self._handle = None
 
     def __enter__(self):
