@@ -2,6 +2,7 @@
 full of exact ties: integer embeddings (dot) and rows of norm 2 (cosine)."""
 import heapq
 import _thread
+import signal
 import time
 
 import numpy as np
@@ -147,8 +148,14 @@ def test_ctrl_c_stops_a_search_and_the_engine_goes_on(engine):
             asked.append(time.monotonic())
             _thread.interrupt_main()
 
-    with pytest.raises(KeyboardInterrupt):
-        mieb_eval.search(q, c, top_k=100, engine=engine, progress=ctrl_c)
+    # Python's own SIGINT handler, whatever this process inherited: a job started in the
+    # background of a shell ignores SIGINT, and interrupt_main() then does nothing
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            mieb_eval.search(q, c, top_k=100, engine=engine, progress=ctrl_c)
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert asked and time.monotonic() - asked[0] < 2.0 * TIME_SCALE
     s, i = mieb_eval.search(q[:2], c[:100], top_k=3, engine=engine)
     assert i.shape == (2, 3)
