@@ -10,49 +10,33 @@ import pytest
 import mieb_eval
 from mieb_eval import _lib
 
-TASKS = ["BLINKIT2IRetrieval", "CIFAR10", "STS13VisualSTS"]
-TIMES = ("evaluation_time", "date", "evaluation_phases")
+from conftest import RESULT_TIMES, RUN_TASKS, untimed_results
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    root = tmp_path_factory.mktemp("suite")
-    subprocess.run([str(_lib.program_path()), "synth", "--out", str(root), "--tasks", *TASKS, "--scale", "0.02"],
-                   check=True, capture_output=True)
-    return root
-
-
-@pytest.fixture(scope="module")
-def program_files(suite, tmp_path_factory):
+def program_files(run_suite, tmp_path_factory):
     """The program's own run: its result files less their times."""
     out = tmp_path_factory.mktemp("program")
-    res = subprocess.run([str(_lib.program_path()), "run", "--task-data", str(suite / "task-data"), "--embeddings",
-                          str(suite / "embeddings"), "-t", *TASKS, "--output-folder", str(out), "--device", "cpu",
-                          "--progress", "off", "-q"], capture_output=True, text=True)
+    res = subprocess.run([str(_lib.program_path()), "run", "--task-data", str(run_suite / "task-data"),
+                          "--embeddings", str(run_suite / "embeddings"), "-t", *RUN_TASKS, "--output-folder", str(out),
+                          "--device", "cpu", "--progress", "off", "-q"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    return _untimed(res.stdout.strip().splitlines()[-1])
+    return untimed_results(res.stdout.strip().splitlines()[-1])
 
 
-def _untimed(folder) -> dict:
-    from pathlib import Path
-
-    return {p.name: {k: v for k, v in json.loads(p.read_text()).items() if k not in TIMES}
-            for p in sorted(Path(folder).glob("*.json"))}
-
-
-def _run(suite, out, **kw):
-    return mieb_eval.run(task_data=suite / "task-data", embeddings=suite / "embeddings", tasks=TASKS,
+def _run(run_suite, out, **kw):
+    return mieb_eval.run(task_data=run_suite / "task-data", embeddings=run_suite / "embeddings", tasks=RUN_TASKS,
                          output_folder=out, device="cpu", **kw)
 
 
 @pytest.mark.parametrize("way", ["library", "program"])
-def test_run_returns_the_results_and_the_summaries(suite, program_files, tmp_path, way):
+def test_run_returns_the_results_and_the_summaries(run_suite, program_files, tmp_path, way):
     # precision is an option only the program has: it runs the program
-    res = _run(suite, tmp_path / "out", **({"progress": False} if way == "library" else {"precision": "fp32"}))
+    res = _run(run_suite, tmp_path / "out", **({"progress": False} if way == "library" else {"precision": "fp32"}))
     assert res.exit_status == 0
-    assert sorted(res.results) == sorted(TASKS)
-    assert _untimed(res.results_dir) == program_files
-    for t in TASKS:
+    assert sorted(res.results) == sorted(RUN_TASKS)
+    assert untimed_results(res.results_dir) == program_files
+    for t in RUN_TASKS:
         assert res.results[t] == json.loads((res.results_dir / f"{t}.json").read_text())
     # the leaderboard summary is `mieb-eval summary --json`'s, for the same folder
     want = tmp_path / "summary.json"
@@ -60,92 +44,93 @@ def test_run_returns_the_results_and_the_summaries(suite, program_files, tmp_pat
                    capture_output=True)
     assert res.summary == json.loads(want.read_text()) and res.summary
     # the closing summary: every task scored
-    assert res.outcomes["scored"] == 3 and [t["task"] for t in res.outcomes["tasks"]] == TASKS
+    assert res.outcomes["scored"] == 3 and [t["task"] for t in res.outcomes["tasks"]] == RUN_TASKS
 
 
-def test_run_resumes_and_scores_only_what_is_missing(suite, tmp_path):
+def test_run_resumes_and_scores_only_what_is_missing(run_suite, tmp_path):
     out = tmp_path / "out"
-    first = _run(suite, out, progress=False)
+    first = _run(run_suite, out, progress=False)
     (first.results_dir / "CIFAR10.json").unlink()
-    again = _run(suite, out, progress=False, overwrite_strategy="only-missing")
-    for t in TASKS:
-        keep = {k: v for k, v in again.results[t].items() if k not in TIMES}
-        assert keep == {k: v for k, v in first.results[t].items() if k not in TIMES}
+    again = _run(run_suite, out, progress=False, overwrite_strategy="only-missing")
+    for t in RUN_TASKS:
+        keep = {k: v for k, v in again.results[t].items() if k not in RESULT_TIMES}
+        assert keep == {k: v for k, v in first.results[t].items() if k not in RESULT_TIMES}
     assert again.results["BLINKIT2IRetrieval"]["date"] == first.results["BLINKIT2IRetrieval"]["date"]
     assert again.results["CIFAR10"]["date"] != first.results["CIFAR10"]["date"]
     assert {t["task"]: t["outcome"] for t in again.outcomes["tasks"]} == {
         "BLINKIT2IRetrieval": "skipped", "CIFAR10": "scored", "STS13VisualSTS": "skipped"}
 
 
-def test_run_in_the_library_reports_progress_and_logs(suite, tmp_path, caplog):
+def test_run_in_the_library_reports_progress_and_logs(run_suite, tmp_path, caplog):
     seen = []
     with caplog.at_level(logging.INFO, logger="mieb_eval"):
-        res = _run(suite, tmp_path / "out", progress=lambda done, total: seen.append((done, total)))
+        res = _run(run_suite, tmp_path / "out", progress=lambda done, total: seen.append((done, total)))
     assert res.exit_status == 0
     assert seen and seen[-1][0] == seen[-1][1] and all(b == seen[-1][1] for _, b in seen), seen
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert any("scoring 3 task(s)" in r.getMessage() for r in caplog.records), [r.getMessage() for r in caplog.records]
 
 
-def test_selection_options_narrow_the_run(suite, program_files, tmp_path):
-    res = _run(suite, tmp_path / "out", progress=False, task_types=["ImageClassification"], mem_limit="512M",
+def test_selection_options_narrow_the_run(run_suite, program_files, tmp_path):
+    res = _run(run_suite, tmp_path / "out", progress=False, task_types=["ImageClassification"], mem_limit="512M",
                threads=1)
     assert sorted(res.results) == ["CIFAR10"] and res.outcomes["scored"] == 1
-    assert _untimed(res.results_dir) == {k: program_files[k] for k in ("CIFAR10.json", "model_meta.json")}
-    res = _run(suite, tmp_path / "out2", progress=False, num_shards=3, shard_index=0)
+    assert untimed_results(res.results_dir) == {k: program_files[k] for k in ("CIFAR10.json", "model_meta.json")}
+    res = _run(run_suite, tmp_path / "out2", progress=False, num_shards=3, shard_index=0)
     assert len(res.results) == 1
 
 
-def test_a_narrowed_run_leaves_the_engine_as_it_was(suite, program_files, tmp_path):
+def test_a_narrowed_run_leaves_the_engine_as_it_was(run_suite, program_files, tmp_path):
     """run's selection narrows the splits of the registry it selects from: the library's run
     does that on a copy, so the engine's next call sees every split again."""
     with mieb_eval.Engine("cpu") as eng:
-        res = _run(suite, tmp_path / "a", progress=False, engine=eng, eval_splits=["validation"])
+        res = _run(run_suite, tmp_path / "a", progress=False, engine=eng, eval_splits=["validation"])
         assert res.outcomes["scored"] == 0 and res.results == {} and res.summary == {}
-        res = _run(suite, tmp_path / "b", progress=False, engine=eng)
-        assert res.outcomes["scored"] == 3 and _untimed(res.results_dir) == program_files
+        res = _run(run_suite, tmp_path / "b", progress=False, engine=eng)
+        assert res.outcomes["scored"] == 3 and untimed_results(res.results_dir) == program_files
 
 
-def test_a_stop_keeps_the_finished_tasks_and_a_second_call_resumes(suite, program_files, tmp_path):
+def test_a_stop_keeps_the_finished_tasks_and_a_second_call_resumes(run_suite, program_files, tmp_path):
     """A stop during the run (here asked from the progress callback, as Ctrl-C asks it) ends it
     with KeyboardInterrupt after the task in hand; the finished results stay and the next call
     scores only the rest."""
     with mieb_eval.Engine("cpu") as eng:
         stop = lambda done, total: _lib.LIB.mieb_engine_stop(eng._handle)  # noqa: E731
         with pytest.raises(KeyboardInterrupt):
-            _run(suite, tmp_path / "out", progress=stop, engine=eng)
+            _run(run_suite, tmp_path / "out", progress=stop, engine=eng)
         folders = list((tmp_path / "out" / "results").glob("*/*"))
         assert len(folders) == 1
         done = sorted(p.name for p in folders[0].glob("*.json") if p.name != "model_meta.json")
-        assert len(done) < len(TASKS)
-        res = _run(suite, tmp_path / "out", progress=False, engine=eng)
-    assert res.outcomes["skipped"] == len(done) and res.outcomes["scored"] == len(TASKS) - len(done)
-    assert _untimed(res.results_dir) == program_files
+        assert len(done) < len(RUN_TASKS)
+        res = _run(run_suite, tmp_path / "out", progress=False, engine=eng)
+    assert res.outcomes["skipped"] == len(done) and res.outcomes["scored"] == len(RUN_TASKS) - len(done)
+    assert untimed_results(res.results_dir) == program_files
 
 
-def test_a_failed_task_sets_the_exit_status(suite, tmp_path):
+def test_a_failed_task_sets_the_exit_status(run_suite, tmp_path):
     import shutil
 
     emb = tmp_path / "embeddings"
-    shutil.copytree(suite / "embeddings", emb)
+    shutil.copytree(run_suite / "embeddings", emb)
     sorted((emb / "CIFAR10").rglob("*.h5"))[0].unlink()
-    res = mieb_eval.run(task_data=suite / "task-data", embeddings=emb, tasks=TASKS, output_folder=tmp_path / "out",
-                        device="cpu", progress=False)
+    res = mieb_eval.run(task_data=run_suite / "task-data", embeddings=emb, tasks=RUN_TASKS,
+                        output_folder=tmp_path / "out", device="cpu", progress=False)
     assert res.exit_status == 1 and sorted(res.results) == ["BLINKIT2IRetrieval", "STS13VisualSTS"]
     failed = [t for t in res.outcomes["tasks"] if t["outcome"] == "failed"]
     assert [t["task"] for t in failed] == ["CIFAR10"] and "eval" in failed[0]["error"]
 
 
-def test_bad_arguments_raise(suite, tmp_path):
+def test_bad_arguments_raise(run_suite, tmp_path):
     with pytest.raises(mieb_eval.MiebError, match="exited with status 2"):  # the program's usage error
-        _run(suite, tmp_path / "out", no_such_option=3)
+        _run(run_suite, tmp_path / "out", no_such_option=3)
     with pytest.raises(mieb_eval.InvalidArgument, match="NoSuchTask"):  # the library's
-        mieb_eval.run(task_data=suite / "task-data", embeddings=suite / "embeddings", tasks=["NoSuchTask"],
+        mieb_eval.run(task_data=run_suite / "task-data", embeddings=run_suite / "embeddings", tasks=["NoSuchTask"],
                       output_folder=tmp_path / "out", device="cpu", progress=False)
     with pytest.raises(mieb_eval.InvalidArgument, match="not mieb-test/other"):
-        _run(suite, tmp_path / "out", progress=False, model="mieb-test/other")
+        _run(run_suite, tmp_path / "out", progress=False, model="mieb-test/other")
     with pytest.raises(ValueError, match="mem_limit"):
-        _run(suite, tmp_path / "out", progress=False, mem_limit="lots")
+        _run(run_suite, tmp_path / "out", progress=False, mem_limit="lots")
     with pytest.raises(ValueError, match="not both"):
-        mieb_eval.run(export=suite, task_data=suite / "task-data", output_folder=tmp_path / "out", tasks=TASKS)
+        mieb_eval.run(export=run_suite, task_data=run_suite / "task-data", output_folder=tmp_path / "out",
+                      tasks=RUN_TASKS)
     assert not (tmp_path / "out").exists()
