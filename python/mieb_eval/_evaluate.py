@@ -2,7 +2,7 @@
 
 The model is encoded in this process by the exporter (mieb_eval.export, the code of
 tools/mieb-export: every task's roles encoded as mteb's own evaluation would encode them), then
-scored in this process by mieb_eval.run (the library's mieb_run), and the leaderboard summary
+scored in this process as mieb_eval.run scores (the library's mieb_run), and the leaderboard summary
 and report are written by the package's program; the files are those tools/mieb-eval-model
 writes, and an interrupted call resumes where it stopped when called again with the same
 output folder.
@@ -50,7 +50,7 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
     import mteb
 
     from ._engine import Engine
-    from ._run import _size, run
+    from ._run import _run_library, _size
     from .export.device import check_device
     from .export.eval_model import load_model, summarize
     from .export.export import REGISTRY_NAME, export
@@ -67,9 +67,11 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
         logger.warning("%s: not exported: %s", name, why)
     names = [t.metadata.name for t in task_objs]
     registry = str(exp / "task-data" / REGISTRY_NAME) if own else None  # MODULE:CLASS tasks: the export's
+    # run's library step alone: the leaderboard summary is written below, once
     with Engine(score_device or device, mem_limit=_size(mem_limit or 0), registry=registry) as eng:
-        res = run(export=exp, tasks=None if benchmark else names, benchmarks=[benchmark] if benchmark else None,
-                  output_folder=out, overwrite_strategy="only-missing", engine=eng)
+        res = _run_library(exp / "task-data", exp / "embeddings", out, None if benchmark else names,
+                           [benchmark] if benchmark else None, device, {"overwrite_strategy": "only-missing",
+                                                                         "engine": eng})
     for t in res.outcomes.get("tasks", []):
         if t.get("outcome") == "failed":
             logger.warning("%s: not scored: %s", t["task"], t.get("error", ""))
