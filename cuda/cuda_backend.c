@@ -12,6 +12,7 @@
  */
 #include "cuda_ops.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,6 +286,21 @@ static mieb_status cuda_supports(struct mieb_backend *be, const struct mieb_op_d
     return mieb_cuda_pairwise_fits(ctx, op);
 }
 
+/* The GPU, its similarity arithmetic and its screen, for the run manifest. */
+static void cuda_describe(struct mieb_backend *be, mieb_describe_fn put, void *user)
+{
+    const struct mieb_cuda_ctx *ctx = be->ctx;
+    char cc[16];
+    snprintf(cc, sizeof cc, "sm_%d%d", ctx->cc_major, ctx->cc_minor);
+    put(user, "device_name", ctx->name);
+    put(user, "compute_capability", cc);
+    put(user, "similarity_gemm", ctx->canon_scores                  ? "fp32 fixed order"
+                                 : ctx->precision == MIEB_PREC_TF32 ? "tf32 cuBLAS"
+                                 : ctx->precision == MIEB_PREC_BF16 ? "bf16 cuBLAS"
+                                                                    : "fp32 cuBLAS");
+    put(user, "screen", ctx->screen == 2 ? "int8 every block" : ctx->screen ? "int8 where it pays" : "off");
+}
+
 static const struct mieb_backend_i cuda_iface = {
     /* .name            = */ "cuda",
     /* .free            = */ cuda_free,
@@ -304,6 +320,7 @@ static const struct mieb_backend_i cuda_iface = {
        still enter from the first tile on, instead of selecting over whole tiles */
     /* .topk_block_floor = */ cuda_topk_block_floor,
     /* .supports         = */ cuda_supports,
+    /* .describe         = */ cuda_describe,
 };
 
 mieb_status mieb_backend_cuda_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define MIEB_API_VERSION 1
+#define MIEB_API_VERSION 2
 
 /** Statuses: the same numbers as the engine's internal codes (docs/BAD_INPUT.md). */
 enum mieb_api_status {
@@ -160,47 +160,75 @@ int mieb_score_task(mieb_engine *e, const char *task, const char *task_data, con
                     int n_roles, int32_t similarity, const char *results_dir, char **json_out);
 
 /**
- * `mieb-eval run` over folders: the tasks selected as run selects them, each scored from
- * task_data (FORMAT.md §1) and the model's embeddings folder (its model_meta.json and roles),
- * its result file written atomically into <output_folder>/results/<org>__<model>/<revision>/
- * (model_meta.json copied there), and the run manifest beside them (.mieb-eval/). A task whose
- * inputs are bad or missing is reported in the summary and the others are still scored.
- *  tasks, benchmarks, task_types, eval_splits, languages: run's -t, -b, --task-types,
- *          --eval-splits and --languages (at least one task or benchmark; the others may be
- *          empty: no restriction); shard_index / num_shards: --shard-index / --num-shards
- *          (0 / 0: all).
- *  model, model_revision: -m / --model-revision: when given, model_meta.json must name them.
- *  overwrite_strategy: "only-missing" (NULL: the default, mteb's: a task with a result is
- *          skipped, so a stopped run resumes), "always" or "never".
- *  similarity: -1 for model_meta.json's, else enum mieb_api_similarity (--similarity).
- *  per_query_dir: run's --per-query folder, or NULL.
- *  kmeans_full: 1 for --kmeans full; probe_cpu: 1 for --probe-device cpu.
+ * A run's options: an object the library owns, filled one option at a time, so that a newer
+ * library serves a caller written for an older one (an option it does not set keeps its
+ * default) and a caller learns of an option this library lacks from the status, not a crash.
+ * The names and values are `mieb-eval run`'s long options without the dashes (docs/CLI.md),
+ * each value a string as on its command line:
+ *   task-data, embeddings, output-folder   folders (all three required)
+ *   tasks, benchmark, task-types, eval-splits, languages
+ *                                          lists: each call adds one word (at least one task,
+ *                                          benchmark or task type)
+ *   shard-index, num-shards                --shard-index I --num-shards K
+ *   model, model-revision                  model_meta.json must name them
+ *   similarity                             cosine, dot or MaxSim (default: model_meta.json's)
+ *   overwrite-strategy                     only-missing (default: a stopped run resumes), always, never
+ *   precision                              fp32 (default), tf32, bf16 (CUDA only)
+ *   per-query                              a folder for per-query files
+ *   kmeans                                 minibatch (default) or full
+ *   probe-device                           auto (default) or cpu
+ *   corpus-parts, corpus-part, partials-dir  this process's part of every retrieval corpus
+ * A bad name or value returns MIEB_API_INVALID_ARG naming it; the options that go together
+ * are checked by mieb_run. Release with mieb_run_request_free.
+ */
+typedef struct mieb_run_request mieb_run_request;
+int mieb_run_request_new(mieb_run_request **out);
+int mieb_run_request_set(mieb_run_request *rq, const char *option, const char *value);
+void mieb_run_request_free(mieb_run_request *rq);
+
+/**
+ * `mieb-eval run` over folders, as the program runs it (the same library session): the tasks
+ * selected as run selects them, each scored from the task data (FORMAT.md §1) and the model's
+ * embeddings folder (its model_meta.json and roles), its result file written atomically into
+ * <output-folder>/results/<org>__<model>/<revision>/ (model_meta.json copied there), and the
+ * run manifest beside them (.mieb-eval/). A task whose inputs are bad or missing is reported
+ * in the summary and the others are still scored. On the engine's device, limits and
+ * registry; a precision other than fp32 opens the engine's device anew in that precision.
  * Returns MIEB_API_OK when every selected task was scored, skipped or failed on its own inputs;
  * then *results_dir is the results folder and *summary_json the run's closing summary (run
  * --log-format json's summary record: counts, and per task its outcome, main score, seconds
  * and first error), both released with mieb_free. A stop returns MIEB_API_INTERRUPTED with
  * the finished tasks' results kept (call again to resume); a device failure returns its status.
  */
-struct mieb_run_request {
-    const char *task_data, *embeddings, *output_folder;
-    const char *const *tasks;
-    int32_t n_tasks;
-    const char *const *benchmarks;
-    int32_t n_benchmarks;
-    const char *const *task_types;
-    int32_t n_task_types;
-    const char *const *eval_splits;
-    int32_t n_eval_splits;
-    const char *const *languages;
-    int32_t n_languages;
-    int32_t shard_index, num_shards;
-    const char *model, *model_revision;
-    const char *overwrite_strategy;
-    int32_t similarity;
-    const char *per_query_dir;
-    int32_t kmeans_full, probe_cpu;
-};
-int mieb_run(mieb_engine *e, const struct mieb_run_request *rq, char **results_dir, char **summary_json);
+int mieb_run(mieb_engine *e, const mieb_run_request *rq, char **results_dir, char **summary_json);
+
+/**
+ * `mieb-eval summary` over result folders, as the program computes it: every model revision
+ * found, its Mean(TaskType), Mean(Task), per-type means and Borda rank over the benchmark's
+ * tasks (as mteb's leaderboard), in leaderboard order.
+ *  folders: n_folders result folders (an output folder holding results/, a results/ folder,
+ *          a model folder or a revision folder).
+ *  benchmark: its task list ("MIEB(lite)", ...); NULL: every registry task found.
+ *  csv_path, json_path: also write the table as CSV or JSON there, atomically (NULL: not).
+ *  *table_text: the table the program prints; *summary_json: the document of its --json;
+ *          both released with mieb_free.
+ *  *n_unreadable: result files that could not be read (each logged; the program's exit
+ *          status 1); the others are summarised.
+ * MIEB_API_NOT_FOUND: a folder is missing or holds no result file; MIEB_API_INVALID_ARG: an
+ * unknown benchmark.
+ */
+int mieb_summary(mieb_engine *e, const char *const *folders, int n_folders, const char *benchmark,
+                 const char *csv_path, const char *json_path, char **table_text, char **summary_json,
+                 int *n_unreadable);
+
+/**
+ * `mieb-eval report` over result folders: one self-contained HTML page (the summary's numbers,
+ * charts per task type, deltas against a baseline, recall@k curves, times) written atomically
+ * to html_path. baseline: a model's name or name@revision (NULL: the first model found under
+ * folders[0]); the other arguments and statuses are mieb_summary's.
+ */
+int mieb_report(mieb_engine *e, const char *const *folders, int n_folders, const char *benchmark,
+                const char *baseline, const char *html_path, int *n_unreadable);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,7 @@ LAYERS = [
     ["host/families", "host/analysis", "host/synth"],
     ["host/parts", "host/report"],
     ["host/plan"],
+    ["host/board"],
     ["host/api"],
     ["host/cli"],
 ]

@@ -71,6 +71,7 @@ int mieb_engine_new(const char *device, int threads, int64_t mem_limit, const ch
     if (!e)
         return mieb_fail(MIEB_ERR_OOM, "engine");
     e->n_threads = threads;
+    snprintf(e->device, sizeof e->device, "%s", device && *device ? device : "auto");
     e->mem_limit = mem_limit ? (size_t)mem_limit : mieb_mem_default_here(NULL, 0);
     struct mieb_backend_opts bo = {.mem_limit = e->mem_limit, .n_threads = threads, .precision = MIEB_PREC_FP32};
     mieb_status st = load_registry(registry, &e->reg);

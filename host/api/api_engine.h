@@ -17,6 +17,7 @@ struct mieb_engine {
     size_t mem_limit;
     struct mieb_registry reg;
     char *registry_path; /* as given to mieb_engine_new (NULL: the one beside the library) */
+    char device[64];     /* as given to mieb_engine_new: a run in another precision opens its own */
     mieb_progress_callback progress;
     void *progress_user;
     volatile sig_atomic_t interrupted; /* set by mieb_engine_stop; cleared when a call returns */

@@ -6,12 +6,17 @@
 #include "../plan/run_loop.h"
 #include "api_engine.h"
 
-/** The hooks of a call of e that scores `total` units (mieb_task_units summed): each unit done
-    goes to e's progress callback as (done, total), and a failed task's status is kept for
-    mieb_api_failed_status. The state is the calling thread's: one call per thread at a time. */
-const struct mieb_loop_hooks *mieb_api_loop_hooks(mieb_engine *e, long total);
-/** The status the last task that failed under those hooks, in this thread, failed with
-    (MIEB_OK when none has since mieb_api_loop_hooks). */
-mieb_status mieb_api_failed_status(void);
+/** One call's progress: the hooks' user. */
+struct mieb_api_call {
+    mieb_engine *e;
+    long done, total; /* units (mieb_task_units) */
+};
+
+/** A call of e that has done nothing yet. */
+struct mieb_api_call mieb_api_call(mieb_engine *e);
+
+/** The hooks, with a struct mieb_api_call as their user: the loop's work ahead sets its total,
+    and each unit done goes to e's progress callback as (done, total). */
+extern const struct mieb_loop_hooks mieb_api_loop_hooks;
 
 #endif

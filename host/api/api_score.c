@@ -27,9 +27,10 @@ static mieb_status score(mieb_engine *e, const struct mieb_task_list *todo, cons
 {
     struct mieb_run_ctx rc = mieb_api_run_ctx(e, src, sim);
     struct mieb_manifest man = {0}; /* no manifest: the caller keeps the provenance */
+    struct mieb_api_call call = mieb_api_call(e);
     struct mieb_run_plan plan = {.reg = &e->reg, .rc = &rc, .task_data = task_data, .results_dir = results_dir,
                                  .overwrite = "always", .precision = "fp32", .man = &man,
-                                 .hooks = mieb_api_loop_hooks(e, todo->n ? mieb_task_units(todo->v[0]) : 0)};
+                                 .hooks = &mieb_api_loop_hooks, .hooks_user = &call};
     struct mieb_outcomes oc = {0};
     int failed = 0, fatal = 0;
     MIEB_TRY(mieb_mkdirs(results_dir));
@@ -38,7 +39,7 @@ static mieb_status score(mieb_engine *e, const struct mieb_task_list *todo, cons
     if (e->interrupted)
         st = mieb_fail(MIEB_ERR_INTERRUPTED, "interrupted");
     else if (failed)
-        st = mieb_fail(mieb_api_failed_status() != MIEB_OK ? mieb_api_failed_status() : MIEB_ERR_INTERNAL, "%s",
+        st = mieb_fail(oc.n && oc.v[0].status != MIEB_OK ? oc.v[0].status : MIEB_ERR_INTERNAL, "%s",
                        oc.n && oc.v[0].note ? oc.v[0].note : "the task failed");
     mieb_outcomes_free(&oc);
     return st;

@@ -103,6 +103,8 @@ struct mieb_op_desc {
 };
 
 struct mieb_backend;
+/** What a backend's describe tells: one named property (see describe below). */
+typedef void (*mieb_describe_fn)(void *user, const char *key, const char *value);
 struct mieb_qset; /**< queries resident in a backend (opaque, backend-owned) */
 struct mieb_lr_set; /**< logistic-regression problems resident in a backend (opaque, backend-owned) */
 
@@ -242,6 +244,12 @@ struct mieb_backend_i {
      * May be NULL: every operation whose slot is set is supported at every size.
      */
     mieb_status (*supports)(struct mieb_backend *be, const struct mieb_op_desc *op);
+
+    /**
+     * Name the kernels and arithmetic this backend runs, one put(user, key, value) each (the
+     * run manifest records them: plan/manifest.h). May be NULL: nothing to say.
+     */
+    void (*describe)(struct mieb_backend *be, mieb_describe_fn put, void *user);
 };
 
 /** Options shared by all backends. */

@@ -143,7 +143,7 @@ int mieb_cmd_merge(int argc, char **argv)
                                  .per_query_dir = a.per_query, .meta = &meta, .results_dir = results_dir,
                                  .n_threads = a.threads};
     MIEB_LOGI("merging %d retrieval task(s) for %s from %s", todo.n, meta.name, a.partials);
-    mieb_run_plan_merge(&mo, &todo, &mieb_cli_loop_hooks, &merged, &failed);
+    mieb_run_plan_merge(&mo, &todo, &mieb_cli_loop_hooks, NULL, &merged, &failed);
     MIEB_LOGI("%d task(s) merged, %d not merged", merged, failed);
     mieb_printf_esc("%s\n", results_dir);
     mieb_registry_free(&reg);

@@ -3,7 +3,8 @@
  * self-contained HTML page (inline CSS and SVG, no script, no external reference) over
  * the models' result folders: the leaderboard summary (the numbers of `summary`), charts
  * per task type, a radar, per-task deltas, linear-probe spread, recall@k curves,
- * per-language scores and time per task and stage (host/report/).
+ * per-language scores and time per task and stage (host/report/, over the library's board,
+ * host/board/).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -15,37 +16,10 @@
 #include "cli_start.h"
 #include "cli_registry.h"
 #include "commands.h"
+#include "../board/board_report.h"
 #include "../config/registry.h"
 #include "../core/escape.h"
 #include "../core/fileutil.h"
-#include "../io/results_reader.h"
-#include "../analysis/leaderboard.h"
-#include "../plan/manifest.h"
-#include "../report/report_data.h"
-#include "../report/report_page.h"
-
-/* Row index of the baseline: --baseline by name or name@revision, else the first model under dirs[0]. */
-static int find_baseline(const struct mieb_leaderboard *lb, const char *want, const char *first_dir)
-{
-    for (int i = 0; i < lb->n_models; i++) {
-        const struct mieb_model_results *m = lb->rows[i].model;
-        if (want) {
-            size_t ln = strlen(m->name);
-            if (!strcmp(want, m->name) ||
-                (!strncmp(want, m->name, ln) && want[ln] == '@' && !strcmp(want + ln + 1, m->revision)))
-                return i;
-            continue;
-        }
-        if (!first_dir)
-            return -1;
-        size_t l = strlen(first_dir);
-        while (l > 1 && first_dir[l - 1] == '/')
-            l--;
-        if (!strncmp(m->dir, first_dir, l) && (m->dir[l] == '\0' || m->dir[l] == '/'))
-            return i;
-    }
-    return want ? -1 : 0;
-}
 
 /* --per-query MODEL=DIR, --resamples, --seed, --alpha, and what they give. */
 struct ci_opts {
@@ -71,9 +45,10 @@ static bool per_query_ok(const char *cmd, const char *opt, const char *val, void
 
 /* For every model named by --per-query other than the baseline, compare it with the baseline
    (cmp[row], NULL elsewhere). 2: a usage error (reported), 4: out of memory, 0: done. */
-static int compare_models(const struct ci_opts *o, const struct mieb_registry *reg, const struct mieb_leaderboard *lb,
-                          int base, const struct mieb_task *const *tasks, int n_tasks, struct mieb_cmp **cmp)
+static int compare_models(const struct ci_opts *o, const struct mieb_registry *reg, const struct mieb_board *bd,
+                          int base, struct mieb_cmp **cmp)
 {
+    const struct mieb_leaderboard *lb = &bd->lb;
     const char **dir = calloc((size_t)lb->n_models + 1, sizeof *dir);
     int rc = 0;
     if (!dir)
@@ -82,7 +57,7 @@ static int compare_models(const struct ci_opts *o, const struct mieb_registry *r
         const char *eq = strchr(o->spec[k], '=');
         char name[1024];
         snprintf(name, sizeof name, "%.*s", (int)(eq - o->spec[k]), o->spec[k]);
-        int row = find_baseline(lb, name, NULL);
+        int row = mieb_board_find_model(bd, name, NULL);
         if (row < 0 || !mieb_dir_exists(eq + 1)) {
             mieb_fprintf_esc(stderr, "mieb-eval report: --per-query %s: %s\n", o->spec[k],
                     row < 0 ? "no such model in the result folders" : "no such folder");
@@ -100,7 +75,7 @@ static int compare_models(const struct ci_opts *o, const struct mieb_registry *r
         if (i == base || !dir[i])
             continue;
         if (!(cmp[i] = calloc(1, sizeof *cmp[i])) ||
-            mieb_cmp_run(cmp[i], reg, tasks, n_tasks, dir[i], dir[base], o->R, o->alpha, (uint32_t)o->seed) != MIEB_OK) {
+            mieb_cmp_run(cmp[i], reg, bd->tasks, bd->n_tasks, dir[i], dir[base], o->R, o->alpha, (uint32_t)o->seed) != MIEB_OK) {
             mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
             rc = MIEB_EXIT_FATAL;
             break;
@@ -199,95 +174,47 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct report_args
     return r;
 }
 
+/* The board of the folders (board/board.h) as one page, with --per-query's intervals. */
 int mieb_cmd_report(int argc, char **argv)
 {
     struct report_args ra;
-    int rc;
+    int rc, base = 0;
     if (!mieb_cli_start(&mieb_report_spec, parse_args(argc, argv, &ra), NULL, &rc))
         return rc;
-    const char **dirs = ra.dirs, *bench_name = ra.bench_name, *html = ra.html;
-    const char *baseline = ra.baseline;
-    int n_dirs = ra.n_dirs;
-    struct ci_opts ci = ra.ci;
     struct mieb_registry reg;
-    mieb_status st;
+    struct mieb_board bd;
+    struct mieb_cmp **cmp = NULL; /* [n_models] with --per-query */
     if (!mieb_cli_registry("report", ra.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
-    const struct mieb_benchmark *bench = NULL;
-    if (bench_name && !(bench = mieb_registry_benchmark(&reg, bench_name))) {
-        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
-        mieb_registry_free(&reg);
-        return MIEB_EXIT_USAGE;
-    }
-    struct mieb_model_results *models = NULL;
-    int n_models = 0, n_bad = 0, base = 0;
-    const struct mieb_task **tasks = NULL;
-    int n_tasks = 0;
-    struct mieb_leaderboard lb = {0};
-    struct mieb_html page = {0};
-    cJSON **docs = NULL;
-    struct mieb_cmp **cmp = NULL; /* [n_models] with --per-query */
-    char **produced = NULL;       /* [n_models]: the tool and precision of each row (plan/manifest.h) */
-    st = mieb_results_scan(dirs, n_dirs, &models, &n_models, &n_bad);
-    if (st == MIEB_OK)
-        st = mieb_lb_pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
-    if (st == MIEB_OK)
-        st = mieb_leaderboard_compute(tasks, n_tasks, models, n_models, &lb);
-    if (st == MIEB_OK && n_models)
-        st = mieb_report_data_docs_load(&lb, &docs, &n_bad);
+    mieb_status st = mieb_board_open(&bd, &reg, ra.bench_name, ra.dirs, ra.n_dirs, 1);
     if (st != MIEB_OK) {
         mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
-        rc = st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_FATAL;
-        goto done;
-    }
-    if (!n_models) {
-        mieb_fprintf_esc(stderr, "mieb-eval report: no result files found under the folders given\n");
-        rc = MIEB_EXIT_TASK_FAILED;
-        goto done;
-    }
-    if ((base = find_baseline(&lb, baseline, dirs[0])) < 0) {
-        mieb_fprintf_esc(stderr, "mieb-eval report: --baseline %s: no such model in the result folders\n", baseline);
+        rc = bd.unknown_benchmark ? MIEB_EXIT_USAGE : st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_FATAL;
+    } else if ((base = mieb_board_find_model(&bd, ra.baseline, ra.dirs[0])) < 0) {
+        mieb_fprintf_esc(stderr, "mieb-eval report: --baseline %s: no such model in the result folders\n", ra.baseline);
         rc = MIEB_EXIT_USAGE;
-        goto done;
-    }
-    if (ci.n && !(cmp = calloc((size_t)n_models + 1, sizeof *cmp))) {
+    } else if (ra.ci.n && !(cmp = calloc((size_t)bd.n_models + 1, sizeof *cmp))) {
         rc = MIEB_EXIT_FATAL;
-        goto done;
+    } else if (!ra.ci.n || (rc = compare_models(&ra.ci, &reg, &bd, base, cmp)) == 0) {
+        if (mieb_board_write_report(&bd, base, (const struct mieb_cmp *const *)cmp, ra.ci.alpha, ra.html) != MIEB_OK) {
+            mieb_fprintf_esc(stderr, "mieb-eval report: %s: %s\n", ra.html, mieb_last_error());
+            rc = MIEB_EXIT_FATAL;
+        } else {
+            mieb_printf_esc("%s\n", ra.html);
+            if (bd.n_bad) {
+                mieb_fprintf_esc(stderr, "mieb-eval report: %d result file(s) could not be read (see above)\n",
+                                 bd.n_bad);
+                rc = MIEB_EXIT_TASK_FAILED;
+            }
+        }
     }
-    if (ci.n && (rc = compare_models(&ci, &reg, &lb, base, tasks, n_tasks, cmp)) != 0)
-        goto done;
-    if (mieb_manifest_produced_by_rows(&lb, &produced) != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
-        rc = MIEB_EXIT_FATAL;
-        goto done;
-    }
-    struct mieb_report_extras ex = {(const struct mieb_cmp *const *)cmp, ci.alpha, (const char *const *)produced};
-    st = mieb_report_page(&lb, docs, base, bench ? bench->name : NULL, &ex, &page);
-    if (st == MIEB_OK)
-        st = mieb_write_file_atomic(html, page.buf.data, page.buf.len);
-    if (st != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval report: %s: %s\n", html, mieb_last_error());
-        rc = MIEB_EXIT_FATAL;
-        goto done;
-    }
-    mieb_printf_esc("%s\n", html);
-    if (n_bad) {
-        mieb_fprintf_esc(stderr, "mieb-eval report: %d result file(s) could not be read (see above)\n", n_bad);
-        rc = MIEB_EXIT_TASK_FAILED;
-    }
-done:
-    for (int i = 0; cmp && i < n_models; i++)
+    for (int i = 0; cmp && i < bd.n_models; i++)
         if (cmp[i]) {
             mieb_cmp_free(cmp[i]);
             free(cmp[i]);
         }
     free(cmp);
-    mieb_manifest_produced_by_free(produced, n_models);
-    mieb_html_free(&page);
-    mieb_report_data_docs_free(docs, n_models * n_tasks);
-    mieb_leaderboard_free(&lb);
-    free(tasks);
-    mieb_model_results_free(models, n_models);
+    mieb_board_free(&bd);
     mieb_registry_free(&reg);
     return rc;
 }

@@ -1,192 +1,19 @@
 /*
  * cmd_summary.c - `mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--csv FILE] [--json FILE]`:
  * reads mteb result folders and prints the MIEB leaderboard numbers of every model
- * (Mean(TaskType), Mean(Task), per-type means, Borda rank; host/analysis/leaderboard.h),
- * sorted as the leaderboard sorts them; writes CSV and JSON on request.
+ * (Mean(TaskType), Mean(Task), per-type means, Borda rank: the library's board,
+ * host/board/), sorted as the leaderboard sorts them; writes CSV and JSON on request.
  */
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cjson/cJSON.h>
 
 #include "cli_options.h"
 #include "cli_start.h"
 #include "cli_registry.h"
 #include "commands.h"
+#include "../board/board_summary.h"
 #include "../config/registry.h"
 #include "../core/escape.h"
-#include "../core/fileutil.h"
-#include "../core/pyfloat.h"
-#include "../io/csv.h"
-#include "../json/json_py.h"
-#include "../io/results_reader.h"
-#include "../analysis/leaderboard.h"
-#include "../plan/manifest.h"
-
-/* A number as Python's repr would print it, or "" for a missing value (CSV). */
-static void fmt_num(double x, char *buf, size_t n)
-{
-    if (isnan(x))
-        buf[0] = '\0';
-    else
-        mieb_py_repr(x, buf, n);
-}
-
-static void fmt_pct(double x, char *buf, size_t n)
-{
-    if (isnan(x))
-        snprintf(buf, n, "-");
-    else
-        snprintf(buf, n, "%.2f", mieb_py_round(x * 100.0, 2));
-}
-
-static void print_table(const struct mieb_leaderboard *lb, char *const *by)
-{
-    char b1[32], b2[32];
-    size_t wname = 5, wrev = 8;
-    for (int i = 0; i < lb->n_models; i++) {
-        size_t l = mieb_escape(NULL, 0, lb->rows[i].model->name, (size_t)-1, MIEB_ESC_DISPLAY), /* as shown */
-               r = mieb_escape(NULL, 0, lb->rows[i].model->revision, (size_t)-1, MIEB_ESC_DISPLAY);
-        wname = l > wname ? l : wname;
-        wrev = r > wrev ? r : wrev;
-    }
-    mieb_printf_esc("%-4s  %-*s  %-*s  %14s  %10s  %11s  %9s", "Rank", (int)wname, "Model", (int)wrev, "Revision",
-           "Mean(TaskType)", "Mean(Task)", "Rank(Borda)", "Tasks");
-    for (int k = 0; k < lb->n_types; k++)
-        mieb_printf_esc("  %s", lb->types[k]);
-    mieb_printf_esc("  Produced by\n");
-    for (int p = 0; p < lb->n_models; p++) {
-        const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
-        char tasks[32], brank[16];
-        fmt_pct(row->mean_task_type, b1, sizeof b1);
-        fmt_pct(row->mean_task, b2, sizeof b2);
-        snprintf(tasks, sizeof tasks, "%d/%d", row->n_complete, lb->n_tasks);
-        if (row->borda_rank)
-            snprintf(brank, sizeof brank, "%d", row->borda_rank);
-        else
-            snprintf(brank, sizeof brank, "-");
-        mieb_printf_esc("%-4d  %-*s  %-*s  %14s  %10s  %11s  %9s", row->rank, (int)wname, row->model->name, (int)wrev,
-               row->model->revision, b1, b2, brank, tasks);
-        for (int k = 0; k < lb->n_types; k++) {
-            fmt_pct(row->type_mean[k], b1, sizeof b1);
-            mieb_printf_esc("  %*s", (int)strlen(lb->types[k]), b1);
-        }
-        mieb_printf_esc("  %s\n", by[lb->order[p]][0] ? by[lb->order[p]] : "-");
-    }
-}
-
-static mieb_status write_csv(const struct mieb_leaderboard *lb, char *const *by, const char *path)
-{
-    struct mieb_buf b = {0};
-    char num[40];
-    mieb_status st = MIEB_OK;
-    const char *fixed[] = {"Rank", "model", "revision", "Mean(TaskType)", "Mean(Task)", "Rank(Borda)",
-                           "n_tasks_scored", "n_tasks"};
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && st == MIEB_OK; i++)
-        st = mieb_csv_field(&b, fixed[i], i == 0);
-    for (int k = 0; k < lb->n_types && st == MIEB_OK; k++)
-        st = mieb_csv_field(&b, lb->types[k], false);
-    for (int t = 0; t < lb->n_tasks && st == MIEB_OK; t++)
-        st = mieb_csv_field(&b, lb->tasks[t]->name, false);
-    if (st == MIEB_OK)
-        st = mieb_csv_field(&b, "produced_by", false);
-    if (st == MIEB_OK)
-        st = mieb_buf_append(&b, "\n", 1);
-    for (int p = 0; p < lb->n_models && st == MIEB_OK; p++) {
-        const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
-        snprintf(num, sizeof num, "%d", row->rank);
-        st = mieb_csv_field(&b, num, true);
-        if (st == MIEB_OK)
-            st = mieb_csv_field(&b, row->model->name, false);
-        if (st == MIEB_OK)
-            st = mieb_csv_field(&b, row->model->revision, false);
-        fmt_num(row->mean_task_type, num, sizeof num);
-        if (st == MIEB_OK)
-            st = mieb_csv_field(&b, num, false);
-        fmt_num(row->mean_task, num, sizeof num);
-        if (st == MIEB_OK)
-            st = mieb_csv_field(&b, num, false);
-        if (row->borda_rank)
-            snprintf(num, sizeof num, "%d", row->borda_rank);
-        else
-            num[0] = '\0';
-        if (st == MIEB_OK)
-            st = mieb_csv_field(&b, num, false);
-        snprintf(num, sizeof num, "%d", row->n_complete);
-        if (st == MIEB_OK)
-            st = mieb_csv_field(&b, num, false);
-        snprintf(num, sizeof num, "%d", lb->n_tasks);
-        if (st == MIEB_OK)
-            st = mieb_csv_field(&b, num, false);
-        for (int k = 0; k < lb->n_types && st == MIEB_OK; k++) {
-            fmt_num(row->type_mean[k], num, sizeof num);
-            st = mieb_csv_field(&b, num, false);
-        }
-        for (int t = 0; t < lb->n_tasks && st == MIEB_OK; t++) {
-            fmt_num(row->task_score[t], num, sizeof num);
-            st = mieb_csv_field(&b, num, false);
-        }
-        if (st == MIEB_OK)
-            st = mieb_csv_field(&b, by[lb->order[p]], false);
-        if (st == MIEB_OK)
-            st = mieb_buf_append(&b, "\n", 1);
-    }
-    if (st == MIEB_OK)
-        st = mieb_write_file_atomic(path, b.data ? b.data : "", b.len);
-    mieb_buf_free(&b);
-    return st;
-}
-
-static mieb_status write_json(const struct mieb_leaderboard *lb, char *const *by, const char *bench, const char *path)
-{
-    cJSON *root = cJSON_CreateObject(), *models = cJSON_CreateArray(), *tasks = cJSON_CreateArray(),
-          *types = cJSON_CreateArray();
-    cJSON_AddItemToObject(root, "benchmark", bench ? cJSON_CreateString(bench) : cJSON_CreateNull());
-    for (int t = 0; t < lb->n_tasks; t++)
-        cJSON_AddItemToArray(tasks, cJSON_CreateString(lb->tasks[t]->name));
-    for (int k = 0; k < lb->n_types; k++)
-        cJSON_AddItemToArray(types, cJSON_CreateString(lb->types[k]));
-    cJSON_AddItemToObject(root, "tasks", tasks);
-    cJSON_AddItemToObject(root, "task_types", types);
-    for (int p = 0; p < lb->n_models; p++) {
-        const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
-        cJSON *m = cJSON_CreateObject(), *tm = cJSON_CreateObject(), *ts = cJSON_CreateObject(),
-              *missing = cJSON_CreateArray();
-        cJSON_AddNumberToObject(m, "Rank", row->rank);
-        cJSON_AddStringToObject(m, "model", row->model->name);
-        cJSON_AddStringToObject(m, "revision", row->model->revision);
-        cJSON_AddStringToObject(m, "path", row->model->dir);
-        const char *made = by[lb->order[p]];
-        cJSON_AddItemToObject(m, "produced_by", made[0] ? cJSON_CreateString(made) : cJSON_CreateNull());
-        cJSON_AddItemToObject(m, "Mean(TaskType)", mieb_json_num_or_null(row->mean_task_type));
-        cJSON_AddItemToObject(m, "Mean(Task)", mieb_json_num_or_null(row->mean_task));
-        cJSON_AddItemToObject(m, "Rank(Borda)",
-                              row->borda_rank ? cJSON_CreateNumber(row->borda_rank) : cJSON_CreateNull());
-        cJSON_AddItemToObject(m, "borda_points", mieb_json_num_or_null(row->borda_points));
-        for (int k = 0; k < lb->n_types; k++)
-            cJSON_AddItemToObject(tm, lb->types[k], mieb_json_num_or_null(row->type_mean[k]));
-        for (int t = 0; t < lb->n_tasks; t++) {
-            cJSON_AddItemToObject(ts, lb->tasks[t]->name, mieb_json_num_or_null(row->task_score[t]));
-            if (isnan(row->task_score[t]))
-                cJSON_AddItemToArray(missing, cJSON_CreateString(lb->tasks[t]->name));
-        }
-        cJSON_AddItemToObject(m, "task_types", tm);
-        cJSON_AddItemToObject(m, "task_scores", ts);
-        cJSON_AddItemToObject(m, "incomplete_tasks", missing);
-        cJSON_AddItemToArray(models, m);
-    }
-    cJSON_AddItemToObject(root, "models", models);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return mieb_fail(MIEB_ERR_OOM, "summary JSON");
-    mieb_status st = mieb_write_file_atomic(path, text, strlen(text));
-    free(text);
-    return st;
-}
 
 /* The command line of summary. */
 struct summary_args {
@@ -256,71 +83,40 @@ static enum mieb_cli_parsed parse_args(int argc, char **argv, struct summary_arg
     return r;
 }
 
-/* The task set: a benchmark's list, or every registry task that some folder has a file for. */
+/* The board of the folders (board/board.h): its table on stdout, CSV and JSON on request. The
+   task set: a benchmark's list, or every registry task that some folder has a file for. */
 int mieb_cmd_summary(int argc, char **argv)
 {
     struct summary_args sa;
     int rc;
     if (!mieb_cli_start(&mieb_summary_spec, parse_args(argc, argv, &sa), NULL, &rc))
         return rc;
-    const char **dirs = sa.dirs, *bench_name = sa.bench_name, *csv = sa.csv, *json = sa.json;
-    int n_dirs = sa.n_dirs;
     struct mieb_registry reg;
-    mieb_status st;
+    struct mieb_board bd;
     if (!mieb_cli_registry("summary", sa.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
-    const struct mieb_benchmark *bench = NULL;
-    if (bench_name && !(bench = mieb_registry_benchmark(&reg, bench_name))) {
-        mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
-        mieb_registry_free(&reg);
-        return MIEB_EXIT_USAGE;
-    }
-    struct mieb_model_results *models = NULL;
-    int n_models = 0, n_bad = 0;
-    const struct mieb_task **tasks = NULL;
-    int n_tasks = 0;
-    struct mieb_leaderboard lb = {0};
-    char **by = NULL; /* [n_models] by row index: what produced each row (plan/manifest.h) */
-    st = mieb_results_scan(dirs, n_dirs, &models, &n_models, &n_bad);
-    if (st == MIEB_OK)
-        st = mieb_lb_pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
-    if (st == MIEB_OK)
-        st = mieb_leaderboard_compute(tasks, n_tasks, models, n_models, &lb);
+    mieb_status st = mieb_board_open(&bd, &reg, sa.bench_name, sa.dirs, sa.n_dirs, 0);
     if (st != MIEB_OK) {
         mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
-        rc = st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_FATAL;
-        goto done;
+        rc = bd.unknown_benchmark                      ? MIEB_EXIT_USAGE
+             : st == MIEB_ERR_NOT_FOUND               ? MIEB_EXIT_TASK_FAILED
+                                                      : MIEB_EXIT_FATAL;
+    } else {
+        mieb_board_print_table(stdout, &bd);
+        if (sa.csv && mieb_board_write_csv(&bd, sa.csv) != MIEB_OK) {
+            mieb_fprintf_esc(stderr, "mieb-eval summary: %s: %s\n", sa.csv, mieb_last_error());
+            rc = MIEB_EXIT_FATAL;
+        }
+        if (sa.json && mieb_board_write_json(&bd, sa.json) != MIEB_OK) {
+            mieb_fprintf_esc(stderr, "mieb-eval summary: %s: %s\n", sa.json, mieb_last_error());
+            rc = MIEB_EXIT_FATAL;
+        }
+        if (rc == MIEB_EXIT_OK && bd.n_bad) {
+            mieb_fprintf_esc(stderr, "mieb-eval summary: %d result file(s) could not be read (see above)\n", bd.n_bad);
+            rc = MIEB_EXIT_TASK_FAILED;
+        }
     }
-    if (!n_models) {
-        mieb_fprintf_esc(stderr, "mieb-eval summary: no result files found under the folders given\n");
-        rc = MIEB_EXIT_TASK_FAILED;
-        goto done;
-    }
-    mieb_printf_esc("benchmark: %s (%d tasks, %d task types), %d model revisions\n", bench ? bench->name : "(tasks found)",
-           n_tasks, lb.n_types, n_models);
-    if ((st = mieb_manifest_produced_by_rows(&lb, &by)) != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
-        rc = MIEB_EXIT_FATAL;
-        goto done;
-    }
-    print_table(&lb, by);
-    if (csv && (st = write_csv(&lb, by, csv)) != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval summary: %s: %s\n", csv, mieb_last_error());
-        rc = MIEB_EXIT_FATAL;
-    }
-    if (json && (st = write_json(&lb, by, bench ? bench->name : NULL, json)) != MIEB_OK) {
-        mieb_fprintf_esc(stderr, "mieb-eval summary: %s: %s\n", json, mieb_last_error());
-        rc = MIEB_EXIT_FATAL;
-    }
-    if (rc == MIEB_EXIT_OK && n_bad) {
-        mieb_fprintf_esc(stderr, "mieb-eval summary: %d result file(s) could not be read (see above)\n", n_bad);
-        rc = MIEB_EXIT_TASK_FAILED;
-    }
-done:
-    mieb_manifest_produced_by_free(by, lb.n_models);
-    mieb_leaderboard_free(&lb);
-    free(tasks);
-    mieb_model_results_free(models, n_models);
+    mieb_board_free(&bd);
     mieb_registry_free(&reg);
     return rc;
 }

@@ -314,8 +314,9 @@ void mieb_progress_start(enum mieb_progress_mode mode, int n_tasks, long total_u
 }
 
 /* A task begins (index from 0). */
-static void mieb_progress_task_begin(int index, const char *task)
+static void mieb_progress_task_begin(void *user, int index, const char *task)
 {
+    (void)user;
     pthread_mutex_lock(&S.mu);
     S.cur_index = index;
     S.task_units_done = 0;
@@ -327,8 +328,9 @@ static void mieb_progress_task_begin(int index, const char *task)
 }
 
 /* A (split, subset) of the current task begins. */
-static void mieb_progress_subset(const char *split, const char *subset)
+static void mieb_progress_subset(void *user, const char *split, const char *subset)
 {
+    (void)user;
     pthread_mutex_lock(&S.mu);
     set_str(S.split, sizeof S.split, split);
     set_str(S.subset, sizeof S.subset, subset);
@@ -338,8 +340,9 @@ static void mieb_progress_subset(const char *split, const char *subset)
 }
 
 /* A unit of work is done. */
-static void mieb_progress_unit_done(void)
+static void mieb_progress_unit_done(void *user)
 {
+    (void)user;
     pthread_mutex_lock(&S.mu);
     S.units_done++;
     S.task_units_done++;
@@ -349,8 +352,9 @@ static void mieb_progress_unit_done(void)
 }
 
 /* The current task ended (ok, failed or skipped); `units` is its unit count (done ones are not double counted). */
-static void mieb_progress_task_end(const char *task, const char *outcome, long units)
+static void mieb_progress_task_end(void *user, const char *task, const char *outcome, long units)
 {
+    (void)user;
     pthread_mutex_lock(&S.mu);
     S.tasks_done++;
     if (outcome && !strcmp(outcome, "skipped")) /* no work done: not part of the rate */
@@ -393,18 +397,28 @@ void mieb_progress_stop(void)
 }
 
 /* The scoring and merge loops' side on this terminal (plan/run_loop.h). */
-static void say_task_failed(const char *task, const char *verb, mieb_status st)
+/* run: the progress begins, in the mode the hooks' user points at (NULL: none). */
+static void progress_begin(void *mode, int n_tasks, long units)
 {
+    if (mode)
+        mieb_progress_start(*(const enum mieb_progress_mode *)mode, n_tasks, units, 0.0);
+}
+
+static void say_task_failed(void *user, const char *task, const char *verb, mieb_status st)
+{
+    (void)user;
     mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval: error: ", "task %s not %s (%s): %s", task, verb, mieb_status_str(st),
                  mieb_last_error());
 }
 
-static void task_context(const char *task)
+static void task_context(void *user, const char *task)
 {
+    (void)user;
     mieb_cli_log_context(task, NULL, NULL);
 }
 
 const struct mieb_loop_hooks mieb_cli_loop_hooks = {
+    .run_begin = progress_begin,
     .task_begin = mieb_progress_task_begin,
     .subset_begin = mieb_progress_subset,
     .unit_done = mieb_progress_unit_done,

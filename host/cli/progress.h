@@ -52,7 +52,8 @@ void mieb_progress_start(enum mieb_progress_mode mode, int n_tasks, long total_u
 /** Stop the thread, erase the live line and restore plain logging. Idempotent. */
 void mieb_progress_stop(void);
 
-/** The loops of run and merge report here: this progress, the failures said, the task of the log lines. */
+/** The loops of run and merge report here: this progress, the failures said, the task of the log
+    lines. Their user: a const enum mieb_progress_mode * (run's --progress; NULL: no progress). */
 extern const struct mieb_loop_hooks mieb_cli_loop_hooks;
 
 #endif

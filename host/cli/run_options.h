@@ -11,38 +11,23 @@
 
 #include "cli_options.h"
 #include "progress.h"
-#include "../plan/task_select.h"
+#include "../plan/run_session.h"
 
 #define MAX_TASKS MIEB_PLAN_MAX_TASKS
 #define MAX_BENCHMARKS 16
 
+/* The session's options (plan/run_session.h) and what only the command line has: the lists'
+   storage, logging, progress, --export, and which options were given. */
 struct run_opts {
-    const char *task_data, *emb, *out, *device, *sim_override, *overwrite, *precision;
+    struct mieb_run_options s;        /* every run option; s.select's lists point at the arrays below */
     const char *tasks[MAX_TASKS];
-    int n_tasks;
     const char *benchmarks[MAX_BENCHMARKS];
-    int n_benchmarks;
-    size_t mem_limit;
-    int threads;
+    const char *task_types[32];       /* --task-types T ... */
+    const char *eval_splits[16];      /* --eval-splits S ... */
+    const char *languages[32];        /* -l/--languages L ... */
     struct mieb_cli_log log;          /* -v, -q, --log-format */
     enum mieb_progress_mode progress; /* --progress */
-    const char *per_query;           /* --per-query DIR */
-    int kmeans_full; /* --kmeans full */
-    int probe_cpu;   /* --probe-device cpu */
-    long shard_index, num_shards; /* --shard-index I --num-shards K; num_shards 0: not sharded */
-    bool shard_index_set;
-    long corpus_parts, corpus_part; /* --corpus-parts K --corpus-part I; corpus_parts 0: off */
-    bool corpus_part_set;
-    const char *partials_dir;       /* --partials-dir DIR */
-    const char *task_types[32];     /* --task-types T ...: keep only tasks of these mteb types */
-    int n_task_types;
-    const char *eval_splits[16];    /* --eval-splits S ...: score only these splits */
-    int n_eval_splits;
-    const char *languages[32];      /* -l/--languages L ...: score only the subsets in these languages */
-    int n_languages;
-    bool overwrite_given;           /* --overwrite-strategy was given (the summary says when the default skipped) */
-    const char *model, *model_revision; /* -m/--model, --model-revision: must match model_meta.json */
-    const char *export_dir;             /* --export DIR: DIR/task-data and DIR/embeddings */
+    const char *export_dir;           /* --export DIR: DIR/task-data and DIR/embeddings */
     char export_paths[2][PATH_MAX];
 };
 

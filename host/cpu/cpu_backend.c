@@ -27,6 +27,7 @@
 #include "../screen/screen.h"
 #include "../topk/topk_heap.h"
 #include "../topk/topk_reservoir.h"
+#include "blas_tune.h"
 #include "cpu_backend.h"
 #include "cpu_kernels.h"
 #include "cpu_pairwise.h"
@@ -536,6 +537,20 @@ static mieb_status cpu_lr_predict(struct mieb_backend *be, const float *coef, co
     return mieb_cpu_lr_predict(coef, intercept, n_problems, KK, D, X, n, cx->n_threads, out);
 }
 
+void mieb_cpu_describe(mieb_describe_fn put, void *user)
+{
+    put(user, "fixed_order_dot", mieb_canon_isa_name(mieb_canon_isa()));
+    put(user, "screen", mieb_screen_kernel_name());
+    put(user, "screen_floored", mieb_screen_kernel_name_for(1));
+    put(user, "openblas_core", mieb_blas_corename());
+}
+
+static void cpu_describe(struct mieb_backend *be, mieb_describe_fn put, void *user)
+{
+    (void)be;
+    mieb_cpu_describe(put, user);
+}
+
 static const struct mieb_backend_i cpu_iface = {
     /* .name            = */ "cpu",
     /* .free            = */ cpu_free,
@@ -556,6 +571,7 @@ static const struct mieb_backend_i cpu_iface = {
     /* .topk_block_floor = */ cpu_topk_block_floor,
     /* every operation it has, at every size */
     /* .supports         = */ NULL,
+    /* .describe         = */ cpu_describe,
 };
 
 mieb_status mieb_backend_cpu_init(const struct mieb_backend_opts *opts, struct mieb_backend **out)

@@ -11,4 +11,8 @@
 /** A CPU backend with opts (NULL: all defaults). */
 mieb_status mieb_backend_cpu_init(const struct mieb_backend_opts *opts, struct mieb_backend **out);
 
+/** The CPU's kernels (the fixed-order dot, the screens, OpenBLAS's core), as its describe slot
+    names them: also what runs the host's share of any other backend's run (dispatch.h). */
+void mieb_cpu_describe(mieb_describe_fn put, void *user);
+
 #endif

@@ -171,3 +171,26 @@ bool mieb_dispatch_lr_batch_available(struct mieb_backend *be, int64_t n_problem
     }
     return st == MIEB_OK;
 }
+
+/* The describe slots' put, with the backend's name added. */
+struct named_put {
+    mieb_dispatch_describe_fn put;
+    void *user;
+    const char *backend;
+};
+
+static void put_named(void *user, const char *key, const char *value)
+{
+    const struct named_put *np = user;
+    np->put(np->user, np->backend, key, value);
+}
+
+void mieb_dispatch_describe(struct mieb_backend *be, mieb_dispatch_describe_fn put, void *user)
+{
+    struct named_put cpu = {put, user, "cpu"};
+    mieb_cpu_describe(put_named, &cpu);
+    if (be && strcmp(be->iface.name, "cpu") && be->iface.describe) {
+        struct named_put own = {put, user, be->iface.name};
+        be->iface.describe(be, put_named, &own);
+    }
+}

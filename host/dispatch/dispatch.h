@@ -51,4 +51,12 @@ mieb_status mieb_dispatch_lr_predict(struct mieb_backend *be, const float *coef,
  */
 bool mieb_dispatch_lr_batch_available(struct mieb_backend *be, int64_t n_problems, int64_t n, int64_t D, int64_t K);
 
+/**
+ * What a run on be computes with: put(user, "cpu", key, value) for the CPU's kernels, which
+ * run the host's share (and every operation the CPU takes over) on any backend, then
+ * put(user, be's name, key, value) for be's own describe slot when be is not the CPU.
+ */
+typedef void (*mieb_dispatch_describe_fn)(void *user, const char *backend, const char *key, const char *value);
+void mieb_dispatch_describe(struct mieb_backend *be, mieb_dispatch_describe_fn put, void *user);
+
 #endif

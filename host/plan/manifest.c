@@ -12,9 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cpu/blas_tune.h"
-#include "../canon/canon_dot.h"
-#include "../screen/screen.h"
+#include "../dispatch/dispatch.h"
 #include "../core/fileutil.h"
 #include "../analysis/leaderboard.h"
 
@@ -32,17 +30,29 @@ static void utc_now(char *buf, size_t n, int compact)
     strftime(buf, n, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-mieb_status mieb_manifest_begin(struct mieb_manifest *m, int argc, char **argv, const char *device,
+/* A kernel the backends describe (dispatch.h): the CPU's under cpu_kernels, the device's under
+   <backend>_kernels. */
+static void put_kernel(void *root, const char *backend, const char *key, const char *value)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s_kernels", backend);
+    cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, name);
+    if (!obj)
+        obj = cJSON_AddObjectToObject(root, name);
+    if (obj)
+        cJSON_AddStringToObject(obj, key, value ? value : "");
+}
+
+mieb_status mieb_manifest_begin(struct mieb_manifest *m, int argc, char **argv, struct mieb_backend *be,
                                 const char *precision, const char *model, const char *revision)
 {
     char now[32], tool[128];
     *m = (struct mieb_manifest){0};
     m->root = cJSON_CreateObject();
     m->tasks = cJSON_CreateObject();
-    cJSON *cmd = cJSON_CreateArray(), *kernels = cJSON_CreateObject();
-    if (!m->root || !m->tasks || !cmd || !kernels) {
+    cJSON *cmd = cJSON_CreateArray();
+    if (!m->root || !m->tasks || !cmd) {
         cJSON_Delete(cmd);
-        cJSON_Delete(kernels);
         mieb_manifest_free(m);
         return mieb_fail(MIEB_ERR_OOM, "run manifest");
     }
@@ -55,13 +65,9 @@ mieb_status mieb_manifest_begin(struct mieb_manifest *m, int argc, char **argv, 
     for (int i = 0; i < argc; i++)
         cJSON_AddItemToArray(cmd, cJSON_CreateString(argv[i]));
     cJSON_AddItemToObject(m->root, "command", cmd);
-    cJSON_AddStringToObject(m->root, "device", device);
+    cJSON_AddStringToObject(m->root, "device", be ? be->iface.name : "");
     cJSON_AddStringToObject(m->root, "precision", precision);
-    cJSON_AddStringToObject(kernels, "fixed_order_dot", mieb_canon_isa_name(mieb_canon_isa()));
-    cJSON_AddStringToObject(kernels, "screen", mieb_screen_kernel_name());
-    cJSON_AddStringToObject(kernels, "screen_floored", mieb_screen_kernel_name_for(1));
-    cJSON_AddStringToObject(kernels, "openblas_core", mieb_blas_corename());
-    cJSON_AddItemToObject(m->root, "cpu_kernels", kernels);
+    mieb_dispatch_describe(be, put_kernel, m->root);
     cJSON_AddStringToObject(m->root, "model", model);
     cJSON_AddStringToObject(m->root, "revision", revision);
     cJSON_AddStringToObject(m->root, "started", now);

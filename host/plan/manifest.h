@@ -4,8 +4,8 @@
  * mteb's and mieb-eval's readers of the revision folder never take it for a result).
  *
  * It holds the tool (mieb-eval's version and the commit it was built from), the command line,
- * the device, the CPU kernels and the precision used, the model, the start and end times, the
- * run's closing summary, and per task a fingerprint of each input file it read: the path, the
+ * the device, the kernels (the CPU's, and a GPU's: dispatch.h) and the precision used, the
+ * model, the start and end times, the run's closing summary, and per task a fingerprint of each input file it read: the path, the
  * size, the modification time and an FNV-1a hash of the first and last 64 KiB. The
  * fingerprint identifies the files cheaply (a corpus of many gigabytes is not read again); it
  * is not a proof that no byte in between changed. `summary` and `report` read the newest
@@ -19,6 +19,7 @@
 #include "../core/status.h"
 
 struct mieb_leaderboard; /* analysis/leaderboard.h */
+struct mieb_backend;     /* backend/backend.h */
 
 struct mieb_manifest {
     cJSON *root;
@@ -26,8 +27,9 @@ struct mieb_manifest {
     char stamp[32];
 };
 
-/** Start a manifest for this command line, device ("cpu", "cuda ..."), precision and model. */
-mieb_status mieb_manifest_begin(struct mieb_manifest *m, int argc, char **argv, const char *device,
+/** Start a manifest for this command line, backend (its name and kernels, as its describe slot
+    and dispatch's name them), precision and model. */
+mieb_status mieb_manifest_begin(struct mieb_manifest *m, int argc, char **argv, struct mieb_backend *be,
                                 const char *precision, const char *model, const char *revision);
 /** Record the input files of a task: its task-data file and every file under <emb>/<task>/. */
 void mieb_manifest_task(struct mieb_manifest *m, const char *task, const char *task_data_file, const char *emb_dir);

@@ -61,7 +61,7 @@ static mieb_status score_one_subset(struct task_scoring *ts, const char *split, 
     if (!mieb_taskdata_has_group(ts->td, split, subset))
         return mieb_fail(MIEB_ERR_BAD_DATA, "%s: group /%s/%s is missing (task %s evaluates split %s, subset %s)",
                          ts->path, split, subset, ts->task->name, split, subset);
-    plan->hooks->subset_begin(split, subset);
+    plan->hooks->subset_begin(plan->hooks_user, split, subset);
     cJSON *sub = cJSON_CreateObject();
     cJSON_AddItemToArray(list, sub);
     struct mieb_stage_times times = {0};
@@ -70,7 +70,7 @@ static mieb_status score_one_subset(struct task_scoring *ts, const char *split, 
     MIEB_TRY(ts->score_subset(&rcs, ts->task, ts->td, split, subset, sub));
     MIEB_TRY(mieb_results_finish_subset(sub, ts->task, subset, plan->precision));
     add_stage_phases(ts->phases, ts->task, split, subset, &times, start, mieb_now() - ts->t0);
-    plan->hooks->unit_done();
+    plan->hooks->unit_done(plan->hooks_user);
     return MIEB_OK;
 }
 
@@ -180,15 +180,16 @@ static int run_one(const struct mieb_run_plan *plan, int i, const struct mieb_ta
                    int *failed, int *fatal)
 {
     const struct mieb_loop_hooks *h = plan->hooks;
+    void *u = plan->hooks_user;
     const struct mieb_part_opts *part = plan->part;
     char p[PATH_MAX + 256];
     bool as_part = part && t->family == MIEB_FAMILY_RETRIEVAL;
-    h->task_begin(i, t->name);
+    h->task_begin(u, i, t->name);
     snprintf(p, sizeof p, "%s/%s.json", plan->results_dir, t->name);
     if (part && !as_part && part->part != 0) {
         MIEB_LOGI("%s: not a retrieval task, scored by corpus part 0 only: skipped", t->name);
         mieb_outcome_add(oc, t->name, MIEB_OUTCOME_SKIPPED, 0.0, "scored by corpus part 0", 0);
-        h->task_end(t->name, "skipped", mieb_task_units(t));
+        h->task_end(u, t->name, "skipped", mieb_task_units(t));
         return 0;
     }
     mieb_clear_error();
@@ -199,7 +200,7 @@ static int run_one(const struct mieb_run_plan *plan, int i, const struct mieb_ta
                          plan->overwrite_given ? "result exists" : "result exists (--overwrite-strategy always rescores)",
                          0);
         mieb_outcome_score_from(oc, p);
-        h->task_end(t->name, "skipped", mieb_task_units(t));
+        h->task_end(u, t->name, "skipped", mieb_task_units(t));
         return 0;
     }
     double t0 = mieb_now();
@@ -209,53 +210,58 @@ static int run_one(const struct mieb_run_plan *plan, int i, const struct mieb_ta
     if (st == MIEB_ERR_INTERRUPTED || (st != MIEB_OK && *plan->rc->interrupted))
         return 1; /* a read cut short by the signal (EINTR) is the stop, not a bad input */
     if (st != MIEB_OK) {
-        h->task_failed(t->name, "scored", st);
-        mieb_outcome_add(oc, t->name, MIEB_OUTCOME_FAILED, mieb_now() - t0, mieb_last_error(),
-                         st == MIEB_ERR_NOT_FOUND);
+        h->task_failed(u, t->name, "scored", st);
+        if (mieb_outcome_add(oc, t->name, MIEB_OUTCOME_FAILED, mieb_now() - t0, mieb_last_error(),
+                             st == MIEB_ERR_NOT_FOUND) == MIEB_OK)
+            mieb_outcome_status(oc, st);
         (*failed)++;
         if (st == MIEB_ERR_CUDA || st == MIEB_ERR_CUBLAS)
             *fatal = 1;
-        h->task_end(t->name, "failed", mieb_task_units(t));
+        h->task_end(u, t->name, "failed", mieb_task_units(t));
         return 0;
     }
-    h->task_context(t->name); /* task-level line */
+    h->task_context(u, t->name); /* task-level line */
     if (as_part && written == 0) { /* every partial of this part was there, complete: nothing was scored */
         mieb_outcome_add(oc, t->name, MIEB_OUTCOME_SKIPPED, 0.0, "corpus part exists", 0);
-        h->task_end(t->name, "skipped", mieb_task_units(t));
+        h->task_end(u, t->name, "skipped", mieb_task_units(t));
         return 0;
     }
     MIEB_LOGD("%s: scored in %.2f s -> %s", t->name, mieb_now() - t0, as_part ? part->dir : p);
     mieb_outcome_add(oc, t->name, MIEB_OUTCOME_SCORED, mieb_now() - t0, as_part ? "corpus part" : NULL, 0);
     if (!as_part)
         mieb_outcome_score_from(oc, p);
-    h->task_end(t->name, "scored", mieb_task_units(t));
+    h->task_end(u, t->name, "scored", mieb_task_units(t));
     return 0;
 }
 
 void mieb_run_plan_score(const struct mieb_run_plan *plan, const struct mieb_task_list *todo,
                          struct mieb_outcomes *oc, int *failed, int *fatal)
 {
+    long units = 0;
+    for (int i = 0; i < todo->n; i++)
+        units += mieb_task_units(todo->v[i]); /* --per-query: every family writes its files */
+    plan->hooks->run_begin(plan->hooks_user, todo->n, units);
     for (int i = 0; i < todo->n && !*plan->rc->interrupted; i++)
         if (run_one(plan, i, todo->v[i], oc, failed, fatal))
             break;
 }
 
 void mieb_run_plan_merge(const struct mieb_merge_opts *mo, const struct mieb_task_list *todo,
-                         const struct mieb_loop_hooks *hooks, int *merged, int *failed)
+                         const struct mieb_loop_hooks *hooks, void *hooks_user, int *merged, int *failed)
 {
     for (int i = 0; i < todo->n; i++) {
         mieb_clear_error();
-        hooks->task_context(todo->v[i]->name);
+        hooks->task_context(hooks_user, todo->v[i]->name);
         mieb_status st = mieb_merge_task(todo->v[i], mo);
         if (st != MIEB_OK) {
-            hooks->task_failed(todo->v[i]->name, "merged", st);
+            hooks->task_failed(hooks_user, todo->v[i]->name, "merged", st);
             (*failed)++;
             continue;
         }
         (*merged)++;
         MIEB_LOGI("%s: merged -> %s/%s.json", todo->v[i]->name, mo->results_dir, todo->v[i]->name);
     }
-    hooks->task_context(NULL);
+    hooks->task_context(hooks_user, NULL);
 }
 
 /* The results folder is swept one level down too: its .mieb-eval/ holds the run manifest,

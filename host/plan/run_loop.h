@@ -16,15 +16,17 @@
 #include "run_outcome.h"
 #include "task_select.h"
 
-/* The command's side of the loop; every hook must be set. */
+/* The caller's side of the loop; every hook must be set, and each gets the plan's hooks_user
+   (the caller's state: the program's terminal, the public API's call). */
 struct mieb_loop_hooks {
-    void (*task_begin)(int index, const char *task);
-    void (*subset_begin)(const char *split, const char *subset);
-    void (*unit_done)(void);
-    void (*task_end)(const char *task, const char *outcome, long units);
+    void (*run_begin)(void *user, int n_tasks, long units); /* before the first task: the work ahead */
+    void (*task_begin)(void *user, int index, const char *task);
+    void (*subset_begin)(void *user, const char *split, const char *subset);
+    void (*unit_done)(void *user);
+    void (*task_end)(void *user, const char *task, const char *outcome, long units);
     /* say that a task failed with st (its detail is mieb_last_error()); verb: "scored", "merged" */
-    void (*task_failed)(const char *task, const char *verb, mieb_status st);
-    void (*task_context)(const char *task); /* NULL: none */
+    void (*task_failed)(void *user, const char *task, const char *verb, mieb_status st);
+    void (*task_context)(void *user, const char *task); /* NULL: none */
 };
 
 /* What `run` decided from its command line. */
@@ -39,22 +41,24 @@ struct mieb_run_plan {
     const struct mieb_part_opts *part; /* corpus parts, or NULL */
     struct mieb_manifest *man;
     const struct mieb_loop_hooks *hooks;
+    void *hooks_user;
 };
 
 /** Units of progress of a task: its (split, subset) pairs; an aggregate counts one. */
 long mieb_task_units(const struct mieb_task *t);
 
 /**
- * Score the tasks in order until the list ends or a signal stops it (*plan->rc->interrupted).
- * Each task's outcome is added to oc; *failed counts the failed tasks and *fatal is set when a
- * failure leaves the device unusable (CUDA, cuBLAS).
+ * Score the tasks in order until the list ends or a signal stops it (*plan->rc->interrupted),
+ * after telling hooks->run_begin the work ahead. Each task's outcome, with its status, is added
+ * to oc; *failed counts the failed tasks and *fatal is set when a failure leaves the device
+ * unusable (CUDA, cuBLAS).
  */
 void mieb_run_plan_score(const struct mieb_run_plan *plan, const struct mieb_task_list *todo,
                          struct mieb_outcomes *oc, int *failed, int *fatal);
 
 /** Merge each task's corpus parts into its result (`merge`); *merged and *failed count them. */
 void mieb_run_plan_merge(const struct mieb_merge_opts *mo, const struct mieb_task_list *todo,
-                         const struct mieb_loop_hooks *hooks, int *merged, int *failed);
+                         const struct mieb_loop_hooks *hooks, void *hooks_user, int *merged, int *failed);
 
 /**
  * Before a command writes into results_dir, per_query and partials_dir (each may be NULL but

@@ -22,8 +22,22 @@ mieb_status mieb_outcome_add(struct mieb_outcomes *o, const char *task, enum mie
         o->cap = cap;
     }
     char *copy = note ? strdup(note) : NULL;
-    o->v[o->n++] = (struct mieb_outcome){task, kind, NAN, seconds, copy, missing_input};
+    o->v[o->n++] = (struct mieb_outcome){task, kind, NAN, seconds, copy, missing_input, MIEB_OK};
     o->counts[kind]++;
+    return MIEB_OK;
+}
+
+void mieb_outcome_status(struct mieb_outcomes *o, mieb_status st)
+{
+    if (o->n)
+        o->v[o->n - 1].status = st;
+}
+
+mieb_status mieb_outcomes_device_failure(const struct mieb_outcomes *o)
+{
+    for (int i = 0; i < o->n; i++)
+        if (o->v[i].status == MIEB_ERR_CUDA || o->v[i].status == MIEB_ERR_CUBLAS)
+            return o->v[i].status;
     return MIEB_OK;
 }
 

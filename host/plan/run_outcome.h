@@ -21,6 +21,7 @@ struct mieb_outcome {
     double seconds;
     char *note;          /* failure: its first error; skip: why; owned, may be NULL */
     int missing_input;   /* the failure was an input that is not there (a hint to inspect) */
+    mieb_status status;  /* a failure's status (MIEB_OK otherwise) */
 };
 
 struct mieb_outcomes {
@@ -32,6 +33,10 @@ struct mieb_outcomes {
 /** Record one task's outcome (note is copied). Out of memory is reported and the entry dropped. */
 mieb_status mieb_outcome_add(struct mieb_outcomes *o, const char *task, enum mieb_outcome_kind kind, double seconds,
                              const char *note, int missing_input);
+/** The status the last entry, a failure, failed with. */
+void mieb_outcome_status(struct mieb_outcomes *o, mieb_status st);
+/** The status of the first failure that left the device unusable (CUDA, cuBLAS), else MIEB_OK. */
+mieb_status mieb_outcomes_device_failure(const struct mieb_outcomes *o);
 /** The main score of a result file (TaskResult.get_score), for the last scored entry; NaN when unreadable. */
 void mieb_outcome_score_from(struct mieb_outcomes *o, const char *result_path);
 /** The summary as one JSON object: counts, and per task its outcome, main score, seconds, note. */

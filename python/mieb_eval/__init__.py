@@ -4,16 +4,18 @@
     scores, indices = mieb_eval.search(queries, corpus, top_k=10)   # mteb's search, exactly
     result = mieb_eval.score("CIFAR10", {"train": ..., "eval": ...}, task_data="task-data/")
     mieb_eval.run(export="out/export", benchmarks=["MIEB(lite)"], output_folder="out")
+    mieb_eval.summary("out/results", "MIEB(lite)")                   # the leaderboard rows
 
 The engine is the C library of the `mieb-eval` program (include/mieb.h); docs/PYTHON.md
 describes the API, and mieb_eval.mteb.SearchIndex plugs it into mteb.evaluate.
 """
-__all__ = ["Engine", "search", "score", "run", "evaluate", "MiebError", "InvalidArgument", "BadData", "NotFound",
-           "NoDevice", "DeviceError", "ConfigError", "InternalError", "__version__"]
+__all__ = ["Engine", "search", "score", "run", "summary", "report", "evaluate", "MiebError", "InvalidArgument",
+           "BadData", "NotFound", "NoDevice", "DeviceError", "ConfigError", "InternalError", "__version__"]
 
 # Loaded on first use, so that mieb_eval.export (the exporter, which needs mteb but not the C
 # library) imports where the library is not built.
-_WHERE = {"Engine": "._engine", "search": "._search", "score": "._score", "run": "._run", "evaluate": "._evaluate",
+_WHERE = {"Engine": "._engine", "search": "._search", "score": "._score", "run": "._run", "summary": "._board",
+          "report": "._board", "evaluate": "._evaluate",
           "MiebError": ".errors", "InvalidArgument": ".errors", "BadData": ".errors", "NotFound": ".errors",
           "NoDevice": ".errors", "DeviceError": ".errors", "ConfigError": ".errors", "InternalError": ".errors"}
 

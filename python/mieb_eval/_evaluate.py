@@ -2,18 +2,16 @@
 
 The model is encoded in this process by the exporter (mieb_eval.export, the code of
 tools/mieb-export: every task's roles encoded as mteb's own evaluation would encode them), then
-scored in this process as mieb_eval.run scores (the library's mieb_run), and the leaderboard summary
-and report are written by the package's program; the files are those tools/mieb-eval-model
-writes, and an interrupted call resumes where it stopped when called again with the same
-output folder.
+scored in this process as mieb_eval.run scores (the library's mieb_run), and the leaderboard
+summary and report are written by the library too (mieb_eval.summary, mieb_eval.report): no
+program is started. The files are those tools/mieb-eval-model writes, and an interrupted call
+resumes where it stopped when called again with the same output folder.
 """
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
-from ._paths import program_path
-from .errors import MiebError
 
 logger = logging.getLogger("mieb_eval")
 
@@ -43,16 +41,16 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
     summary.txt, .csv, .json and report.html.
 
     Returns the mteb.TaskResult of each task scored. A task that could not be exported or
-    scored is named in a warning on the `mieb_eval` logger and left out.
+    scored is named in a warning on the `mieb_eval` logger and left out. A summary or report
+    that cannot be written raises (MiebError), leaving no file half written.
     """
-    import os
-
     import mteb
 
+    from ._board import report, summary
     from ._engine import Engine
     from ._run import _run_library, _size
     from .export.device import check_device
-    from .export.eval_model import load_model, summarize
+    from .export.eval_model import load_model
     from .export.export import REGISTRY_NAME, export
 
     encode_device = None if device == "auto" else check_device(device)
@@ -61,23 +59,25 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
     task_objs, own = _task_objects(mteb, tasks, benchmark)
     out = Path(output_folder)
     exp = out / "export"
-    summary = export(model, task_objs, exp / "task-data", exp / "embeddings",
+    exported = export(model, task_objs, exp / "task-data", exp / "embeddings",
                      encode_kwargs={"batch_size": batch_size}, dtype=dtype, num_proc=num_proc)
-    for name, why in dict(summary["failed"]).items():
+    for name, why in dict(exported["failed"]).items():
         logger.warning("%s: not exported: %s", name, why)
     names = [t.metadata.name for t in task_objs]
     registry = str(exp / "task-data" / REGISTRY_NAME) if own else None  # MODULE:CLASS tasks: the export's
-    # run's library step alone: the leaderboard summary is written below, once
     with Engine(score_device or device, mem_limit=_size(mem_limit or 0), registry=registry) as eng:
         res = _run_library(exp / "task-data", exp / "embeddings", out, None if benchmark else names,
                            [benchmark] if benchmark else None, device, {"overwrite_strategy": "only-missing",
                                                                          "engine": eng})
-    for t in res.outcomes.get("tasks", []):
-        if t.get("outcome") == "failed":
-            logger.warning("%s: not scored: %s", t["task"], t.get("error", ""))
-    env = dict(os.environ, **({"MIEB_REGISTRY": registry} if registry else {}))
-    if isinstance(summarize(str(program_path()), out, ["-b", benchmark] if benchmark else [], env), int):
-        raise MiebError(f"mieb-eval could not write the summary or the report of {out / 'results'}; "
-                        "its message is above", 4)
+        for t in res.outcomes.get("tasks", []):
+            if t.get("outcome") == "failed":
+                logger.warning("%s: not scored: %s", t["task"], t.get("error", ""))
+        # the leaderboard summary and the report of every model under results/, as the program's;
+        # with no result at all there is no leaderboard, and no file is written
+        if summary(out / "results", benchmark, csv=out / "summary.csv", json_path=out / "summary.json",
+                   text=out / "summary.txt", engine=eng, missing_ok=True):
+            report(out / "results", out / "report.html", benchmark, engine=eng)
+        else:
+            logger.warning("no result was scored: no summary or report written")
     return [mteb.TaskResult.from_disk(res.results_dir / f"{n}.json") for n in names
             if (res.results_dir / f"{n}.json").exists()]

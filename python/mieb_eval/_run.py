@@ -1,42 +1,39 @@
 """mieb_eval.run: `mieb-eval run` on folders, from Python, returning the results and the summary.
 
-It runs in this process through the library's mieb_run (include/mieb.h: the program's task
-selection, scoring loop, result files and run manifest): the engine's messages reach
+It runs in this process through the library's mieb_run, the same run session the program
+runs (include/mieb.h), for every option the program has: the engine's messages reach
 `logging`, progress is a tqdm bar on a terminal (or a callable), Ctrl-C stops it within about
 a second with the finished results kept (call again to resume), and a failure raises the
-MiebError of its status with the engine's message. An option only the program has (corpus
-parts, --precision, --similarity MaxSim, its own --progress and logging flags) runs the
-package's `mieb-eval` program as a child process instead, with the same files: its progress
-line and messages reach the terminal, and Ctrl-C stops it as it stops the program.
+MiebError of its status with the engine's message. The leaderboard summary of the results
+comes from the library too (mieb_eval.summary).
 """
 from __future__ import annotations
 
+import ctypes
 import json
-import subprocess
-import tempfile
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import ctypes
-import re
+from typing import Any, Callable, Iterable, Union
 
 from . import _lib
 from ._engine import Engine, engine_for
 from ._progress import Progress
-from ._search import _SIMILARITY
-from .errors import MiebError
 
-# run's options that mieb_run carries (the request's fields have their names); any other runs the program
-_LISTS = ("task_types", "eval_splits", "languages")
-_SCALARS = {"shard_index", "num_shards", "model", "model_revision", "overwrite_strategy", "similarity", "per_query",
-            "kmeans", "probe_device", "mem_limit", "threads", "progress"}
+PathLike = Union[str, Path]
+
+# What the engine takes, not the run request: every other keyword is a run option, passed to
+# the library by its name (underscores for the program's hyphens), which refuses a name it lacks
+_ENGINE_OPTIONS = ("threads", "mem_limit", "engine", "progress")
+# mteb's similarity names as the program's --similarity spells them
+_SIMILARITY_NAMES = {"cos_sim": "cosine", "dot_product": "dot", "max_sim": "MaxSim"}
 
 
 @dataclass
 class RunResult:
     """What a run wrote: results_dir (<output>/results/<org>__<model>/<revision>), the result
     of each task there (parsed JSON, by task name), the leaderboard summary (`mieb-eval summary
-    --json`), the exit status (0, or 1 when some task failed) and the run's closing summary
+    --json`'s), the exit status (0, or 1 when some task failed) and the run's closing summary
     (outcomes: scored, skipped and failed counts, and per task its outcome, main score, seconds
     and first error)."""
 
@@ -47,30 +44,7 @@ class RunResult:
     outcomes: dict = field(default_factory=dict)  # run's closing summary: counts, each task's outcome
 
 
-def _option(name: str, value) -> list[str]:
-    flag = "--" + name.replace("_", "-")
-    if value is None or value is False:
-        return []
-    if value is True:
-        return [flag]
-    if isinstance(value, (list, tuple)):
-        return [flag, *map(str, value)] if value else []
-    return [flag, str(value)]
-
-
-def command(*args: str, check: bool = True, quiet: bool = False) -> subprocess.CompletedProcess:
-    """Run `mieb-eval ARGS...` (stdout captured, stderr to this terminal unless quiet)."""
-    proc = subprocess.run([str(_lib.program_path()), *args], stdout=subprocess.PIPE, text=True,
-                          stderr=subprocess.DEVNULL if quiet else None)
-    if check and proc.returncode not in (0, 1):
-        if proc.returncode == 130:
-            raise KeyboardInterrupt("mieb-eval was interrupted")
-        raise MiebError(f"mieb-eval {args[0] if args else ''} exited with status {proc.returncode} "
-                        "(its message is above)", proc.returncode)
-    return proc
-
-
-def _size(value) -> int:
+def _size(value: int | str) -> int:
     """--mem-limit's SIZE (a number with an optional K, M, G or T suffix, powers of 1024) or bytes;
     0 is the default (half of RAM, of the cgroup's limit or of Slurm's allocation), as Engine's."""
     if isinstance(value, int):
@@ -85,98 +59,111 @@ def _size(value) -> int:
     return n
 
 
-def _in_library(options: dict) -> bool:
-    """Whether mieb_run carries every option given (else the program runs)."""
+def _words(values: str | Path | Iterable | None) -> list[str]:
+    return [str(values)] if isinstance(values, (str, Path)) else [str(v) for v in (values or [])]
+
+
+def _text(name: str, value: Any) -> str:
+    """A value as the program's command line writes it."""
+    if name == "similarity":
+        value = getattr(value, "value", value)  # mteb's ScoringFunction
+        return _SIMILARITY_NAMES.get(str(value), str(value))
+    if isinstance(value, bool) or value is None:
+        raise TypeError(f"run option {name}={value!r}: a value, not {type(value).__name__}")
+    return str(value)
+
+
+class _Request:
+    """mieb_run_request: the run's options, set one by one (include/mieb.h)."""
+
+    def __init__(self) -> None:
+        handle = ctypes.c_void_p()
+        if _lib.LIB.mieb_run_request_new(ctypes.byref(handle)) != 0:
+            raise MemoryError("mieb_run_request_new")
+        self.handle = handle
+
+    def set(self, name: str, value: str) -> None:
+        from ._engine import _check
+
+        _check(_lib.LIB.mieb_run_request_set(self.handle, name.replace("_", "-").encode(), value.encode()))
+
+    def close(self) -> None:
+        if self.handle:
+            _lib.LIB.mieb_run_request_free(self.handle)
+            self.handle = None
+
+    def __enter__(self) -> "_Request":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _fill(rq: _Request, task_data: PathLike, embeddings: PathLike, output_folder: PathLike, tasks, benchmarks,
+          options: dict) -> None:
+    for name, value in (("task_data", task_data), ("embeddings", embeddings), ("output_folder", output_folder)):
+        if value is not None:
+            rq.set(name, str(value))
+    for name, values in (("tasks", tasks), ("benchmark", benchmarks)):
+        for word in _words(values):
+            rq.set(name, word)
     for name, value in options.items():
-        if name not in _LISTS and name not in _SCALARS:
-            return False
-    sim = options.get("similarity")
-    prog = options.get("progress")
-    return ((sim is None or getattr(sim, "value", sim) in _SIMILARITY) and not isinstance(prog, str)
-            and options.get("kmeans") in (None, "minibatch", "full")
-            and options.get("probe_device") in (None, "auto", "cpu"))
+        if name in _ENGINE_OPTIONS or value is None:
+            continue
+        for v in value if isinstance(value, (list, tuple)) else [value]:  # a list: one word at a time
+            rq.set(name, _text(name, v))
 
 
-def _strings(values) -> tuple:
-    values = [values] if isinstance(values, (str, Path)) else list(values or [])
-    arr = (ctypes.c_char_p * max(len(values), 1))(*[str(v).encode() for v in values])
-    return arr, len(values)
-
-
-def _run_library(task_data, embeddings, output_folder, tasks, benchmarks, device, options) -> RunResult:
+def _run_library(task_data: PathLike, embeddings: PathLike, output_folder: PathLike, tasks, benchmarks,
+                 device: str, options: dict) -> RunResult:
+    """One mieb_run call: the files, the results folder and the closing summary (no leaderboard)."""
     o = dict(options)
     threads, mem = int(o.pop("threads", 0) or 0), o.pop("mem_limit", None)
     eng = o.pop("engine", None) or engine_for(device, threads, _size(mem) if mem is not None else 0)
-    keep = {k: _strings(v) for k, v in (("tasks", tasks), ("benchmarks", benchmarks),
-                                         *((k, o.pop(k, None)) for k in _LISTS))}
-    sim = o.pop("similarity", None)
-    text = lambda v: str(v).encode() if v is not None else None  # noqa: E731
-    rq = _lib.RunRequest(
-        task_data=text(task_data), embeddings=text(embeddings), output_folder=text(output_folder),
-        **{name: arr for name, (arr, _) in keep.items()}, **{f"n_{name}": n for name, (_, n) in keep.items()},
-        shard_index=int(o.pop("shard_index", 0) or 0), num_shards=int(o.pop("num_shards", 0) or 0),
-        model=text(o.pop("model", None)), model_revision=text(o.pop("model_revision", None)),
-        overwrite_strategy=text(o.pop("overwrite_strategy", None)),
-        similarity=-1 if sim is None else _SIMILARITY[getattr(sim, "value", sim)],
-        per_query_dir=text(o.pop("per_query", None)), kmeans_full=int(o.pop("kmeans", None) == "full"),
-        probe_cpu=int(o.pop("probe_device", None) == "cpu"))
     folder, summary = ctypes.c_void_p(), ctypes.c_void_p()
-    try:
-        with Progress(o.pop("progress", None), "mieb-eval run", "subsets") as bar:
-            eng.call(_lib.LIB.mieb_run, ctypes.byref(rq), ctypes.byref(folder), ctypes.byref(summary),
-                     progress=bar.callback)
-        results_dir = Path(ctypes.string_at(folder.value).decode())
-        outcomes = json.loads(ctypes.string_at(summary.value).decode())
-    finally:
-        _lib.LIB.mieb_free(folder)
-        _lib.LIB.mieb_free(summary)
+    with _Request() as rq:
+        _fill(rq, task_data, embeddings, output_folder, tasks, benchmarks, o)
+        try:
+            with Progress(o.get("progress"), "mieb-eval run", "subsets") as bar:
+                eng.call(_lib.LIB.mieb_run, rq.handle, ctypes.byref(folder), ctypes.byref(summary),
+                         progress=bar.callback)
+            results_dir = Path(ctypes.string_at(folder.value).decode())
+            outcomes = json.loads(ctypes.string_at(summary.value).decode())
+        finally:
+            _lib.LIB.mieb_free(folder)
+            _lib.LIB.mieb_free(summary)
     return RunResult(results_dir, outcomes=outcomes, exit_status=1 if outcomes.get("failed") else 0)
 
 
-def _run_program(args: list[str]) -> RunResult:
-    proc = command(*args)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    if not lines:
-        raise MiebError("mieb-eval run printed no results folder", proc.returncode)
-    results_dir = Path(lines[-1])
-    manifests = sorted((results_dir / ".mieb-eval").glob("run-*.json"), key=lambda p: p.stat().st_mtime)
-    outcomes = json.loads(manifests[-1].read_text()).get("summary", {}) if manifests else {}
-    return RunResult(results_dir, outcomes=outcomes, exit_status=proc.returncode)
-
-
-def run(*, output_folder, task_data=None, embeddings=None, export=None, tasks=None, benchmarks=None,
-        device: str = "auto", engine: Engine | None = None, **options) -> RunResult:
+def run(*, output_folder: PathLike, task_data: PathLike | None = None, embeddings: PathLike | None = None,
+        export: PathLike | None = None, tasks: Iterable[str] | None = None, benchmarks: Iterable[str] | None = None,
+        device: str = "auto", engine: Engine | None = None,
+        progress: bool | Callable[[int, int], Any] | None = None, **options: Any) -> RunResult:
     """`mieb-eval run` with these options (docs/CLI.md), e.g.
 
         run(export="out/export", benchmarks=["MIEB(lite)"], output_folder="out")
         run(task_data="td", embeddings="emb", tasks=["CIFAR10"], output_folder="out", mem_limit="8G")
 
-    Any other `run` option passes as a keyword (underscores for hyphens; True for a flag).
-    In this process through the library (see the module) unless an option only the program has
-    is given. progress: None (a bar on a terminal, with tqdm), False or a callable(done, total)
-    of (split, subset) pairs; a string is the program's --progress mode. engine: an Engine to
-    run on (device, threads and mem_limit are then the engine's).
+    Every other `run` option passes as a keyword with underscores for hyphens (task_types,
+    eval_splits, languages, shard_index, num_shards, model, model_revision, similarity,
+    overwrite_strategy, precision, per_query, kmeans, probe_device, corpus_parts, corpus_part,
+    partials_dir; a list for a list option), with mem_limit and threads; one the library lacks
+    raises InvalidArgument naming it. progress: None
+    (a bar on a terminal, with tqdm), False or a callable(done, total) of (split, subset)
+    pairs. engine: an Engine to run on (device, threads and mem_limit are then the engine's).
     """
+    from ._board import summary as board_summary
+
     if export is not None:
         if task_data is not None or embeddings is not None:
             raise ValueError("run: export or task_data and embeddings, not both")
         task_data, embeddings = Path(export) / "task-data", Path(export) / "embeddings"
-    if _in_library(options):
-        res = _run_library(task_data, embeddings, output_folder, tasks, benchmarks, device,
-                           dict(options, engine=engine))
-    else:
-        args = ["run", *_option("task_data", task_data), *_option("embeddings", embeddings),
-                *_option("tasks", tasks), *_option("benchmark", benchmarks),
-                *_option("output_folder", output_folder), *_option("device", device)]
-        for name, value in options.items():
-            args += _option(name, value)
-        res = _run_program(args)
+    res = _run_library(task_data, embeddings, output_folder, tasks, benchmarks, device,
+                       dict(options, engine=engine, progress=progress))
     res.results = {p.stem: json.loads(p.read_text()) for p in sorted(res.results_dir.glob("*.json"))
                    if p.name != "model_meta.json"}
-    with tempfile.TemporaryDirectory(prefix="mieb_eval-") as tmp:
-        summary_file = Path(tmp) / "summary.json"
-        bench = ["-b", benchmarks[0]] if benchmarks and len(benchmarks) == 1 else []
-        # quiet: a run that scored nothing has no leaderboard, and its summary is {}
-        command("summary", str(res.results_dir), *bench, "--json", str(summary_file), check=False, quiet=True)
-        res.summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
+    bench = list(_words(benchmarks))
+    # a run that scored nothing has no leaderboard, and its summary is {}
+    res.summary = board_summary([res.results_dir], benchmark=bench[0] if len(bench) == 1 else None,
+                                engine=engine, missing_ok=True)
     return res

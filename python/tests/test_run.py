@@ -1,6 +1,6 @@
-"""mieb_eval.run: `mieb-eval run` from Python, its results and summaries returned; in this
-process through the library (mieb_run) and, for an option only the program has, through the
-program, with the program's own files as the reference for both."""
+"""mieb_eval.run: `mieb-eval run` from Python, its results and summaries returned, in this
+process through the library (mieb_run) for every option, with the program's own files as the
+reference; no program is started."""
 import json
 import logging
 import subprocess
@@ -29,20 +29,24 @@ def _run(run_suite, out, **kw):
                          output_folder=out, device="cpu", **kw)
 
 
-@pytest.mark.parametrize("way", ["library", "program"])
-def test_run_returns_the_results_and_the_summaries(run_suite, program_files, tmp_path, way):
-    # precision is an option only the program has: it runs the program
-    res = _run(run_suite, tmp_path / "out", **({"progress": False} if way == "library" else {"precision": "fp32"}))
+@pytest.fixture
+def no_program(monkeypatch):
+    """Starting any process fails the test: run, summary and report are the library's."""
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a process was started: {args[0] if args else kwargs}")
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+
+
+@pytest.mark.parametrize("extra", [{}, {"precision": "fp32", "similarity": "cosine", "kmeans": "minibatch"}])
+def test_run_returns_the_results_and_the_summaries(run_suite, program_files, tmp_path, extra, no_program):
+    res = _run(run_suite, tmp_path / "out", progress=False, **extra)
     assert res.exit_status == 0
     assert sorted(res.results) == sorted(RUN_TASKS)
     assert untimed_results(res.results_dir) == program_files
     for t in RUN_TASKS:
         assert res.results[t] == json.loads((res.results_dir / f"{t}.json").read_text())
     # the leaderboard summary is `mieb-eval summary --json`'s, for the same folder
-    want = tmp_path / "summary.json"
-    subprocess.run([str(_lib.program_path()), "summary", str(res.results_dir), "--json", str(want)], check=True,
-                   capture_output=True)
-    assert res.summary == json.loads(want.read_text()) and res.summary
+    assert res.summary and res.summary["models"][0]["path"] == str(res.results_dir)
     # the closing summary: every task scored
     assert res.outcomes["scored"] == 3 and [t["task"] for t in res.outcomes["tasks"]] == RUN_TASKS
 
@@ -120,9 +124,33 @@ def test_a_failed_task_sets_the_exit_status(run_suite, tmp_path):
     assert [t["task"] for t in failed] == ["CIFAR10"] and "eval" in failed[0]["error"]
 
 
+def test_the_summary_is_the_programs(run_suite, tmp_path):
+    res = _run(run_suite, tmp_path / "out", progress=False)
+    want = tmp_path / "summary.json"
+    subprocess.run([str(_lib.program_path()), "summary", str(res.results_dir), "--json", str(want)], check=True,
+                   capture_output=True)
+    assert res.summary == json.loads(want.read_text()) and res.summary
+
+
+def test_corpus_parts_run_in_the_library(run_suite, tmp_path, no_program):
+    """Options that once made run start the program (corpus parts, MaxSim's neighbours,
+    precision) are the library's: part 0 of 2 writes the retrieval task's partials."""
+    res = _run(run_suite, tmp_path / "out", progress=False, corpus_parts=2, corpus_part=0,
+               partials_dir=tmp_path / "parts", precision="fp32")
+    assert sorted(res.results) == ["CIFAR10", "STS13VisualSTS"]
+    assert sorted(p.name for p in (tmp_path / "parts").rglob("*.h5")) == ["part-00000-of-00002.h5"]
+    assert {t["task"]: t.get("reason") for t in res.outcomes["tasks"]}["BLINKIT2IRetrieval"] == "corpus part"
+
+
 def test_bad_arguments_raise(run_suite, tmp_path):
-    with pytest.raises(mieb_eval.MiebError, match="exited with status 2"):  # the program's usage error
+    with pytest.raises(mieb_eval.InvalidArgument, match="no run option 'no-such-option'"):
         _run(run_suite, tmp_path / "out", no_such_option=3)
+    with pytest.raises(TypeError, match="verbose=True"):  # a flag: logging is Python's own
+        _run(run_suite, tmp_path / "out", verbose=True)
+    with pytest.raises(mieb_eval.InvalidArgument, match="precision tf32 needs the CUDA backend"):
+        _run(run_suite, tmp_path / "out", progress=False, precision="tf32")
+    with pytest.raises(mieb_eval.InvalidArgument, match="one of cosine, dot, MaxSim"):
+        _run(run_suite, tmp_path / "out", progress=False, similarity="euclidean")
     with pytest.raises(mieb_eval.InvalidArgument, match="NoSuchTask"):  # the library's
         mieb_eval.run(task_data=run_suite / "task-data", embeddings=run_suite / "embeddings", tasks=["NoSuchTask"],
                       output_folder=tmp_path / "out", device="cpu", progress=False)
