@@ -75,8 +75,6 @@ int mieb_engine_new(const char *device, int threads, int64_t mem_limit, const ch
     e->mem_limit = mem_limit ? (size_t)mem_limit : mieb_mem_default_here(NULL, 0);
     struct mieb_backend_opts bo = {.mem_limit = e->mem_limit, .n_threads = threads, .precision = MIEB_PREC_FP32};
     mieb_status st = load_registry(registry, &e->reg);
-    if (st == MIEB_OK && registry && *registry && !(e->registry_path = strdup(registry)))
-        st = mieb_fail(MIEB_ERR_OOM, "the registry's path");
     if (st == MIEB_OK)
         st = mieb_backend_init(device && *device ? device : "auto", &bo, &e->be);
     if (st != MIEB_OK) {
@@ -93,7 +91,6 @@ void mieb_engine_free(mieb_engine *e)
         return;
     mieb_backend_free(e->be);
     mieb_registry_free(&e->reg);
-    free(e->registry_path);
     free(e);
 }
 
@@ -135,12 +132,6 @@ struct mieb_run_ctx mieb_api_run_ctx(mieb_engine *e, const struct mieb_emb_sourc
 {
     return (struct mieb_run_ctx){.emb = *src, .be = e->be, .sim = sim, .mem_limit = e->mem_limit,
                                  .n_threads = e->n_threads, .interrupted = &e->interrupted};
-}
-
-mieb_status mieb_api_registry_copy(const mieb_engine *e, struct mieb_registry *out)
-{
-    *out = (struct mieb_registry){0};
-    return load_registry(e->registry_path, out);
 }
 
 mieb_status mieb_api_similarity(int32_t similarity, enum mieb_sim *out)

@@ -15,8 +15,7 @@ struct mieb_engine {
     struct mieb_backend *be;
     int n_threads;
     size_t mem_limit;
-    struct mieb_registry reg;
-    char *registry_path; /* as given to mieb_engine_new (NULL: the one beside the library) */
+    struct mieb_registry reg; /* loaded once; every call only reads it */
     char device[64];     /* as given to mieb_engine_new: a run in another precision opens its own */
     mieb_progress_callback progress;
     void *progress_user;
@@ -30,10 +29,6 @@ mieb_status mieb_api_call_begin(mieb_engine *e);
 mieb_status mieb_api_call_end(mieb_engine *e, mieb_status st);
 /** The run context of a call over the engine, with the arrays of src and the model's similarity. */
 struct mieb_run_ctx mieb_api_run_ctx(mieb_engine *e, const struct mieb_emb_source *src, enum mieb_sim sim);
-/** A registry of the call's own, loaded as the engine's was: `run`'s selection narrows the
-    splits and subsets of the registry it is given (plan/task_select.h), which the engine's must
-    not keep for its next call. Free with mieb_registry_free. */
-mieb_status mieb_api_registry_copy(const mieb_engine *e, struct mieb_registry *out);
 /** The public similarity as the engine's, or MIEB_ERR_INVALID_ARG naming it. */
 mieb_status mieb_api_similarity(int32_t similarity, enum mieb_sim *out);
 /** The public array as a memory role of (task, split, subset, role). */

@@ -27,28 +27,23 @@ static mieb_status run(mieb_engine *e, const struct mieb_run_request *rq, char *
     o.device = e->device;
     o.mem_limit = e->mem_limit;
     o.threads = e->n_threads;
-    struct mieb_registry reg;
     struct mieb_run_session s;
-    mieb_status st = mieb_api_registry_copy(e, &reg); /* the selection narrows it (api_engine.h) */
-    if (st == MIEB_OK) {
-        st = mieb_run_session_open(&s, &o, &proc, &reg, fp32 ? e->be : NULL);
-        if (st == MIEB_OK)
-            st = mieb_run_session_score(&s);
-        if (s.step == MIEB_RUN_OPEN) {
-            cJSON *sum = mieb_run_session_summary(&s);
-            *summary = sum ? cJSON_PrintUnformatted(sum) : NULL;
-            cJSON_Delete(sum);
-            char path[PATH_MAX + 128];
-            if (mieb_run_session_finish(&s, path, sizeof path) != MIEB_OK)
-                MIEB_LOGW("the run manifest was not written: %s", mieb_last_error());
-            if (st == MIEB_OK && !*summary)
-                st = mieb_fail(MIEB_ERR_OOM, "the run's summary");
-            if (st == MIEB_OK && !(*results_dir = strdup(s.results_dir)))
-                st = mieb_fail(MIEB_ERR_OOM, "the results folder's name");
-        }
-        mieb_run_session_free(&s);
-        mieb_registry_free(&reg);
+    mieb_status st = mieb_run_session_open(&s, &o, &proc, &e->reg, fp32 ? e->be : NULL);
+    if (st == MIEB_OK)
+        st = mieb_run_session_score(&s);
+    if (s.step == MIEB_RUN_OPEN) {
+        cJSON *sum = mieb_run_session_summary(&s);
+        *summary = sum ? cJSON_PrintUnformatted(sum) : NULL;
+        cJSON_Delete(sum);
+        char path[PATH_MAX + 128];
+        if (mieb_run_session_finish(&s, path, sizeof path) != MIEB_OK)
+            MIEB_LOGW("the run manifest was not written: %s", mieb_last_error());
+        if (st == MIEB_OK && !*summary)
+            st = mieb_fail(MIEB_ERR_OOM, "the run's summary");
+        if (st == MIEB_OK && !(*results_dir = strdup(s.results_dir)))
+            st = mieb_fail(MIEB_ERR_OOM, "the results folder's name");
     }
+    mieb_run_session_free(&s);
     if (st != MIEB_OK) {
         free(*summary);
         *summary = NULL;

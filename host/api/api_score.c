@@ -66,6 +66,7 @@ static mieb_status score_task(mieb_engine *e, const char *task, const char *task
         st = mieb_select_tasks(&e->reg, &sel, &todo);
     if (st == MIEB_OK)
         st = score(e, &todo, task_data, &src, sim, results_dir);
+    mieb_selection_free(&todo);
     if (st == MIEB_OK && snprintf(path, sizeof path, "%s/%s.json", results_dir, task) >= (int)sizeof path)
         st = mieb_fail(MIEB_ERR_INVALID_ARG, "%s: path too long", results_dir);
     if (st == MIEB_OK)

@@ -367,6 +367,7 @@ int mieb_cmd_inspect(int argc, char **argv)
         cJSON_Delete(all);
         rc = n_bad ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_OK;
     }
+    mieb_selection_free(&list);
     mieb_registry_free(&reg);
     return rc;
 }

@@ -131,10 +131,12 @@ int mieb_cmd_merge(int argc, char **argv)
                                    .n_tasks = a.n_tasks, .benchmarks = a.benchmarks, .n_benchmarks = a.n_benchmarks};
     if (mieb_select_tasks(&reg, &sel, &todo) != MIEB_OK) {
         mieb_cli_say(MIEB_LOG_ERROR, "mieb-eval merge: ", "%s", mieb_last_error());
+        mieb_selection_free(&todo);
         mieb_registry_free(&reg);
         return MIEB_EXIT_USAGE;
     }
     if (open_results(&a, &meta, results_dir, sizeof results_dir) != MIEB_EXIT_OK) {
+        mieb_selection_free(&todo);
         mieb_registry_free(&reg);
         return MIEB_EXIT_FATAL;
     }
@@ -146,6 +148,7 @@ int mieb_cmd_merge(int argc, char **argv)
     mieb_run_plan_merge(&mo, &todo, &mieb_cli_loop_hooks, NULL, &merged, &failed);
     MIEB_LOGI("%d task(s) merged, %d not merged", merged, failed);
     mieb_printf_esc("%s\n", results_dir);
+    mieb_selection_free(&todo);
     mieb_registry_free(&reg);
     return failed ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_OK;
 }

@@ -40,12 +40,12 @@ static mieb_status at(struct mieb_run_session *s, enum mieb_run_step step, mieb_
     return st;
 }
 
-static mieb_status select_tasks(struct mieb_run_session *s, struct mieb_registry *reg)
+static mieb_status select_tasks(struct mieb_run_session *s, const struct mieb_registry *reg)
 {
     struct mieb_task_select sel = s->o->select;
     sel.purpose = MIEB_SELECT_RUN;
     sel.task_data = s->o->task_data;
-    if (!(s->todo = malloc(sizeof *s->todo))) /* MIEB_PLAN_MAX_TASKS pointers: not on the stack */
+    if (!(s->todo = calloc(1, sizeof *s->todo))) /* MIEB_PLAN_MAX_TASKS pointers: not on the stack */
         return mieb_fail(MIEB_ERR_OOM, "the task list");
     return mieb_select_tasks(reg, &sel, s->todo);
 }
@@ -90,7 +90,7 @@ static mieb_status open_backend(struct mieb_run_session *s, struct mieb_backend 
 }
 
 mieb_status mieb_run_session_open(struct mieb_run_session *s, const struct mieb_run_options *o,
-                                  const struct mieb_run_process *p, struct mieb_registry *reg,
+                                  const struct mieb_run_process *p, const struct mieb_registry *reg,
                                   struct mieb_backend *be)
 {
     *s = (struct mieb_run_session){.o = o, .p = p, .reg = reg};
@@ -166,6 +166,8 @@ void mieb_run_session_free(struct mieb_run_session *s)
         mieb_model_meta_free(&s->meta);
     mieb_manifest_free(&s->man);
     mieb_outcomes_free(&s->outcomes);
+    if (s->todo)
+        mieb_selection_free(s->todo);
     free(s->todo);
     *s = (struct mieb_run_session){0};
 }

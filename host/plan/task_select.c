@@ -34,22 +34,6 @@ static int present_here(const struct mieb_task_select *s, const struct mieb_task
     return 1;
 }
 
-/* --eval-splits: keep, in each registry task, only the listed splits (in the task's order). */
-static void restrict_splits(const struct mieb_task_select *s, struct mieb_registry *reg)
-{
-    for (int i = 0; i < reg->n_tasks; i++) {
-        struct mieb_task *t = &reg->tasks[i];
-        int kept = 0;
-        for (int k = 0; k < t->n_splits; k++)
-            for (int e = 0; e < s->n_eval_splits; e++)
-                if (!strcmp(t->splits[k], s->eval_splits[e])) {
-                    t->splits[kept++] = t->splits[k];
-                    break;
-                }
-        t->n_splits = kept;
-    }
-}
-
 /* -l/--languages: does a language of the subset match one asked for (mteb: "eng" matches "eng-Latn")? */
 static bool language_wanted(const struct mieb_task_select *s, const struct mieb_task *t, const char *subset)
 {
@@ -69,17 +53,54 @@ static bool language_wanted(const struct mieb_task_select *s, const struct mieb_
     return hit;
 }
 
-/* -l/--languages: keep, in each registry task, only the subsets in those languages. */
-static void restrict_languages(const struct mieb_task_select *s, struct mieb_registry *reg)
+static bool split_wanted(const struct mieb_task_select *s, const char *split)
 {
+    for (int e = 0; e < s->n_eval_splits; e++)
+        if (!strcmp(split, s->eval_splits[e]))
+            return true;
+    return s->n_eval_splits == 0;
+}
+
+/* --eval-splits and -l/--languages: a view of every registry task, a copy whose splits and
+   subsets are the wanted ones in the task's order (the registry is left as loaded). */
+static mieb_status make_views(const struct mieb_registry *reg, const struct mieb_task_select *s,
+                              struct mieb_task_list *out)
+{
+    size_t names = 0;
+    for (int i = 0; i < reg->n_tasks; i++)
+        names += (size_t)reg->tasks[i].n_splits + (size_t)reg->tasks[i].n_subsets;
+    out->views = calloc((size_t)reg->n_tasks + 1, sizeof *out->views);
+    out->view_names = calloc(names + 1, sizeof *out->view_names);
+    if (!out->views || !out->view_names)
+        return mieb_fail(MIEB_ERR_OOM, "out of memory for the selected splits and subsets");
+    const char **next = out->view_names;
     for (int i = 0; i < reg->n_tasks; i++) {
-        struct mieb_task *t = &reg->tasks[i];
-        int kept = 0;
+        const struct mieb_task *t = &reg->tasks[i];
+        struct mieb_task *v = &out->views[i];
+        *v = *t;
+        v->splits = next;
+        v->n_splits = 0;
+        for (int k = 0; k < t->n_splits; k++)
+            if (split_wanted(s, t->splits[k]))
+                v->splits[v->n_splits++] = t->splits[k];
+        next += v->n_splits;
+        v->subsets = next;
+        v->n_subsets = 0;
         for (int k = 0; k < t->n_subsets; k++)
-            if (language_wanted(s, t, t->subsets[k]))
-                t->subsets[kept++] = t->subsets[k];
-        t->n_subsets = kept;
+            if (!s->n_languages || language_wanted(s, t, t->subsets[k]))
+                v->subsets[v->n_subsets++] = t->subsets[k];
+        next += v->n_subsets;
     }
+    return MIEB_OK;
+}
+
+void mieb_selection_free(struct mieb_task_list *l)
+{
+    free(l->views);
+    free((void *)l->view_names);
+    l->views = NULL;
+    l->view_names = NULL;
+    l->n = 0;
 }
 
 /* --task-types: a misspelt type would select nothing and exit 0 */
@@ -200,30 +221,34 @@ static mieb_status keep_shard(const struct mieb_registry *reg, const struct mieb
     return MIEB_OK;
 }
 
-static mieb_status select_for_run(struct mieb_registry *reg, const struct mieb_task_select *s,
+static mieb_status select_for_run(const struct mieb_registry *reg, const struct mieb_task_select *s,
                                   struct mieb_task_list *out)
 {
     for (int i = 0; i < s->n_task_types; i++)
         if (!type_known(reg, s->task_types[i]))
             return mieb_fail(MIEB_ERR_INVALID_ARG, "bad --task-types '%s' (no registry task has this type)",
                              s->task_types[i]);
-    if (s->n_eval_splits)
-        restrict_splits(s, reg);
-    if (s->n_languages)
-        restrict_languages(s, reg);
     MIEB_TRY(add_named(reg, s, out));
     MIEB_TRY(add_benchmarks(reg, s, out));
     /* --task-types alone: every registry task of those types that is present */
     for (int i = 0; !s->n_tasks && !s->n_benchmarks && i < reg->n_tasks && out->n < MIEB_PLAN_MAX_TASKS; i++)
         if (type_wanted(s, &reg->tasks[i]) && present_here(s, &reg->tasks[i]))
             out->v[out->n++] = &reg->tasks[i];
+    if (s->n_eval_splits || s->n_languages) {
+        MIEB_TRY(make_views(reg, s, out));
+        for (int j = 0; j < out->n; j++) /* every listed task is the registry's: its view stands for it */
+            out->v[j] = &out->views[out->v[j] - reg->tasks];
+    }
     keep_wanted(s, out);
     return s->num_shards ? keep_shard(reg, s, out) : MIEB_OK;
 }
 
-mieb_status mieb_select_tasks(struct mieb_registry *reg, const struct mieb_task_select *s, struct mieb_task_list *out)
+mieb_status mieb_select_tasks(const struct mieb_registry *reg, const struct mieb_task_select *s,
+                              struct mieb_task_list *out)
 {
     out->n = 0;
+    out->views = NULL;
+    out->view_names = NULL;
     switch (s->purpose) {
     case MIEB_SELECT_RUN:
         return select_for_run(reg, s, out);

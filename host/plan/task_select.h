@@ -38,15 +38,22 @@ struct mieb_task_select {
 struct mieb_task_list {
     const struct mieb_task *v[MIEB_PLAN_MAX_TASKS];
     int n;
+    /* RUN with --eval-splits or --languages: views of the registry's tasks, each a copy whose
+       splits and subsets are the kept ones (v points at them), and the arrays they hold; the
+       registry stays as loaded. NULL otherwise. */
+    struct mieb_task *views;
+    const char **view_names;
 };
 
 /**
- * Build the list. RUN first restricts every registry task's splits and subsets to
- * --eval-splits and --languages (reg is changed). MIEB_ERR_INVALID_ARG names a bad
+ * Build the list from reg, which is only read: RUN keeps, in views of the listed tasks, the
+ * splits and subsets of --eval-splits and --languages. MIEB_ERR_INVALID_ARG names a bad
  * command line in the last error (an unknown task, benchmark or task type); MIEB_ERR_OOM when
- * the shards could not be computed.
+ * the views or the shards could not be made. mieb_task_list_free follows either way.
  */
-mieb_status mieb_select_tasks(struct mieb_registry *reg, const struct mieb_task_select *s, struct mieb_task_list *out);
+mieb_status mieb_select_tasks(const struct mieb_registry *reg, const struct mieb_task_select *s,
+                              struct mieb_task_list *out);
+void mieb_selection_free(struct mieb_task_list *l);
 
 /** The task-data file a task reads: its own, or an aggregate's sub-task's. */
 void mieb_task_data_file(const char *task_data, const struct mieb_task *t, char *p, size_t n);

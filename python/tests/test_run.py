@@ -85,8 +85,8 @@ def test_selection_options_narrow_the_run(run_suite, program_files, tmp_path):
 
 
 def test_a_narrowed_run_leaves_the_engine_as_it_was(run_suite, program_files, tmp_path):
-    """run's selection narrows the splits of the registry it selects from: the library's run
-    does that on a copy, so the engine's next call sees every split again."""
+    """run's selection keeps the splits it is asked for in views of the registry's tasks, never
+    in the registry: the engine's next call, on the same registry, sees every split again."""
     with mieb_eval.Engine("cpu") as eng:
         res = _run(run_suite, tmp_path / "a", progress=False, engine=eng, eval_splits=["validation"])
         assert res.outcomes["scored"] == 0 and res.results == {} and res.summary == {}
