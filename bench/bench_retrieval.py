@@ -9,7 +9,7 @@
              --floors-ab also without search floors (MIEB_SEARCH_FLOORS=off: every block's
              whole top-k list, as before the floors), the saving as a ratio; with --mmap-ab also
              with corpus blocks read by copy (MIEB_STREAM_MMAP=off) instead of mapped from the
-             file (host/io/emb_map.c); --sim cosine writes a cosine model (the stream then
+             file (host/emb/emb_map.c); --sim cosine writes a cosine model (the stream then
              normalises each block on its reader thread); with --int8 also with the int8 screen by
              name (MIEB_CPU_SCREEN=int8, host/screen/screen_int8.c: VPDPBUSD on ZMM or YMM where
              the CPU has AVX512_VNNI or AVX-VNNI, else the AVX2 kernel; --int8-kernel NAME

@@ -16,7 +16,7 @@
  * Arithmetic: the GEMM is fp32 whatever --precision says; cuBLAS' summation order differs
  * from the CPU's sgemm / sgemv, so a class can differ from mieb_logreg_predict's only where
  * two decision values are within rounding of each other; the decision and argmax rule are
- * the CPU's (host/backend/logreg_math.h). When not even one row at a time fits the memory
+ * the CPU's (host/math/logreg_math.h). When not even one row at a time fits the memory
  * budget (supports() says so before the call, mieb_cuda_lr_predict_fits) or the allocator
  * (the run finds it), the answer is MIEB_ERR_TOO_LARGE, and host/dispatch runs the CPU
  * backend's lr_predict.

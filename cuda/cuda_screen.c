@@ -4,7 +4,7 @@
  * kernels in kernels/screen_int8.cu.
  *
  * The queries are quantised once per query set, on the device by the kernel that runs the
- * CPU screen's own quantiser (backend/screen_int8_math.h); their norm bounds come back to the
+ * CPU screen's own quantiser (math/screen_int8_math.h); their norm bounds come back to the
  * host, which folds them into each query's two bound coefficients with the same function
  * the CPU uses, and sends those up. A set with a row beyond the bound's range (a norm past
  * 2^60, NaN or inf) is not screened: its blocks go the exact way.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/screen_int8_math.h"
+#include "../host/math/screen_int8_math.h"
 #include "cuda_ops.h"
 #include "cuda_check.h"
 #include "screen_int8.cuh"

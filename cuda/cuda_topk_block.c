@@ -36,7 +36,7 @@
 #include "cuda_ops.h"
 #include "cuda_check.h"
 #include "gemm.h"
-#include "backend/screen_int8_math.h"
+#include "../host/math/screen_int8_math.h"
 #include "maxsim.cuh"
 #include "screen_int8.cuh"
 #include "thrust_shim.h"

@@ -3,7 +3,7 @@
  * F.normalize's divisor, then one thread per (sample, image, text) cell the score, both
  * with pair_math.h, which the CPU backend runs too, so the scores are the same bits.
  */
-#include "backend/pair_math.h"
+#include "../host/math/pair_math.h"
 #include "compo_scores.cuh"
 #include "cuda_check.h"
 

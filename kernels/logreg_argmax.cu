@@ -1,7 +1,7 @@
 /**
  * logreg_argmax.cu - the class of each row from its decision scores (lr_predict,
  * cuda/cuda_logreg_predict.c), with the rule of the CPU backend's lr_predict (the decision
- * value, the scan and the binary class of host/backend/logreg_math.h; logreg_argmax.cuh).
+ * value, the scan and the binary class of host/math/logreg_math.h; logreg_argmax.cuh).
  *
  * KK > 1: one warp per row, LRA_WARPS rows per block, rows grid-strided. Lane l scans
  * k = l, l + 32, ... in increasing order with the CPU's sequential rule
@@ -15,7 +15,7 @@
  */
 #include <limits.h>
 
-#include "backend/logreg_math.h"
+#include "../host/math/logreg_math.h"
 #include "core/host_device.h"
 #include "cuda_check.h"
 #include "logreg_argmax.cuh"

@@ -1,7 +1,7 @@
 /**
  * logreg_pointwise.cu - the per-sample part of the logistic-regression loss between the two
  * GEMMs of lr_eval (cuda/cuda_logreg.c): per-sample loss and grad_pointwise / n, in the
- * arithmetic of host/backend/logreg_math.h, which the CPU reference runs too.
+ * arithmetic of host/math/logreg_math.h, which the CPU reference runs too.
  *
  * Multiclass (KK > 1): a group of G threads per row (G = 32, 64, 128 or 256, the smallest
  * that covers KK, so that K = 3 does not leave 250 threads of a block idle), rows
@@ -25,7 +25,7 @@
 #include <limits.h>
 #include <math.h>
 
-#include "backend/logreg_math.h"
+#include "../host/math/logreg_math.h"
 #include "cuda_check.h"
 #include "logreg_pointwise.cuh"
 

@@ -5,7 +5,7 @@
  * (cublasGemmEx, int8 in, int32 out: exact), between the first two.
  *
  *  - quantise: one thread per row runs mieb_screen_i8_quantise_row, the function the CPU screen
- *    runs (backend/screen_int8_math.h), so the integers, scales and bounds are its bits. A
+ *    runs (math/screen_int8_math.h), so the integers, scales and bounds are its bits. A
  *    row is K elements read twice by one thread; at K = 512 a tile of 65,536 rows is 256 MiB
  *    of reads, small beside the tile's GEMMs.
  *  - bound: one thread per (query, document) pair, mieb_screen_i8_interval in place of the
@@ -19,7 +19,7 @@
  */
 #include <limits.h>
 
-#include "backend/screen_int8_math.h"
+#include "../host/math/screen_int8_math.h"
 #include "canon_lanes.cuh"
 #include "cuda_check.h"
 #include "screen_int8.cuh"

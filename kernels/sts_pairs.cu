@@ -5,7 +5,7 @@
  * pair with no shared memory is enough; the point of this kernel is keeping the data on
  * the device, not speed.
  */
-#include "backend/pair_math.h"
+#include "../host/math/pair_math.h"
 #include "cuda_check.h"
 #include "sts_pairs.cuh"
 

@@ -28,6 +28,7 @@ from pathlib import Path
 LAYERS = [
     ["include"],  # the public API's header (include/mieb.h): it uses nothing
     ["host/core"],
+    ["host/math"],
     ["host/backend"],
     ["host/canon", "host/topk"],
     ["host/screen", "kernels"],
@@ -37,7 +38,7 @@ LAYERS = [
     ["host/json"],
     ["host/config"],
     ["host/hdf5"],
-    ["host/io"],
+    ["host/io", "host/emb", "host/results"],
     ["host/metrics"],
     ["host/families", "host/analysis", "host/synth"],
     ["host/parts", "host/report"],

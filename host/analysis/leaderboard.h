@@ -26,7 +26,7 @@
 
 #include "../config/registry.h"
 #include "../core/status.h"
-#include "../io/results_reader.h"
+#include "../results/results_reader.h"
 
 /** One model's row; NaN means missing (None). Arrays are indexed like the leaderboard's tasks/types. */
 struct mieb_lb_row {

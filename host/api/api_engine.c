@@ -147,7 +147,7 @@ struct mieb_emb_memory mieb_api_memory_role(const struct mieb_array *a, const in
                                             const int64_t *row_index, const char *task, const char *split,
                                             const char *subset, const char *role)
 {
-    /* the dtype and shape are checked where the role is opened (io/emb_memory.c), as a file's are */
+    /* the dtype and shape are checked where the role is opened (emb/emb_memory.c), as a file's are */
     return (struct mieb_emb_memory){.task = task, .split = split, .subset = subset, .role = role, .data = a->data,
                                     .dtype = (enum mieb_emb_dtype)a->dtype, .n_items = a->rows, .dim = a->dim,
                                     .offsets = offsets, .row_index = row_index};

@@ -13,7 +13,7 @@
 
 #include "../analysis/leaderboard.h"
 #include "../config/registry.h"
-#include "../io/results_reader.h"
+#include "../results/results_reader.h"
 
 struct mieb_board {
     const struct mieb_benchmark *bench; /* NULL: every registry task found */

@@ -20,7 +20,7 @@
 #include "../config/registry.h"
 #include "../core/escape.h"
 #include "../core/fileutil.h"
-#include "../io/embeddings.h"
+#include "../emb/embeddings.h"
 #include "../io/task_data.h"
 #include "../plan/task_select.h"
 

@@ -21,7 +21,7 @@
 #include "../config/model_meta.h"
 #include "../config/registry.h"
 #include "../core/escape.h"
-#include "../io/results_writer.h"
+#include "../results/results_writer.h"
 #include "../plan/run_loop.h"
 #include "../plan/task_select.h"
 

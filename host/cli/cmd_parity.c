@@ -20,7 +20,7 @@
 #include "../core/escape.h"
 #include "../core/pyfloat.h"
 #include "../analysis/results_compare.h"
-#include "../io/results_reader.h"
+#include "../results/results_reader.h"
 
 #define MAX_TASK_FILTER 512
 #define MAX_TOL_OVERRIDES 16

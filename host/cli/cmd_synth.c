@@ -19,7 +19,7 @@
 #include "../core/escape.h"
 #include "../core/fileutil.h"
 #include "../families/family.h"
-#include "../io/h5_write.h"
+#include "../hdf5/h5_write.h"
 #include "../synth/synth.h"
 #include "../synth/synth_clf.h"
 

@@ -5,7 +5,7 @@
  * The handler records the signal in the caller's flag, which the run checks between tasks
  * and subsets, and in a process-wide atomic flag that the library's long loops look at once
  * per block of work (mieb_stop_requested, mieb_stop_check: one relaxed load): embedding
- * reads go in bounded pieces with a check between them (io/emb_rows.c, io/emb_map.c), and the
+ * reads go in bounded pieces with a check between them (emb/emb_rows.c, emb/emb_map.c), and the
  * similarity and top-k passes, k-means, the probes' solvers, the metric reductions over
  * queries and the per-query writers check per block. A loop that sees the flag returns
  * MIEB_ERR_INTERRUPTED (threads of a parallel.h split end their part early and the caller

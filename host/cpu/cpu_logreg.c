@@ -11,7 +11,7 @@
 
 #include <cblas.h>
 
-#include "../backend/logreg_math.h"
+#include "../math/logreg_math.h"
 #include "../core/parallel.h"
 
 void mieb_cpu_lr_predict_block(const float *coef, const float *intercept, int64_t KK, int64_t D, const float *X,

@@ -13,7 +13,7 @@
 
 #include <stdlib.h>
 
-#include "../backend/pair_math.h"
+#include "../math/pair_math.h"
 
 mieb_status mieb_cpu_sts_pairs(const float *a, const float *b, int64_t n, int64_t dim, bool sklearn_f64,
                                enum mieb_sim model_sim, const struct mieb_sts_pair_out *out)

@@ -23,7 +23,7 @@
 
 #include <cblas.h>
 
-#include "../backend/logreg_math.h"
+#include "../math/logreg_math.h"
 #include "../core/seq_max.h"
 #include "npmath.h"
 

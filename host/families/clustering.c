@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "../io/embeddings.h"
+#include "../emb/embeddings.h"
 #include "../metrics/clustering_metrics.h"
 #include "../emulation/kmeans.h"
 #include "family.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../dispatch/dispatch.h"
-#include "../io/embeddings.h"
+#include "../emb/embeddings.h"
 #include "../metrics/compositionality.h"
 #include "family.h"
 #include "per_sample.h"

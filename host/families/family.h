@@ -13,7 +13,7 @@
 
 #include "../backend/backend.h"
 #include "../config/registry.h"
-#include "../io/emb_memory.h"
+#include "../emb/emb_memory.h"
 #include "../io/task_data.h"
 
 /** Seconds spent per stage, accumulated by the drivers (reported in evaluation_phases). */

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "../core/parallel.h"
-#include "../io/embeddings.h"
+#include "../emb/embeddings.h"
 #include "../metrics/multilabel_knn.h"
 #include "../emulation/np_pcg64.h"
 #include "../emulation/npmath.h"

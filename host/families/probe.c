@@ -36,7 +36,7 @@
 
 #include "../core/parallel.h"
 #include "../dispatch/dispatch.h"
-#include "../io/embeddings.h"
+#include "../emb/embeddings.h"
 #include "../metrics/classification_metrics.h"
 #include "../emulation/fewshot_sample.h"
 #include "../emulation/logreg_batch.h"

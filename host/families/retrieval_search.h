@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../io/embeddings.h"
+#include "../emb/embeddings.h"
 #include "../io/task_data.h"
 #include "family.h"
 

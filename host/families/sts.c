@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "../dispatch/dispatch.h"
-#include "../io/embeddings.h"
+#include "../emb/embeddings.h"
 #include "../metrics/correlation.h"
 #include "family.h"
 #include "per_sample.h"

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/results_writer.h"
+#include "../results/results_writer.h"
 #include "../emulation/npmath.h"
 #include "family.h"
 #include "per_sample.h"

@@ -21,7 +21,7 @@
 #include "family.h"
 
 #include "../cpu/cpu_kernels.h"
-#include "../io/embeddings.h"
+#include "../emb/embeddings.h"
 #include "../metrics/classification_metrics.h"
 #include "clf_common.h"
 #include "per_query.h"

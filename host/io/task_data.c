@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5_read.h"
-#include "h5_util.h"
+#include "../hdf5/h5_read.h"
+#include "../hdf5/h5_util.h"
 
 struct mieb_taskdata {
     hid_t file;

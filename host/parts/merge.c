@@ -21,7 +21,7 @@
 
 #include "../core/escape.h"
 #include "../families/mteb_heap.h"
-#include "../io/results_writer.h"
+#include "../results/results_writer.h"
 #include "fingerprint.h"
 #include "partial.h"
 

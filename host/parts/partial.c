@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/h5_append.h"
-#include "../io/h5_util.h"
-#include "../io/h5_write.h"
+#include "../hdf5/h5_append.h"
+#include "../hdf5/h5_util.h"
+#include "../hdf5/h5_write.h"
 
 #define APPEND_CHUNK 65536 /* elements per HDF5 chunk of /score and /doc */
 

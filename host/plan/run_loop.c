@@ -8,8 +8,8 @@
 #include "../core/set_aside.h"
 #include "../core/stop.h"
 #include "../core/tmpfiles.h"
-#include "../io/results_check.h"
-#include "../io/results_writer.h"
+#include "../results/results_check.h"
+#include "../results/results_writer.h"
 #include "../io/task_data.h"
 
 long mieb_task_units(const struct mieb_task *t)
@@ -139,7 +139,7 @@ static mieb_status score_aggregate(const struct mieb_run_plan *plan, const struc
 
 /*
  * The resume decision of --overwrite-strategy never|only-missing: MIEB_OK when the task's
- * result is there and whole (io/results_check.h: this task's, every split and subset this run
+ * result is there and whole (results/results_check.h: this task's, every split and subset this run
  * would write), so the task is skipped; MIEB_ERR_NOT_FOUND when it is to be scored: absent, or
  * not a result and now set aside with a warning. Any other status (an I/O error, out of
  * memory) leaves the file as it is and the task unscored.

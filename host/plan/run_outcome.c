@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../json/json_py.h"
-#include "../io/results_reader.h"
+#include "../results/results_reader.h"
 
 static const char *const KIND_NAMES[] = {"scored", "skipped", "failed"};
 

@@ -6,7 +6,7 @@
 
 #include "../core/mem_default.h"
 #include "../dispatch/dispatch.h"
-#include "../io/results_writer.h"
+#include "../results/results_writer.h"
 
 mieb_status mieb_run_options_check(const struct mieb_run_options *o)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../core/fileutil.h"
-#include "../io/results_reader.h"
+#include "../results/results_reader.h"
 #include "../json/json_py.h"
 
 #define RESULT_MAX_BYTES (256u << 20)

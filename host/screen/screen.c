@@ -29,12 +29,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../backend/screen_int8_math.h"
+#include "../math/screen_int8_math.h"
 #include "../canon/canon_dot.h"
 #include "../canon/cpu_features.h"
 #include "../core/radix_sort.h"
 #include "../topk/topk_reservoir.h"
-#include "screen_internal.h"
+#include "screen_base.h"
 #include "../core/env.h"
 
 /* ---- availability ---- */

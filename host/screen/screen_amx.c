@@ -13,7 +13,7 @@
  * when mieb_screen_available() chose the AMX kernel.
  */
 
-#include "screen_internal.h"
+#include "screen_base.h"
 
 /* gcc spells the AMX macros __AMX_TILE__ / __AMX_BF16__, clang __AMXTILE__ / __AMXBF16__ */
 #if defined(__x86_64__) && (defined(__AMX_TILE__) || defined(__AMXTILE__)) && \

@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/screen_int8_math.h"
+#include "../math/screen_int8_math.h"
 #include "../core/stop.h"
-#include "screen_internal.h"
+#include "screen_base.h"
 
 #define DBLK 256                        /* documents quantised at a time (L2-resident as int16) */
 

@@ -5,7 +5,7 @@
  * 32 queries x 32 documents per call in four accumulator tiles (C00 C01 C10 C11), as the
  * bf16 AMX kernel (screen_amx.c) does. Per 64 elements of K: two A tiles hold 16 query rows
  * each (64 bytes of each row), two B tiles the 16 quads of two groups of 16 documents
- * (the quad layout's 16 consecutive 64-byte rows, screen_internal.h); four TDPBSSD add
+ * (the quad layout's 16 consecutive 64-byte rows, screen_base.h); four TDPBSSD add
  * C[m][n] += sum over the 64 elements of A[m][.] B[.][n]. The sums wrap modulo 2^32 like any
  * int32 sum, and the integers fit int32 (K <= SCREEN_I8_MAX_K): exact. No offset: both
  * operands are signed. Output: out[g][i][j], g the group, i < 32 the query, j < 16.
@@ -17,7 +17,7 @@
  */
 #include <stdint.h>
 
-#include "screen_internal.h"
+#include "screen_base.h"
 
 #if defined(MIEB_SCREEN_I8_EMULATE)
 #include MIEB_SCREEN_I8_EMULATE

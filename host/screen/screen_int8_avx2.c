@@ -3,7 +3,7 @@
  * the portable kernel that defines the same integers and the same lists).
  *
  * Dots: 6 queries x 16 documents in 12 accumulators of 8 int32 lanes. Per pair p of K, two
- * loads bring pair p of the 16 documents (the layout of screen_internal.h), each query's
+ * loads bring pair p of the 16 documents (the layout of screen_base.h), each query's
  * pair is broadcast (32 bits), and VPMADDWD multiplies the int16 pairs and adds each pair's
  * two products into an int32 lane: exact (|pair| <= 2 * 127^2), as is every VPADDD after it
  * (|sum| <= K * 127^2 < 2^31). 24 multiply-adds of 16 products per 8 loads.
@@ -17,8 +17,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../backend/screen_int8_math.h"
-#include "screen_internal.h"
+#include "../math/screen_int8_math.h"
+#include "screen_base.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -6,7 +6,7 @@
  * (screen_int8_avx2.c), on the quad layout: per quad p of K, two loads bring quad p of the
  * 16 documents (bytes + 128), each query's quad is broadcast, and VPDPBUSD adds four byte
  * products per lane: 12 instructions of 32 products where AVX2 needs 24 of 16. The
- * correction of the unsigned operand is screen_int8_vnni512.c's (screen_internal.h).
+ * correction of the unsigned operand is screen_int8_vnni512.c's (screen_base.h).
  *
  * Compiled with -mavx2 -mavxvnni (CMakeLists.txt), only called when cpu_features reports
  * AVX-VNNI; MIEB_SCREEN_I8_EMULATE compiles it against models of the instructions (tests).
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "screen_internal.h"
+#include "screen_base.h"
 
 #if defined(MIEB_SCREEN_I8_EMULATE)
 #include MIEB_SCREEN_I8_EMULATE

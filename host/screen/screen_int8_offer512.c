@@ -22,7 +22,7 @@
  */
 #include <assert.h>
 
-#include "screen_internal.h"
+#include "screen_base.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512DQ__)
 #include <immintrin.h>

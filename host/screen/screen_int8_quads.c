@@ -1,5 +1,5 @@
 /**
- * screen_int8_quads.c - the int8 screen's quad layout (screen_internal.h): the packing that
+ * screen_int8_quads.c - the int8 screen's quad layout (screen_base.h): the packing that
  * VPDPBUSD's and TDPBSSD's kernels read, and the portable kernel that defines the integers
  * they must give.
  *
@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "screen_internal.h"
+#include "screen_base.h"
 
 void mieb_screen_i8_quad_pack_query(const int16_t *q16, int64_t KP, int64_t KQ, int8_t *out, int32_t *qsum)
 {

@@ -7,7 +7,7 @@
  * (32 bits, the signed operand, which EVEX can broadcast from memory). VPDPBUSD adds each
  * lane's four byte products to it: 64 products per instruction, four times VPMADDWD's 16 on
  * YMM. At the end each accumulator holds I + 128 qsum modulo 2^32 (the sums wrap, never
- * saturate), and subtracting 128 qsum gives I exactly (screen_internal.h).
+ * saturate), and subtracting 128 qsum gives I exactly (screen_base.h).
  *
  * Compiled with -mavx512f -mavx512bw -mavx512vnni (CMakeLists.txt); only called when
  * cpu_features reports AVX512_VNNI. MIEB_SCREEN_I8_EMULATE compiles the same code against
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "screen_internal.h"
+#include "screen_base.h"
 
 #if defined(MIEB_SCREEN_I8_EMULATE)
 #include MIEB_SCREEN_I8_EMULATE

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/screen_int8_math.h"
+#include "../math/screen_int8_math.h"
 #include "../core/radix_sort.h"
-#include "screen_internal.h"
+#include "screen_base.h"
 
 /* ---- bounds ---- */
 
@@ -23,7 +23,7 @@ int mieb_screen_norms(float ss, float rs, int64_t K, float *nrm, float *rnrm)
     /* ss, rs: fp32 sums of squares in some order; true <= ss (1 + g) + (subnormal
        losses, at most 2K 2^-149 <= 2^-100). sqrt and the products round to nearest: the
        final factor covers them, and the float conversion of the double rounds within it.
-       The arithmetic is backend/screen_int8_math.h's, shared with the int8 screen's kernels. */
+       The arithmetic is math/screen_int8_math.h's, shared with the int8 screen's kernels. */
     return mieb_screen_i8_norms(ss, rs, K, nrm, rnrm);
 }
 

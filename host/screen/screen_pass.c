@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "../core/stop.h"
-#include "screen_internal.h"
+#include "screen_base.h"
 
 #if defined(__x86_64__) && defined(__AVX512BF16__)
 #include <immintrin.h>

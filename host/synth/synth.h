@@ -16,8 +16,8 @@
 
 #include "../config/registry.h"
 #include "../core/status.h"
-#include "../io/embeddings.h"
-#include "../io/h5_write.h"
+#include "../emb/embeddings.h"
+#include "../hdf5/h5_write.h"
 
 enum mieb_synth_sim { MIEB_SYNTH_COSINE = 0, MIEB_SYNTH_DOT = 1, MIEB_SYNTH_MAXSIM = 2 };
 

@@ -10,7 +10,7 @@
 
 #include <math.h>
 
-#include "io/embeddings.h"
+#include "emb/embeddings.h"
 
 static const struct {
     const char *task, *role;

@@ -1,11 +1,11 @@
 /*
- * fuzz_results.c - result files as `mieb-eval summary` reads them (host/io/results_reader.h):
+ * fuzz_results.c - result files as `mieb-eval summary` reads them (host/results/results_reader.h):
  * the Python-json rewrite, one TaskResult file, and a scan of the revision folder holding it
  * (the input is also written as that folder's model_meta.json when it starts with '{"name"').
  */
 #include "fuzz_common.h"
 
-#include "io/results_reader.h"
+#include "results/results_reader.h"
 #include "json/json_py.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

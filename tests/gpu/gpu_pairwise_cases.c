@@ -1,7 +1,7 @@
 /**
  * gpu_pairwise_cases.c - the Visual STS and compositionality operations of the CUDA backend
  * against the CPU backend on the same inputs: every value equal bit for bit (both run
- * backend/pair_math.h), for float32 and float64 sklearn paths, cosine and dot models,
+ * math/pair_math.h), for float32 and float64 sklearn paths, cosine and dot models,
  * float16 / bfloat16 / mixed dtypes, dimensions around numpy's blocking boundaries,
  * zero rows, chunked runs under small budgets, the CPU fallback over budget and
  * recovery from failed device allocations.

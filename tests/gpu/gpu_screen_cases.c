@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/screen_int8_math.h"
+#include "../../host/math/screen_int8_math.h"
 #include "cuda_ops.h"
 #include "cuda_ctx.h"
 #include "gpu_test_util.h"

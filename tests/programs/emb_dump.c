@@ -25,7 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "cpu/cpu_kernels.h"
-#include "io/embeddings.h"
+#include "emb/embeddings.h"
 #include "io/task_data.h"
 
 static int fail(mieb_status st)

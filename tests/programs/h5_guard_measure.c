@@ -26,8 +26,8 @@
 
 #include "h5_probe.h"
 #include "hdf5/h5_guard.h"
-#include "io/h5_read.h"
-#include "io/h5_util.h"
+#include "hdf5/h5_read.h"
+#include "hdf5/h5_util.h"
 
 static double now_s(void)
 {

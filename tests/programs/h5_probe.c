@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "h5_probe.h"
-#include "io/h5_util.h"
+#include "hdf5/h5_util.h"
 
 enum { PROBE_OK = 0, PROBE_H5_ERROR = 10, PROBE_NO_MEMORY = 11 };
 

@@ -1,5 +1,5 @@
 """Guards in front of libhdf5 1.10's own bugs on corrupt files (host/hdf5/h5_guard_headers.c,
-h5_guard_attrs.c, h5_guard_heaps.c, host/io/h5_util.c). Each case rebuilds, in a file h5py wrote, the exact
+h5_guard_attrs.c, h5_guard_heaps.c, host/hdf5/h5_util.c). Each case rebuilds, in a file h5py wrote, the exact
 corruption a fuzzer found (tests/fuzz/regressions/{taskdata,emb}/) and checks that the reader
 refuses it with BAD_DATA and a message naming the file and the attribute or structure at
 fault, instead of hanging (global heap walk), segfaulting (heap ID of a string attribute,

@@ -1,4 +1,4 @@
-"""Embedding-role reader (host/io/emb_open.c, emb_rows.c, emb_read.c, emb_stream.c) on files written
+"""Embedding-role reader (host/emb/emb_open.c, emb_rows.c, emb_read.c, emb_stream.c) on files written
 by h5py: every encoding and layout FORMAT.md §2 allows, shards, multi-vector offsets,
 row_index, the block streamer, and every kind of bad input (status + message)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""/row_index end to end (host/io/emb_order.c): a role that holds every row of its split may
+"""/row_index end to end (host/emb/emb_order.c): a role that holds every row of its split may
 store its rows in any order when its /row_index says which split row each one is. Every family
 must then score it exactly as the same embeddings stored in order: the result files are equal
 byte for byte apart from the timings (`evaluation_time`, `date`, the phases' `start`/`end`),

@@ -12,9 +12,9 @@
 
 #include "check.h"
 #include "core/fileutil.h"
-#include "io/embeddings.h"
-#include "io/h5_util.h"
-#include "io/h5_write.h"
+#include "emb/embeddings.h"
+#include "hdf5/h5_util.h"
+#include "hdf5/h5_write.h"
 #include "core/half.h"
 #include "synth/synth.h"
 #include "io/task_data.h"

@@ -38,8 +38,8 @@
 #include "cpu/cpu_backend.h"
 #include "canon/canon_dot.h"
 #include "screen/screen.h"
-#include "screen/screen_internal.h"
-#include "backend/screen_int8_math.h"
+#include "screen/screen_base.h"
+#include "../../host/math/screen_int8_math.h"
 #include "check.h"
 #include "check_ranked.h"
 

@@ -30,7 +30,7 @@
 
 #include "check.h"
 #include "screen/screen.h"
-#include "screen/screen_internal.h"
+#include "screen/screen_base.h"
 
 /* The kernels compiled against the models (i8_emu/i8_emu.h). */
 void mieb_screen_i8_dots_vnni512_emu(const int8_t *qa, int64_t KQ, const uint8_t *dv, const int32_t *qsum,

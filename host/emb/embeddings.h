@@ -13,8 +13,8 @@
  * when the role is opened: a role that holds every row of the split is read in the split's
  * order whatever order the file stores its rows in.
  */
-#ifndef MIEB_IO_EMBEDDINGS_H
-#define MIEB_IO_EMBEDDINGS_H
+#ifndef MIEB_EMB_EMBEDDINGS_H
+#define MIEB_EMB_EMBEDDINGS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
 
 #include "h5_read.h"
 
-#include "../hdf5/h5_guard.h"
+#include "h5_guard.h"
 #include "h5_dset_values.h"
 #include "h5_util.h"
 

@@ -1,7 +1,7 @@
 /* h5_util.c - HDF5 lock, error capture, lookups, attributes and size sanity checks (opening: h5_open.c). */
 #include "h5_util.h"
 
-#include "../hdf5/h5_guard.h"
+#include "h5_guard.h"
 #include "h5_dset_values.h"
 
 #include <math.h>

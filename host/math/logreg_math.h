@@ -23,8 +23,8 @@
  * their inputs agree: only the GEMMs (cuBLAS' summation order) and the order of the sum
  * over classes make the CUDA probe differ from the CPU reference.
  */
-#ifndef MIEB_BACKEND_LOGREG_MATH_H
-#define MIEB_BACKEND_LOGREG_MATH_H
+#ifndef MIEB_MATH_LOGREG_MATH_H
+#define MIEB_MATH_LOGREG_MATH_H
 
 #include <math.h>
 #include <stdint.h>

@@ -15,7 +15,7 @@
 #include "h5_util.h"
 
 #include "../core/fileutil.h"
-#include "../hdf5/h5_guard.h"
+#include "h5_guard.h"
 
 #include <errno.h>
 #include <fcntl.h>

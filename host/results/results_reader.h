@@ -8,8 +8,8 @@
  * so the text is rewritten first (mieb_json_py_to_strict, json/json_py.h).
  * A null or absent main_score reads as NaN, i.e. "no score".
  */
-#ifndef MIEB_IO_RESULTS_READER_H
-#define MIEB_IO_RESULTS_READER_H
+#ifndef MIEB_RESULTS_RESULTS_READER_H
+#define MIEB_RESULTS_RESULTS_READER_H
 
 #include <stddef.h>
 

@@ -3,10 +3,10 @@
  * (h5_dset_values.c): filters this HDF5 can decode, storage actually written, and integers
  * read without clamping. Called with the HDF5 lock held.
  */
-#ifndef MIEB_IO_H5_DSET_VALUES_H
-#define MIEB_IO_H5_DSET_VALUES_H
+#ifndef MIEB_HDF5_H5_DSET_VALUES_H
+#define MIEB_HDF5_H5_DSET_VALUES_H
 
-#include "../hdf5/h5_base.h"
+#include "h5_base.h"
 
 /**
  * Refuse a dataset whose filters this HDF5 cannot decode, naming the filter (HDF5 itself

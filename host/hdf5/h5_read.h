@@ -3,10 +3,10 @@
  * value checked (no clamping, no NaN, valid UTF-8) and every failure naming the file and the
  * dataset.
  */
-#ifndef MIEB_IO_H5_READ_H
-#define MIEB_IO_H5_READ_H
+#ifndef MIEB_HDF5_H5_READ_H
+#define MIEB_HDF5_H5_READ_H
 
-#include "../hdf5/h5_base.h"
+#include "h5_base.h"
 
 /**
  * Read a whole 1-D or 2-D integer dataset (any integer type up to 64 bits) as int64; a value

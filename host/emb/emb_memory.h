@@ -10,8 +10,8 @@
  * messages are the same. The caller keeps the array alive and unchanged until the role is
  * closed.
  */
-#ifndef MIEB_IO_EMB_MEMORY_H
-#define MIEB_IO_EMB_MEMORY_H
+#ifndef MIEB_EMB_EMB_MEMORY_H
+#define MIEB_EMB_EMB_MEMORY_H
 
 #include <stdint.h>
 

@@ -1,11 +1,12 @@
 /**
- * screen_internal.h - what the screen's files share: screen_lists.c (bounds and candidate
- * lists, at the bottom), the passes (screen_pass.c with screen_amx.c's AMX blocks: bf16;
+ * screen_base.h - the screen folder's shared base, below every file of it: the bounds'
+ * constants, scratch buffers and the declarations its files call across the folder:
+ * screen_lists.c (bounds and candidate lists, at the bottom), the passes (screen_pass.c with screen_amx.c's AMX blocks: bf16;
  * screen_int8*.c: int8) and screen.c (kernel choice, exact rescoring, on top). Not for other
  * files (the tests excepted).
  */
-#ifndef MIEB_SCREEN_SCREEN_INTERNAL_H
-#define MIEB_SCREEN_SCREEN_INTERNAL_H
+#ifndef MIEB_SCREEN_SCREEN_BASE_H
+#define MIEB_SCREEN_SCREEN_BASE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -175,7 +176,7 @@ void mieb_screen_amx_block(const uint16_t *a0, const uint16_t *a1, const uint16_
 #define SCREEN_I8_ND 16
 #define SCREEN_I8_KSTEP 4 /* KP: K rounded up to this */
 /* The largest K whose integer dot products fit int32: K * 127^2 < 2^31. */
-#define SCREEN_I8_MAX_K 133000 /* = MIEB_SCREEN_I8_MAX_K (backend/screen_int8_math.h) */
+#define SCREEN_I8_MAX_K 133000 /* = MIEB_SCREEN_I8_MAX_K (math/screen_int8_math.h) */
 
 /** out[i * SCREEN_I8_ND + j] = <query i, document j> for i < SCREEN_I8_MQ, j < SCREEN_I8_ND. */
 typedef void (*screen_i8_dots_fn)(const int16_t *qa, int64_t KP, const int16_t *dv, int32_t *out);

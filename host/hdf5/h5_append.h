@@ -7,8 +7,8 @@
  * function takes the global HDF5 lock (h5_util.h) and names the file and dataset in its
  * failure message.
  */
-#ifndef MIEB_IO_H5_APPEND_H
-#define MIEB_IO_H5_APPEND_H
+#ifndef MIEB_HDF5_H5_APPEND_H
+#define MIEB_HDF5_H5_APPEND_H
 
 #include <stdint.h>
 

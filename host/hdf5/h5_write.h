@@ -8,8 +8,8 @@
  * All functions take the global HDF5 lock (h5_util.h) and report failures with the file
  * and dataset in the message.
  */
-#ifndef MIEB_IO_H5_WRITE_H
-#define MIEB_IO_H5_WRITE_H
+#ifndef MIEB_HDF5_H5_WRITE_H
+#define MIEB_HDF5_H5_WRITE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
 #include <hdf5.h>
 
 #include "../core/status.h"
-#include "embeddings.h"
+#include "../core/dtype.h" /* enum mieb_emb_dtype */
 
 /** A file being written: HDF5 writes go to tmp, commit renames it to path. */
 struct mieb_h5w_file {

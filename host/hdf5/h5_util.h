@@ -5,8 +5,8 @@
  *
  * Every function returning mieb_status leaves *out untouched (or NULL) on failure.
  */
-#ifndef MIEB_IO_H5_UTIL_H
-#define MIEB_IO_H5_UTIL_H
+#ifndef MIEB_HDF5_H5_UTIL_H
+#define MIEB_HDF5_H5_UTIL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include <hdf5.h>
 
 #include "../core/status.h"
-#include "../hdf5/h5_base.h"
+#include "h5_base.h"
 
 
 

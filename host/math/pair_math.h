@@ -9,8 +9,8 @@
  * a recomputed element has the same bits as a stored one because each step is rounded
  * on its own (core/host_device.h).
  */
-#ifndef MIEB_BACKEND_PAIR_MATH_H
-#define MIEB_BACKEND_PAIR_MATH_H
+#ifndef MIEB_MATH_PAIR_MATH_H
+#define MIEB_MATH_PAIR_MATH_H
 
 #include <float.h>
 #include <math.h>

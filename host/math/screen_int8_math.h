@@ -8,8 +8,8 @@
  * operators in host files built with -ffp-contract=off), and fmaf is written where the
  * definition fuses. The derivation of each margin is docs/SCREEN_INT8.md's.
  */
-#ifndef MIEB_BACKEND_SCREEN_INT8_MATH_H
-#define MIEB_BACKEND_SCREEN_INT8_MATH_H
+#ifndef MIEB_MATH_SCREEN_INT8_MATH_H
+#define MIEB_MATH_SCREEN_INT8_MATH_H
 
 #include <math.h>
 #include <stddef.h>

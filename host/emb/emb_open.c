@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "emb_internal.h"
-#include "h5_read.h"
+#include "../hdf5/h5_read.h"
 
 #define MAX_SHARDS 1000000
 

@@ -7,8 +7,8 @@
  * decimals with Python's round, serialised as Python's json.dump(indent=2), written
  * atomically. model_meta.json is copied verbatim beside the results.
  */
-#ifndef MIEB_IO_RESULTS_WRITER_H
-#define MIEB_IO_RESULTS_WRITER_H
+#ifndef MIEB_RESULTS_RESULTS_WRITER_H
+#define MIEB_RESULTS_RESULTS_WRITER_H
 
 #include <stdbool.h>
 

@@ -1,11 +1,11 @@
 /* emb_internal.h - the embedding role's private state, shared by the files of the embedding
    readers (emb_*.c: bottom emb_shard_cache, emb_memory_rows, emb_rows; then emb_map, emb_order; top emb_open,
    emb_read, emb_stream, emb_memory). */
-#ifndef MIEB_IO_EMB_INTERNAL_H
-#define MIEB_IO_EMB_INTERNAL_H
+#ifndef MIEB_EMB_EMB_INTERNAL_H
+#define MIEB_EMB_EMB_INTERNAL_H
 
 #include "embeddings.h"
-#include "h5_util.h"
+#include "../hdf5/h5_util.h"
 
 /** One file of a role: the single <role>.h5, or one shard. */
 struct emb_shard {

@@ -4,8 +4,8 @@
  * task: anything else (empty, cut short, not JSON, another task's, a split or subset
  * missing) is scored again, the file set aside (core/set_aside.h).
  */
-#ifndef MIEB_IO_RESULTS_CHECK_H
-#define MIEB_IO_RESULTS_CHECK_H
+#ifndef MIEB_RESULTS_RESULTS_CHECK_H
+#define MIEB_RESULTS_RESULTS_CHECK_H
 
 #include "../core/status.h"
 

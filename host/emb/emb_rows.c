@@ -13,7 +13,7 @@
 
 #include "../core/stop.h"
 #include "emb_internal.h"
-#include "h5_read.h"
+#include "../hdf5/h5_read.h"
 #include "../core/half.h"
 
 const struct mieb_emb_info *mieb_emb_role_info(const struct mieb_emb_role *r) { return &r->info; }
