@@ -24,6 +24,7 @@
 #include "../json/json_py.h"
 #include "../io/results_reader.h"
 #include "../analysis/leaderboard.h"
+#include "../analysis/placement.h"
 #include "../plan/manifest.h"
 
 /* A number as Python's repr would print it, or "" for a missing value (CSV). */
@@ -43,16 +44,28 @@ static void fmt_pct(double x, char *buf, size_t n)
         snprintf(buf, n, "%.2f", mieb_py_round(x * 100.0, 2));
 }
 
+/* "own" or "published" when published rows are there (summary --published), else nothing. */
+static const char *source(const struct mieb_leaderboard *lb, const struct mieb_lb_row *row)
+{
+    bool any = false;
+    for (int i = 0; i < lb->n_models; i++)
+        any |= lb->rows[i].published;
+    return !any ? NULL : row->published ? "published" : "own";
+}
+
 static void print_table(const struct mieb_leaderboard *lb, char *const *by)
 {
     char b1[32], b2[32];
     size_t wname = 5, wrev = 8;
+    const char *src = source(lb, &lb->rows[0]);
     for (int i = 0; i < lb->n_models; i++) {
         size_t l = mieb_escape(NULL, 0, lb->rows[i].model->name, (size_t)-1, MIEB_ESC_DISPLAY), /* as shown */
                r = mieb_escape(NULL, 0, lb->rows[i].model->revision, (size_t)-1, MIEB_ESC_DISPLAY);
         wname = l > wname ? l : wname;
         wrev = r > wrev ? r : wrev;
     }
+    if (src)
+        mieb_printf_esc("%-9s  ", "Source");
     mieb_printf_esc("%-4s  %-*s  %-*s  %14s  %10s  %11s  %9s", "Rank", (int)wname, "Model", (int)wrev, "Revision",
            "Mean(TaskType)", "Mean(Task)", "Rank(Borda)", "Tasks");
     for (int k = 0; k < lb->n_types; k++)
@@ -68,6 +81,8 @@ static void print_table(const struct mieb_leaderboard *lb, char *const *by)
             snprintf(brank, sizeof brank, "%d", row->borda_rank);
         else
             snprintf(brank, sizeof brank, "-");
+        if (src)
+            mieb_printf_esc("%-9s  ", source(lb, row));
         mieb_printf_esc("%-4d  %-*s  %-*s  %14s  %10s  %11s  %9s", row->rank, (int)wname, row->model->name, (int)wrev,
                row->model->revision, b1, b2, brank, tasks);
         for (int k = 0; k < lb->n_types; k++) {
@@ -93,6 +108,8 @@ static mieb_status write_csv(const struct mieb_leaderboard *lb, char *const *by,
         st = mieb_csv_field(&b, lb->tasks[t]->name, false);
     if (st == MIEB_OK)
         st = mieb_csv_field(&b, "produced_by", false);
+    if (st == MIEB_OK && source(lb, &lb->rows[0]))
+        st = mieb_csv_field(&b, "source", false);
     if (st == MIEB_OK)
         st = mieb_buf_append(&b, "\n", 1);
     for (int p = 0; p < lb->n_models && st == MIEB_OK; p++) {
@@ -131,6 +148,8 @@ static mieb_status write_csv(const struct mieb_leaderboard *lb, char *const *by,
         }
         if (st == MIEB_OK)
             st = mieb_csv_field(&b, by[lb->order[p]], false);
+        if (st == MIEB_OK && source(lb, row))
+            st = mieb_csv_field(&b, source(lb, row), false);
         if (st == MIEB_OK)
             st = mieb_buf_append(&b, "\n", 1);
     }
@@ -140,7 +159,8 @@ static mieb_status write_csv(const struct mieb_leaderboard *lb, char *const *by,
     return st;
 }
 
-static mieb_status write_json(const struct mieb_leaderboard *lb, char *const *by, const char *bench, const char *path)
+static mieb_status write_json(const struct mieb_leaderboard *lb, char *const *by, const char *bench,
+                              const struct mieb_placement *place, int n_place, const char *path)
 {
     cJSON *root = cJSON_CreateObject(), *models = cJSON_CreateArray(), *tasks = cJSON_CreateArray(),
           *types = cJSON_CreateArray();
@@ -159,6 +179,8 @@ static mieb_status write_json(const struct mieb_leaderboard *lb, char *const *by
         cJSON_AddStringToObject(m, "model", row->model->name);
         cJSON_AddStringToObject(m, "revision", row->model->revision);
         cJSON_AddStringToObject(m, "path", row->model->dir);
+        if (source(lb, row))
+            cJSON_AddStringToObject(m, "source", source(lb, row));
         const char *made = by[lb->order[p]];
         cJSON_AddItemToObject(m, "produced_by", made[0] ? cJSON_CreateString(made) : cJSON_CreateNull());
         cJSON_AddItemToObject(m, "Mean(TaskType)", mieb_json_num_or_null(row->mean_task_type));
@@ -179,6 +201,8 @@ static mieb_status write_json(const struct mieb_leaderboard *lb, char *const *by
         cJSON_AddItemToArray(models, m);
     }
     cJSON_AddItemToObject(root, "models", models);
+    if (source(lb, &lb->rows[0]))
+        cJSON_AddItemToObject(root, "placement", mieb_placement_json(lb, place, n_place));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text)
@@ -190,7 +214,7 @@ static mieb_status write_json(const struct mieb_leaderboard *lb, char *const *by
 
 /* The command line of summary. */
 struct summary_args {
-    const char *dirs[256], *bench_name, *csv, *json, *registry;
+    const char *dirs[256], *bench_name, *csv, *json, *registry, *published;
     int n_dirs;
 };
 
@@ -219,6 +243,12 @@ static const struct mieb_cli_opt summary_opts[] = {
      .help = "  --csv FILE         write the table (exact values, every task column) as CSV\n"},
     {"--json", .kind = MIEB_OPT_PATH, .at = SA(json),
      .help = "  --json FILE        write the table as JSON\n"},
+    {"--published", .kind = MIEB_OPT_PATH, .at = SA(published),
+     .help = "  --published DIR    the published results (a clone of mteb's results repository, or\n"
+             "                     ~/.cache/mteb/remote after mteb's ResultCache download): rank the\n"
+             "                     models of the folders given among them, with the nearest published\n"
+             "                     models above and below and the tasks a model lacks (docs/RUNNING.md,\n"
+             "                     \"Where your model stands\"); nothing is downloaded\n"},
     {"--registry", .kind = MIEB_OPT_PATH, .at = SA(registry),
      .help = "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"},
     {0}};
@@ -228,7 +258,7 @@ const struct mieb_cli_spec mieb_summary_spec = {
     .name = "summary",
     .opts = summary_opts,
     .size = sizeof(struct summary_args),
-    .head = "usage: mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--csv FILE] [--json FILE]\n"
+    .head = "usage: mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--published DIR] [--csv FILE] [--json FILE]\n"
             "\n"
             "Reads mteb result folders (DIR: an output folder holding results/, a results/ folder, a\n"
             "model folder or a revision folder) and prints, per model and revision, the MIEB\n"
@@ -281,11 +311,20 @@ int mieb_cmd_summary(int argc, char **argv)
     int n_tasks = 0;
     struct mieb_leaderboard lb = {0};
     char **by = NULL; /* [n_models] by row index: what produced each row (plan/manifest.h) */
+    struct mieb_placement *place = NULL;
+    int n_own = 0, n_place = 0;
     st = mieb_results_scan(dirs, n_dirs, &models, &n_models, &n_bad);
+    n_own = n_models;
+    if (st == MIEB_OK && sa.published && n_own)
+        st = mieb_published_append(sa.published, &models, &n_models, &n_bad);
     if (st == MIEB_OK)
         st = mieb_lb_pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
     if (st == MIEB_OK)
         st = mieb_leaderboard_compute(tasks, n_tasks, models, n_models, &lb);
+    if (st == MIEB_OK && sa.published) {
+        mieb_lb_mark_published(&lb, n_own);
+        st = mieb_placement_compute(&lb, &place, &n_place);
+    }
     if (st != MIEB_OK) {
         mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
         rc = st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_FATAL;
@@ -304,11 +343,12 @@ int mieb_cmd_summary(int argc, char **argv)
         goto done;
     }
     print_table(&lb, by);
+    mieb_placement_print(&lb, place, n_place);
     if (csv && (st = write_csv(&lb, by, csv)) != MIEB_OK) {
         mieb_fprintf_esc(stderr, "mieb-eval summary: %s: %s\n", csv, mieb_last_error());
         rc = MIEB_EXIT_FATAL;
     }
-    if (json && (st = write_json(&lb, by, bench ? bench->name : NULL, json)) != MIEB_OK) {
+    if (json && (st = write_json(&lb, by, bench ? bench->name : NULL, place, n_place, json)) != MIEB_OK) {
         mieb_fprintf_esc(stderr, "mieb-eval summary: %s: %s\n", json, mieb_last_error());
         rc = MIEB_EXIT_FATAL;
     }
@@ -317,6 +357,7 @@ int mieb_cmd_summary(int argc, char **argv)
         rc = MIEB_EXIT_TASK_FAILED;
     }
 done:
+    mieb_placement_free(place, n_place);
     mieb_manifest_produced_by_free(by, lb.n_models);
     mieb_leaderboard_free(&lb);
     free(tasks);
