@@ -182,3 +182,34 @@ def test_bad_published_folders(folders, tmp_path):
     r = mieb("summary", str(own), "--published")
     assert r.returncode == 2
 
+
+def test_the_line_that_ends_mieb_eval_model(folders, tmp_path):
+    """mieb_eval.export.placement.placement_line, which tools/mieb-eval-model prints last: one
+    line per own model, from summary's placement; nothing without a benchmark or a folder."""
+    import subprocess
+    import sys
+
+    own, ref = folders
+    code = ("import sys\nfrom mieb_eval.export.placement import placement_line\n"
+            "print(placement_line(sys.argv[1], sys.argv[2], sys.argv[3] or None, sys.argv[4] or None))\n")
+    env = dict(os.environ, PYTHONPATH=str(SRC / "python"), MTEB_CACHE=str(tmp_path / "no-cache"))
+
+    def line(bench, published):
+        r = subprocess.run([sys.executable, "-c", code, str(build_dir() / "mieb-eval"), str(own / "results"), bench,
+                            published], capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip()
+
+    text = line("MIEB(lite)", str(PUBLISHED))
+    rows = {r["Model"]: r for r in ref["MIEB(lite)"]}
+    ranked = sorted((r["Mean (TaskType)"] for r in rows.values() if r["Mean (TaskType)"] is not None), reverse=True)
+    rank = ranked.index(rows[TIE]["Mean (TaskType)"]) + 1
+    by_model = dict(ln.split(": ", 1) for ln in text.splitlines())
+    assert set(by_model) == OWN
+    assert by_model[TIE].startswith(f"rank {rank} of {len(ranked)} on MIEB(lite) (Mean(TaskType)), ")
+    assert f"{rows[TIE]['Rank (Borda)']} of " in by_model[TIE] and str(PUBLISHED) in by_model[TIE]
+    assert "next above: laion/CLIP-ViT-B-32-laion2B-s34B-b79K (+0.00)" in by_model[TIE]
+    assert by_model[PARTIAL].startswith(f"not ranked ({len(ranked)} are) on MIEB(lite)")
+    assert "3 of its tasks missing" in by_model[PARTIAL]
+    assert line("", str(PUBLISHED)) == "None"  # a task list: no published ordering
+    assert line("MIEB(lite)", "") == "None"    # no folder given and no mteb copy
