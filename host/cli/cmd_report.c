@@ -19,7 +19,9 @@
 #include "../core/escape.h"
 #include "../core/fileutil.h"
 #include "../io/results_reader.h"
+#include "../analysis/lb_view.h"
 #include "../analysis/leaderboard.h"
+#include "../analysis/placement.h"
 #include "../plan/manifest.h"
 #include "../report/report_data.h"
 #include "../report/report_page.h"
@@ -116,8 +118,9 @@ static int compare_models(const struct ci_opts *o, const struct mieb_registry *r
 
 /* The command line of report. */
 struct report_args {
-    const char *dirs[256], *bench_name, *html, *registry, *baseline;
+    const char *dirs[256], *bench_name, *html, *registry, *baseline, *published;
     int n_dirs;
+    long long top;
     struct ci_opts ci;
 };
 
@@ -146,6 +149,12 @@ static const struct mieb_cli_opt report_opts[] = {
     {"--baseline", .kind = MIEB_OPT_STRING, .at = RA(baseline),
      .help = "  --baseline MODEL   the model deltas are taken against (its name, or name@revision);\n"
              "                     default: the first model found in the first DIR\n"},
+    {"--published", .kind = MIEB_OPT_PATH, .at = RA(published),
+     .help = "  --published DIR    the published results (as for summary): the page ranks your models\n"
+             "                     among them, shows yours starred and highlighted with the --top best\n"
+             "                     published ones, and opens with where yours stand among all of them\n"},
+    {"--top", .kind = MIEB_OPT_INT, .at = RA(top), .width = sizeof(long long), .lo = 0, .hi = 100000, .def = "15",
+     .help = "  --top N            with --published: the N best published models shown (default 15)\n"},
     {"--registry", .kind = MIEB_OPT_PATH, .at = RA(registry),
      .help = "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"},
     {"--per-query", .kind = MIEB_OPT_CHECK, .at = RA(ci), .check = per_query_ok,
@@ -169,7 +178,8 @@ const struct mieb_cli_spec mieb_report_spec = {
     .opts = report_opts,
     .size = sizeof(struct report_args),
     .head = "usage: mieb-eval report DIR [DIR ...] --html OUT.html [-b BENCHMARK] [--baseline MODEL]\n"
-            "                       [--per-query MODEL=DIR ...] [--resamples N] [--seed S] [--alpha A]\n"
+            "                       [--published DIR [--top N]] [--per-query MODEL=DIR ...]\n"
+            "                       [--resamples N] [--seed S] [--alpha A]\n"
             "\n"
             "Writes one self-contained HTML page (inline CSS and SVG; no script, nothing fetched)\n"
             "about the models whose mteb result folders are given (as for `summary`): the leaderboard\n"
@@ -223,16 +233,23 @@ int mieb_cmd_report(int argc, char **argv)
     int n_models = 0, n_bad = 0, base = 0;
     const struct mieb_task **tasks = NULL;
     int n_tasks = 0;
-    struct mieb_leaderboard lb = {0};
+    struct mieb_leaderboard lb = {0}, full = {0}; /* lb: the rows the page shows (lb_view.h) */
     struct mieb_html page = {0};
     cJSON **docs = NULL;
     struct mieb_cmp **cmp = NULL; /* [n_models] with --per-query */
     char **produced = NULL;       /* [n_models]: the tool and precision of each row (plan/manifest.h) */
     st = mieb_results_scan(dirs, n_dirs, &models, &n_models, &n_bad);
+    int n_own = n_models;
+    if (st == MIEB_OK && ra.published && n_own)
+        st = mieb_published_append(ra.published, &models, &n_models, &n_bad);
     if (st == MIEB_OK)
         st = mieb_lb_pick_tasks(&reg, bench, models, n_models, &tasks, &n_tasks);
     if (st == MIEB_OK)
-        st = mieb_leaderboard_compute(tasks, n_tasks, models, n_models, &lb);
+        st = mieb_leaderboard_compute(tasks, n_tasks, models, n_models, &full);
+    if (st == MIEB_OK) {
+        mieb_lb_mark_published(&full, ra.published ? n_own : n_models);
+        st = mieb_lb_view(&full, ra.published ? (int)ra.top : -1, &lb);
+    }
     if (st == MIEB_OK && n_models)
         st = mieb_report_data_docs_load(&lb, &docs, &n_bad);
     if (st != MIEB_OK) {
@@ -261,7 +278,8 @@ int mieb_cmd_report(int argc, char **argv)
         rc = MIEB_EXIT_FATAL;
         goto done;
     }
-    struct mieb_report_extras ex = {(const struct mieb_cmp *const *)cmp, ci.alpha, (const char *const *)produced};
+    struct mieb_report_extras ex = {(const struct mieb_cmp *const *)cmp, ci.alpha, (const char *const *)produced,
+                                    ra.published ? &full : NULL, ra.published};
     st = mieb_report_page(&lb, docs, base, bench ? bench->name : NULL, &ex, &page);
     if (st == MIEB_OK)
         st = mieb_write_file_atomic(html, page.buf.data, page.buf.len);
@@ -282,10 +300,11 @@ done:
             free(cmp[i]);
         }
     free(cmp);
-    mieb_manifest_produced_by_free(produced, n_models);
+    mieb_manifest_produced_by_free(produced, lb.n_models);
     mieb_html_free(&page);
-    mieb_report_data_docs_free(docs, n_models * n_tasks);
-    mieb_leaderboard_free(&lb);
+    mieb_report_data_docs_free(docs, lb.n_models * n_tasks);
+    mieb_lb_view_free(&lb);
+    mieb_leaderboard_free(&full);
     free(tasks);
     mieb_model_results_free(models, n_models);
     mieb_registry_free(&reg);

@@ -213,3 +213,38 @@ def test_the_line_that_ends_mieb_eval_model(folders, tmp_path):
     assert "3 of its tasks missing" in by_model[PARTIAL]
     assert line("", str(PUBLISHED)) == "None"  # a task list: no published ordering
     assert line("MIEB(lite)", "") == "None"    # no folder given and no mteb copy
+
+
+def test_report_shows_own_models_among_the_top_published(folders, tmp_path):
+    """report --published --top N: the own models starred and highlighted, with the N best published
+    ones (by the full leaderboard, whose Rank and Rank(Borda) the table keeps), the placement card
+    stating summary's ranks, and the first own model as the default baseline."""
+    import re
+
+    own, _ = folders
+    html = tmp_path / "r.html"
+    r = mieb("report", str(own), "-b", "lite", "--published", str(PUBLISHED), "--top", "2", "--html", str(html))
+    assert r.returncode == 0, r.stderr
+    s = mieb("summary", str(own), "-b", "lite", "--published", str(PUBLISHED), "--json", str(tmp_path / "s.json"))
+    assert s.returncode == 0, s.stderr
+    js = json.loads((tmp_path / "s.json").read_text())
+    text = html.read_text()
+    table = text[text.index('<table class="summary">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r'<tr data-series="([^"]*)"( class="own")?><td>(\d+)</td>', table)
+    want = [m for m in js["models"] if m["source"] == "own" or m["Rank"] <= 2 + sum(
+        o["source"] == "own" and o["Rank"] < m["Rank"] for o in js["models"])]
+    assert [int(rank) for _, _, rank in rows] == [m["Rank"] for m in want]
+    for (label, own_class, _), m in zip(rows, want):
+        assert (own_class != "") == (m["source"] == "own")
+        assert label == ("\u2605 " if m["source"] == "own" else "") + m["model"]
+    assert sum(m["source"] == "published" for m in want) == 2
+    card = text[text.index('<table class="placement">'):]
+    card = card[:card.index("</table>")]
+    for p in js["placement"]:
+        mean = p["Mean(TaskType)"]
+        cell = f"{mean['rank']} of {mean['of']}" if mean["rank"] else "not ranked"
+        assert re.search(rf"&#9733; {re.escape(p['model'])}</td><td>[^<]*</td><td[^>]*>{cell}</td>"
+                         rf"<td>{p['Borda']['rank']} of {p['Borda']['of']}</td>", card), p["model"]
+    first_own = sorted(p.name for p in (own / "results").iterdir())[0].replace("__", "/")
+    assert f"the baseline, <b>\u2605 {first_own}</b>" in text
