@@ -248,3 +248,21 @@ def test_report_shows_own_models_among_the_top_published(folders, tmp_path):
                          rf"<td>{p['Borda']['rank']} of {p['Borda']['of']}</td>", card), p["model"]
     first_own = sorted(p.name for p in (own / "results").iterdir())[0].replace("__", "/")
     assert f"the baseline, <b>\u2605 {first_own}</b>" in text
+
+
+def test_published_report_renders_in_chromium(folders, tmp_path):
+    """The page as a person sees it: headless Chromium logs no console message, and the own
+    rows' highlight (#fff3bf) is on the screen."""
+    from PIL import Image
+    from test_report import chromium, console_lines, render
+
+    if chromium() is None:
+        pytest.skip("chromium is not installed (scripts/install-deps.sh installs it)")
+    own, _ = folders
+    html = tmp_path / "r.html"
+    r = mieb("report", str(own), "-b", "lite", "--published", str(PUBLISHED), "--html", str(html))
+    assert r.returncode == 0, r.stderr
+    png = tmp_path / "r.png"
+    assert console_lines(render(html, png, tmp_path / "prof")) == []
+    counts = {c: n for n, c in Image.open(png).convert("RGB").getcolors(maxcolors=1 << 22)}
+    assert counts.get((0xFF, 0xF3, 0xBF), 0) > 5000
