@@ -82,15 +82,16 @@ def close(a, b) -> bool:
     return abs(a - b) <= 1e-12 * max(1.0, abs(b))
 
 
-def expected_place(rows: dict, me: str, col: str, published: set, better=lambda w, v: w > v):
-    """rank, of, and the published neighbours' values above and below, from mteb's table."""
+def expected_place(rows: dict, me: str, col: str, published: set):
+    """rank, of, and the published neighbours' values above (a tie included) and below, from
+    mteb's table: higher is better."""
     v = rows[me][col]
     vals = {m: r[col] for m, r in rows.items() if r[col] is not None}
     if v is None:
         return None, len(vals), None, None
-    rank = 1 + sum(better(w, v) for w in vals.values())
-    up = [w for m, w in vals.items() if m in published and not better(v, w)]
-    down = [w for m, w in vals.items() if m in published and better(v, w)]
+    rank = 1 + sum(w > v for w in vals.values())
+    up = [w for m, w in vals.items() if m in published and w >= v]
+    down = [w for m, w in vals.items() if m in published and w < v]
     above = min(up, key=lambda w: abs(w - v)) if up else None
     below = min(down, key=lambda w: abs(w - v)) if down else None
     return rank, len(vals), above, below
