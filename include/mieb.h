@@ -209,6 +209,9 @@ int mieb_run(mieb_engine *e, const mieb_run_request *rq, char **results_dir, cha
  *  folders: n_folders result folders (an output folder holding results/, a results/ folder,
  *          a model folder or a revision folder).
  *  benchmark: its task list ("MIEB(lite)", ...); NULL: every registry task found.
+ *  published: a folder of published results (a clone of mteb's results repository): the
+ *          models of the folders are ranked among them, and the JSON's "placement" says where
+ *          each stands (NULL: none). Nothing is downloaded.
  *  csv_path, json_path: also write the table as CSV or JSON there, atomically (NULL: not).
  *  *table_text: the table the program prints; *summary_json: the document of its --json;
  *          both released with mieb_free.
@@ -218,17 +221,18 @@ int mieb_run(mieb_engine *e, const mieb_run_request *rq, char **results_dir, cha
  * unknown benchmark.
  */
 int mieb_summary(mieb_engine *e, const char *const *folders, int n_folders, const char *benchmark,
-                 const char *csv_path, const char *json_path, char **table_text, char **summary_json,
-                 int *n_unreadable);
+                 const char *published, const char *csv_path, const char *json_path, char **table_text,
+                 char **summary_json, int *n_unreadable);
 
 /**
  * `mieb-eval report` over result folders: one self-contained HTML page (the summary's numbers,
  * charts per task type, deltas against a baseline, recall@k curves, times) written atomically
  * to html_path. baseline: a model's name or name@revision (NULL: the first model found under
- * folders[0]); the other arguments and statuses are mieb_summary's.
+ * folders[0]); with published, the page shows the own models among the `top` best published
+ * ones (top < 0: all of them); the other arguments and statuses are mieb_summary's.
  */
 int mieb_report(mieb_engine *e, const char *const *folders, int n_folders, const char *benchmark,
-                const char *baseline, const char *html_path, int *n_unreadable);
+                const char *baseline, const char *published, int top, const char *html_path, int *n_unreadable);
 
 #ifdef __cplusplus
 }

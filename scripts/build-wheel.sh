@@ -12,7 +12,7 @@
 # build only recompiles what changed.
 # A CUDA wheel (-C cmake.define.MIEB_CUDA=ON) links cuBLAS dynamically: it is left out of the
 # wheel (auditwheel --exclude) and must come from the machine's CUDA toolkit or the
-# nvidia-cublas-cu* wheels (README "Install").
+# nvidia-cublas-cu* wheels (docs/INSTALL.md).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-$here/dist}"

@@ -24,6 +24,8 @@
 #ifndef MIEB_ANALYSIS_LEADERBOARD_H
 #define MIEB_ANALYSIS_LEADERBOARD_H
 
+#include <stdbool.h>
+
 #include "../config/registry.h"
 #include "../core/status.h"
 #include "../results/results_reader.h"
@@ -40,6 +42,7 @@ struct mieb_lb_row {
     int borda_rank;        /* 1-based; 0 when the model has no complete task score */
     int rank;              /* 1-based position in the leaderboard order */
     int n_complete;        /* tasks with a complete score */
+    bool published;        /* read from a published folder, not one of the caller's models (placement.h) */
 };
 
 struct mieb_leaderboard {

@@ -34,12 +34,13 @@ static mieb_status table_text(const struct mieb_board *bd, char **out)
     return MIEB_OK;
 }
 
-static mieb_status summary(mieb_engine *e, const char *const *folders, int n_folders, const char *benchmark,
-                           const char *csv_path, const char *json_path, char **text, char **json, int *n_bad)
+static mieb_status summary(mieb_engine *e, const char *const *folders, int n_folders,
+                           const struct mieb_board_opts *bo, const char *csv_path, const char *json_path,
+                           char **text, char **json, int *n_bad)
 {
     struct mieb_board bd;
     MIEB_TRY(check(folders, n_folders));
-    mieb_status st = mieb_board_open(&bd, &e->reg, benchmark, folders, n_folders, 0);
+    mieb_status st = mieb_board_open(&bd, &e->reg, bo, folders, n_folders);
     if (st == MIEB_OK)
         st = table_text(&bd, text);
     if (st == MIEB_OK) {
@@ -59,15 +60,15 @@ static mieb_status summary(mieb_engine *e, const char *const *folders, int n_fol
 }
 
 int mieb_summary(mieb_engine *e, const char *const *folders, int n_folders, const char *benchmark,
-                 const char *csv_path, const char *json_path, char **table_text_out, char **summary_json,
-                 int *n_unreadable)
+                 const char *published, const char *csv_path, const char *json_path, char **table_text_out,
+                 char **summary_json, int *n_unreadable)
 {
     *table_text_out = *summary_json = NULL;
     *n_unreadable = 0;
+    struct mieb_board_opts bo = {.benchmark = benchmark, .published = published, .top = -1};
     mieb_status st = mieb_api_call_begin(e);
     if (st == MIEB_OK)
-        st = summary(e, folders, n_folders, benchmark, csv_path, json_path, table_text_out, summary_json,
-                     n_unreadable);
+        st = summary(e, folders, n_folders, &bo, csv_path, json_path, table_text_out, summary_json, n_unreadable);
     if (st != MIEB_OK) {
         free(*table_text_out);
         free(*summary_json);
@@ -76,14 +77,14 @@ int mieb_summary(mieb_engine *e, const char *const *folders, int n_folders, cons
     return mieb_api_call_end(e, st);
 }
 
-static mieb_status report(mieb_engine *e, const char *const *folders, int n_folders, const char *benchmark,
-                          const char *baseline, const char *html_path, int *n_bad)
+static mieb_status report(mieb_engine *e, const char *const *folders, int n_folders,
+                          const struct mieb_board_opts *bo, const char *baseline, const char *html_path, int *n_bad)
 {
     struct mieb_board bd;
     MIEB_TRY(check(folders, n_folders));
     if (!html_path || !html_path[0])
         return mieb_fail(MIEB_ERR_INVALID_ARG, "the report needs a file to write");
-    mieb_status st = mieb_board_open(&bd, &e->reg, benchmark, folders, n_folders, 1);
+    mieb_status st = mieb_board_open(&bd, &e->reg, bo, folders, n_folders);
     int base = st == MIEB_OK ? mieb_board_find_model(&bd, baseline, folders[0]) : 0;
     if (st == MIEB_OK && base < 0)
         st = mieb_fail(MIEB_ERR_INVALID_ARG, "baseline %s: no such model in the result folders", baseline);
@@ -95,11 +96,12 @@ static mieb_status report(mieb_engine *e, const char *const *folders, int n_fold
 }
 
 int mieb_report(mieb_engine *e, const char *const *folders, int n_folders, const char *benchmark,
-                const char *baseline, const char *html_path, int *n_unreadable)
+                const char *baseline, const char *published, int top, const char *html_path, int *n_unreadable)
 {
     *n_unreadable = 0;
+    struct mieb_board_opts bo = {.benchmark = benchmark, .published = published, .top = top, .with_docs = 1};
     mieb_status st = mieb_api_call_begin(e);
     if (st == MIEB_OK)
-        st = report(e, folders, n_folders, benchmark, baseline, html_path, n_unreadable);
+        st = report(e, folders, n_folders, &bo, baseline, html_path, n_unreadable);
     return mieb_api_call_end(e, st);
 }

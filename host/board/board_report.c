@@ -33,7 +33,8 @@ mieb_status mieb_board_write_report(const struct mieb_board *b, int baseline, co
                                     double alpha, const char *path)
 {
     struct mieb_html page = {0};
-    struct mieb_report_extras ex = {cmp, alpha, (const char *const *)b->produced};
+    struct mieb_report_extras ex = {cmp, alpha, (const char *const *)b->produced, b->published ? &b->full : NULL,
+                                    b->published};
     mieb_status st = mieb_report_page(&b->lb, b->docs, baseline, b->bench ? b->bench->name : NULL, &ex, &page);
     if (st == MIEB_OK)
         st = mieb_write_file_atomic(path, page.buf.data, page.buf.len);

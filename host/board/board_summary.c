@@ -2,6 +2,7 @@
 #include "board_summary.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,16 +31,28 @@ static void fmt_pct(double x, char *buf, size_t n)
         snprintf(buf, n, "%.2f", mieb_py_round(x * 100.0, 2));
 }
 
+/* "own" or "published" when published rows are there (summary --published), else nothing. */
+static const char *source(const struct mieb_leaderboard *lb, const struct mieb_lb_row *row)
+{
+    bool any = false;
+    for (int i = 0; i < lb->n_models; i++)
+        any |= lb->rows[i].published;
+    return !any ? NULL : row->published ? "published" : "own";
+}
+
 static void print_rows(FILE *out, const struct mieb_leaderboard *lb, char *const *by)
 {
     char b1[32], b2[32];
     size_t wname = 5, wrev = 8;
+    const char *src = source(lb, &lb->rows[0]);
     for (int i = 0; i < lb->n_models; i++) {
         size_t l = mieb_escape(NULL, 0, lb->rows[i].model->name, (size_t)-1, MIEB_ESC_DISPLAY), /* as shown */
                r = mieb_escape(NULL, 0, lb->rows[i].model->revision, (size_t)-1, MIEB_ESC_DISPLAY);
         wname = l > wname ? l : wname;
         wrev = r > wrev ? r : wrev;
     }
+    if (src)
+        mieb_fprintf_esc(out, "%-9s  ", "Source");
     mieb_fprintf_esc(out, "%-4s  %-*s  %-*s  %14s  %10s  %11s  %9s", "Rank", (int)wname, "Model", (int)wrev, "Revision",
            "Mean(TaskType)", "Mean(Task)", "Rank(Borda)", "Tasks");
     for (int k = 0; k < lb->n_types; k++)
@@ -55,6 +68,8 @@ static void print_rows(FILE *out, const struct mieb_leaderboard *lb, char *const
             snprintf(brank, sizeof brank, "%d", row->borda_rank);
         else
             snprintf(brank, sizeof brank, "-");
+        if (src)
+            mieb_fprintf_esc(out, "%-9s  ", source(lb, row));
         mieb_fprintf_esc(out, "%-4d  %-*s  %-*s  %14s  %10s  %11s  %9s", row->rank, (int)wname, row->model->name, (int)wrev,
                row->model->revision, b1, b2, brank, tasks);
         for (int k = 0; k < lb->n_types; k++) {
@@ -82,6 +97,8 @@ mieb_status mieb_board_write_csv(const struct mieb_board *bd, const char *path)
         st = mieb_csv_field(&b, lb->tasks[t]->name, false);
     if (st == MIEB_OK)
         st = mieb_csv_field(&b, "produced_by", false);
+    if (st == MIEB_OK && source(lb, &lb->rows[0]))
+        st = mieb_csv_field(&b, "source", false);
     if (st == MIEB_OK)
         st = mieb_buf_append(&b, "\n", 1);
     for (int p = 0; p < lb->n_models && st == MIEB_OK; p++) {
@@ -120,6 +137,8 @@ mieb_status mieb_board_write_csv(const struct mieb_board *bd, const char *path)
         }
         if (st == MIEB_OK)
             st = mieb_csv_field(&b, by[lb->order[p]], false);
+        if (st == MIEB_OK && source(lb, row))
+            st = mieb_csv_field(&b, source(lb, row), false);
         if (st == MIEB_OK)
             st = mieb_buf_append(&b, "\n", 1);
     }
@@ -151,6 +170,8 @@ cJSON *mieb_board_summary_json(const struct mieb_board *bd)
         cJSON_AddStringToObject(m, "model", row->model->name);
         cJSON_AddStringToObject(m, "revision", row->model->revision);
         cJSON_AddStringToObject(m, "path", row->model->dir);
+        if (source(lb, row))
+            cJSON_AddStringToObject(m, "source", source(lb, row));
         const char *made = by[lb->order[p]];
         cJSON_AddItemToObject(m, "produced_by", made[0] ? cJSON_CreateString(made) : cJSON_CreateNull());
         cJSON_AddItemToObject(m, "Mean(TaskType)", mieb_json_num_or_null(row->mean_task_type));
@@ -171,6 +192,8 @@ cJSON *mieb_board_summary_json(const struct mieb_board *bd)
         cJSON_AddItemToArray(models, m);
     }
     cJSON_AddItemToObject(root, "models", models);
+    if (source(lb, &lb->rows[0]))
+        cJSON_AddItemToObject(root, "placement", mieb_placement_json(lb, bd->place, bd->n_place));
     return root;
 }
 
@@ -191,5 +214,6 @@ void mieb_board_print_table(FILE *out, const struct mieb_board *bd)
     mieb_fprintf_esc(out, "benchmark: %s (%d tasks, %d task types), %d model revisions\n",
                      bd->bench ? bd->bench->name : "(tasks found)", bd->n_tasks, bd->lb.n_types, bd->n_models);
     print_rows(out, &bd->lb, bd->produced);
+    mieb_placement_print(out, &bd->full, bd->place, bd->n_place);
 }
 

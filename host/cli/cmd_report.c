@@ -91,8 +91,9 @@ static int compare_models(const struct ci_opts *o, const struct mieb_registry *r
 
 /* The command line of report. */
 struct report_args {
-    const char *dirs[256], *bench_name, *html, *registry, *baseline;
+    const char *dirs[256], *bench_name, *html, *registry, *baseline, *published;
     int n_dirs;
+    long long top;
     struct ci_opts ci;
 };
 
@@ -121,6 +122,12 @@ static const struct mieb_cli_opt report_opts[] = {
     {"--baseline", .kind = MIEB_OPT_STRING, .at = RA(baseline),
      .help = "  --baseline MODEL   the model deltas are taken against (its name, or name@revision);\n"
              "                     default: the first model found in the first DIR\n"},
+    {"--published", .kind = MIEB_OPT_PATH, .at = RA(published),
+     .help = "  --published DIR    the published results (as for summary): the page ranks your models\n"
+             "                     among them, shows yours starred and highlighted with the --top best\n"
+             "                     published ones, and opens with where yours stand among all of them\n"},
+    {"--top", .kind = MIEB_OPT_INT, .at = RA(top), .width = sizeof(long long), .lo = 0, .hi = 100000, .def = "15",
+     .help = "  --top N            with --published: the N best published models shown (default 15)\n"},
     {"--registry", .kind = MIEB_OPT_PATH, .at = RA(registry),
      .help = "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"},
     {"--per-query", .kind = MIEB_OPT_CHECK, .at = RA(ci), .check = per_query_ok,
@@ -144,7 +151,8 @@ const struct mieb_cli_spec mieb_report_spec = {
     .opts = report_opts,
     .size = sizeof(struct report_args),
     .head = "usage: mieb-eval report DIR [DIR ...] --html OUT.html [-b BENCHMARK] [--baseline MODEL]\n"
-            "                       [--per-query MODEL=DIR ...] [--resamples N] [--seed S] [--alpha A]\n"
+            "                       [--published DIR [--top N]] [--per-query MODEL=DIR ...]\n"
+            "                       [--resamples N] [--seed S] [--alpha A]\n"
             "\n"
             "Writes one self-contained HTML page (inline CSS and SVG; no script, nothing fetched)\n"
             "about the models whose mteb result folders are given (as for `summary`): the leaderboard\n"
@@ -186,7 +194,9 @@ int mieb_cmd_report(int argc, char **argv)
     struct mieb_cmp **cmp = NULL; /* [n_models] with --per-query */
     if (!mieb_cli_registry("report", ra.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
-    mieb_status st = mieb_board_open(&bd, &reg, ra.bench_name, ra.dirs, ra.n_dirs, 1);
+    struct mieb_board_opts bo = {.benchmark = ra.bench_name, .published = ra.published, .top = (int)ra.top,
+                                 .with_docs = 1};
+    mieb_status st = mieb_board_open(&bd, &reg, &bo, ra.dirs, ra.n_dirs);
     if (st != MIEB_OK) {
         mieb_fprintf_esc(stderr, "mieb-eval report: %s\n", mieb_last_error());
         rc = bd.unknown_benchmark ? MIEB_EXIT_USAGE : st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED : MIEB_EXIT_FATAL;

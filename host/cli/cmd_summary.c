@@ -17,7 +17,7 @@
 
 /* The command line of summary. */
 struct summary_args {
-    const char *dirs[256], *bench_name, *csv, *json, *registry;
+    const char *dirs[256], *bench_name, *csv, *json, *registry, *published;
     int n_dirs;
 };
 
@@ -46,6 +46,12 @@ static const struct mieb_cli_opt summary_opts[] = {
      .help = "  --csv FILE         write the table (exact values, every task column) as CSV\n"},
     {"--json", .kind = MIEB_OPT_PATH, .at = SA(json),
      .help = "  --json FILE        write the table as JSON\n"},
+    {"--published", .kind = MIEB_OPT_PATH, .at = SA(published),
+     .help = "  --published DIR    the published results (a clone of mteb's results repository, or\n"
+             "                     ~/.cache/mteb/remote after mteb's ResultCache download): rank the\n"
+             "                     models of the folders given among them, with the nearest published\n"
+             "                     models above and below and the tasks a model lacks (docs/RUNNING.md,\n"
+             "                     \"Where your model stands\"); nothing is downloaded\n"},
     {"--registry", .kind = MIEB_OPT_PATH, .at = SA(registry),
      .help = "  --registry FILE    tasks.json to use (benchmarks.json is read beside it)\n"},
     {0}};
@@ -55,7 +61,7 @@ const struct mieb_cli_spec mieb_summary_spec = {
     .name = "summary",
     .opts = summary_opts,
     .size = sizeof(struct summary_args),
-    .head = "usage: mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--csv FILE] [--json FILE]\n"
+    .head = "usage: mieb-eval summary DIR [DIR ...] [-b BENCHMARK] [--published DIR] [--csv FILE] [--json FILE]\n"
             "\n"
             "Reads mteb result folders (DIR: an output folder holding results/, a results/ folder, a\n"
             "model folder or a revision folder) and prints, per model and revision, the MIEB\n"
@@ -95,7 +101,8 @@ int mieb_cmd_summary(int argc, char **argv)
     struct mieb_board bd;
     if (!mieb_cli_registry("summary", sa.registry, NULL, &reg))
         return MIEB_EXIT_FATAL;
-    mieb_status st = mieb_board_open(&bd, &reg, sa.bench_name, sa.dirs, sa.n_dirs, 0);
+    struct mieb_board_opts bo = {.benchmark = sa.bench_name, .published = sa.published, .top = -1};
+    mieb_status st = mieb_board_open(&bd, &reg, &bo, sa.dirs, sa.n_dirs);
     if (st != MIEB_OK) {
         mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
         rc = bd.unknown_benchmark                      ? MIEB_EXIT_USAGE

@@ -14,3 +14,21 @@ void mieb_report_legend(struct mieb_report_ctx *c)
                       c->series[p].color, c->series[p].name);
     mieb_html_fmt(c->h, "</div>\n");
 }
+
+bool mieb_report_own(const struct mieb_leaderboard *lb, int i)
+{
+    if (lb->rows[i].published)
+        return false;
+    for (int j = 0; j < lb->n_models; j++)
+        if (lb->rows[j].published)
+            return true;
+    return false;
+}
+
+int mieb_report_pos(const struct mieb_leaderboard *lb, int i)
+{
+    int p = 0;
+    while (p < lb->n_models - 1 && lb->order[p] != i)
+        p++;
+    return p;
+}

@@ -20,6 +20,9 @@ struct mieb_report_extras {
                                           --per-query folders (compare.h), or NULL */
     double alpha;                      /* '*' marks p < alpha */
     const char *const *produced_by;    /* [n_models] by row index: tool and precision ("" unknown) */
+    const struct mieb_leaderboard *full; /* with published rows (report --published): every model, the
+                                            ranks the page's placement card states; else NULL */
+    const char *published;             /* the published folder, as given */
 };
 
 /** What the section writers share. Series are in leaderboard order: series[p] is row order[p]. */
@@ -38,6 +41,10 @@ struct mieb_report_ctx {
 
 /** The document of series p (leaderboard position) and task t, or NULL. */
 const cJSON *mieb_report_doc(const struct mieb_report_ctx *c, int p, int t);
+/** The position (series index) of row i in leaderboard order. */
+int mieb_report_pos(const struct mieb_leaderboard *lb, int i);
+/** Whether row i is one of the caller's own models shown among published ones (report --published). */
+bool mieb_report_own(const struct mieb_leaderboard *lb, int i);
 /** A legend of the models' colours. */
 void mieb_report_legend(struct mieb_report_ctx *c);
 

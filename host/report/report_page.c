@@ -8,6 +8,7 @@
 
 #include "../core/pyfloat.h"
 #include "report_heatmap.h"
+#include "report_placement.h"
 #include "report_sections.h"
 
 /* Colours told apart by most readers: Tableau 10, then Tableau 20's light and extra shades, so
@@ -51,7 +52,9 @@ static const char *const CSS =
     "table.heat th.vert>span{writing-mode:vertical-rl;transform:rotate(180deg);display:inline-block;"
     "max-height:230px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-weight:600}\n"
     "table.heat th.vert .sw{margin:0 0 5px 0}table.time th{white-space:normal}\n"
-    "span.ci{color:#777;font-size:11px}span.sig{font-weight:700;margin-left:2px}\n";
+    "span.ci{color:#777;font-size:11px}span.sig{font-weight:700;margin-left:2px}\n"
+    /* the user's own models among published ones: one colour band in the tables */
+    "tr.own td{background:#fff3bf;font-weight:600}table.placement td{white-space:normal}\n";
 
 /* A score as the leaderboard shows it: 100 x score rounded to 2 decimals, "-" when missing. */
 static void pct(double x, char *buf, size_t n)
@@ -184,15 +187,16 @@ static mieb_status summary(struct mieb_report_ctx *c)
                         "<div class=\"card\"><table class=\"summary\">\n<tr><th>Rank</th><th class=\"l\">Model</th>"
                         "<th class=\"l\">Revision</th><th>Mean(TaskType)</th><th>Mean(Task)</th><th>Rank(Borda)</th>"
                         "<th>Tasks</th><th class=\"l\">Produced by</th></tr>\n",
-                  c->series[lb->rows[c->baseline].rank - 1].name);
+                  c->series[mieb_report_pos(lb, c->baseline)].name);
     for (int p = 0; p < lb->n_models; p++) {
         const struct mieb_lb_row *row = &lb->rows[lb->order[p]];
         pct(row->mean_task_type, a, sizeof a);
         pct(row->mean_task, b, sizeof b);
         mieb_html_fmt(c->h,
-                      "<tr data-series=\"%s\"><td>%d</td><td class=\"l\"><span class=\"sw\" style=\"background:%R\">"
+                      "<tr data-series=\"%s\"%R><td>%d</td><td class=\"l\"><span class=\"sw\" style=\"background:%R\">"
                       "</span>%s</td>",
-                      c->series[p].name, row->rank, c->series[p].color, row->model->name);
+                      c->series[p].name, mieb_report_own(lb, lb->order[p]) ? " class=\"own\"" : "", row->rank,
+                      c->series[p].color, row->model->name);
         revision_cell(c, row->model->revision);
         mieb_html_fmt(c->h, "<td data-col=\"Mean(TaskType)\">%s</td><td data-col=\"Mean(Task)\">%s</td>", a, b);
         if (row->borda_rank)
@@ -418,7 +422,7 @@ static mieb_status task_table(struct mieb_report_ctx *c)
         return mieb_fail(MIEB_ERR_OOM, "report");
     mieb_html_fmt(c->h, "<h2 id=\"tasks\">Per task</h2>\n<p class=\"note\">Main score (100 &#215; score). "
                         "&#916;: the model minus the baseline, <b>%s</b>.</p>\n",
-                  c->series[lb->rows[c->baseline].rank - 1].name);
+                  c->series[mieb_report_pos(lb, c->baseline)].name);
     ci_legend(c);
     mieb_html_fmt(c->h, "<div class=\"card\"><table class=\"tasks\">\n<tr><th class=\"l\">Task</th><th class=\"l\">Metric</th>");
     model_columns(c);
@@ -456,16 +460,18 @@ static mieb_status make_series(struct mieb_report_ctx *c, char ***labels)
                 dup = true;
                 dup_rev |= !strcmp(lb->rows[q].model->revision, m->revision);
             }
-        size_t len = strlen(m->name) + strlen(m->revision) + 16;
+        size_t len = strlen(m->name) + strlen(m->revision) + 24;
         char *s = malloc(len);
         if (!s)
             return mieb_fail(MIEB_ERR_OOM, "report");
+        /* among published models, the own ones carry a star in every legend, label and table */
+        const char *star = mieb_report_own(lb, lb->order[p]) ? "\u2605 " : "";
         if (dup_rev) /* the same model and revision in two folders: told apart by leaderboard position */
-            snprintf(s, len, "%s@%s #%d", m->name, m->revision, p + 1);
+            snprintf(s, len, "%s%s@%s #%d", star, m->name, m->revision, p + 1);
         else if (dup)
-            snprintf(s, len, "%s@%s", m->name, m->revision);
+            snprintf(s, len, "%s%s@%s", star, m->name, m->revision);
         else
-            snprintf(s, len, "%s", m->name);
+            snprintf(s, len, "%s%s", star, m->name);
         (*labels)[p] = s;
         c->series[p].name = s;
         c->series[p].color = PALETTE[p % (sizeof PALETTE / sizeof *PALETTE)];
@@ -493,6 +499,7 @@ mieb_status mieb_report_page(const struct mieb_leaderboard *lb, cJSON **docs, in
                          "<a href=\"#tasks\">Per task</a>"
                          "<a href=\"#probe\">Linear probe</a><a href=\"#recall\">Recall@k</a>"
                          "<a href=\"#languages\">Languages</a><a href=\"#time\">Time</a></nav>\n");
+        mieb_report_placement(&c);
         st = summary(&c);
     }
     if (st == MIEB_OK)

@@ -20,9 +20,16 @@ _WHERE = {"Engine": "._engine", "search": "._search", "score": "._score", "run":
           "NoDevice": ".errors", "DeviceError": ".errors", "ConfigError": ".errors", "InternalError": ".errors"}
 
 
-def __getattr__(name: str):
+# Submodules reached as attributes (mieb_eval.mteb), imported on first use: `import mieb_eval`
+# imports neither mteb nor torch, and mieb_eval.mteb imports mteb only when search_wrapper runs.
+_SUBMODULES = ("mteb", "export", "errors")
+
+
+def __getattr__(name: str) -> object:
     import importlib
 
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)  # the import binds it here too
     if name == "__version__":
         from ._lib import VERSION
 
@@ -34,5 +41,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'mieb_eval' has no attribute {name!r}")
 
 
-def __dir__():
-    return sorted(__all__)
+def __dir__() -> list[str]:
+    return sorted([*__all__, *_SUBMODULES])

@@ -50,21 +50,23 @@ def _unreadable(n: int) -> None:
         logger.warning("%d result file(s) could not be read (each named above); the others are counted", n)
 
 
-def summary(folders: PathLike | Iterable[PathLike], benchmark: str | None = None, *, csv: PathLike | None = None,
-            json_path: PathLike | None = None, text: PathLike | None = None, engine: Engine | None = None,
-            missing_ok: bool = False) -> dict:
+def summary(folders: PathLike | Iterable[PathLike], benchmark: str | None = None, *,
+            published: PathLike | None = None, csv: PathLike | None = None, json_path: PathLike | None = None,
+            text: PathLike | None = None, engine: Engine | None = None, missing_ok: bool = False) -> dict:
     """The leaderboard summary of result folders (`mieb-eval summary --json`'s document: the
     benchmark, its tasks and task types, and per model its rank, Mean(TaskType), Mean(Task),
     Borda rank, per-type means and task scores). benchmark: e.g. "MIEB(lite)" (None: every
-    registry task found). csv, json_path, text: also write the CSV, the JSON and the table the
-    program prints there (each atomically). missing_ok: no result file found gives {} instead
+    registry task found). published: a folder of published results (a clone of mteb's results
+    repository) to rank the models among: the document's "placement" says where each stands
+    (docs/RUNNING.md, "Where your model stands"). csv, json_path, text: also write the CSV, the
+    JSON and the table the program prints there (each atomically). missing_ok: no result file found gives {} instead
     of raising NotFound."""
     eng = engine or engine_for("cpu")
     arr, n = _folders(folders)
     table, doc, bad = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int()
     try:
-        eng.call(_lib.LIB.mieb_summary, arr, n, benchmark.encode() if benchmark else None, _path(csv), _path(json_path),
-                 ctypes.byref(table), ctypes.byref(doc), ctypes.byref(bad))
+        eng.call(_lib.LIB.mieb_summary, arr, n, benchmark.encode() if benchmark else None, _path(published), _path(csv),
+                 _path(json_path), ctypes.byref(table), ctypes.byref(doc), ctypes.byref(bad))
         result = json.loads(ctypes.string_at(doc.value).decode())
         if text is not None:
             _write_text(Path(text), ctypes.string_at(table.value).decode())
@@ -80,14 +82,16 @@ def summary(folders: PathLike | Iterable[PathLike], benchmark: str | None = None
 
 
 def report(folders: PathLike | Iterable[PathLike], html: PathLike, benchmark: str | None = None, *,
-           baseline: str | None = None, engine: Engine | None = None) -> Path:
+           baseline: str | None = None, published: PathLike | None = None, top: int = 15,
+           engine: Engine | None = None) -> Path:
     """`mieb-eval report`: one self-contained HTML page over the result folders, written
     atomically to html (returned). baseline: the model the deltas are taken against (its name,
-    or name@revision; None: the first model under the first folder)."""
+    or name@revision; None: the first model under the first folder). published: as summary's;
+    the page then shows the own models among the `top` best published ones."""
     eng = engine or engine_for("cpu")
     arr, n = _folders(folders)
     bad = ctypes.c_int()
     eng.call(_lib.LIB.mieb_report, arr, n, benchmark.encode() if benchmark else None,
-             baseline.encode() if baseline else None, _path(html), ctypes.byref(bad))
+             baseline.encode() if baseline else None, _path(published), int(top), _path(html), ctypes.byref(bad))
     _unreadable(bad.value)
     return Path(html)

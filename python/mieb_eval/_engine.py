@@ -41,7 +41,8 @@ class Engine:
     calls side by side. `close()` (or the `with` block's end) releases the device.
     """
 
-    def __init__(self, device: str = "auto", threads: int = 0, mem_limit: int = 0, registry: str | None = None):
+    def __init__(self, device: str = "auto", threads: int = 0, mem_limit: int = 0,
+                 registry: str | None = None) -> None:
         handle = ctypes.c_void_p()
         status = _lib.LIB.mieb_engine_new(device.encode(), int(threads), int(mem_limit),
                                           registry.encode() if registry else None, ctypes.byref(handle))
@@ -58,16 +59,16 @@ class Engine:
                 self._free(self._handle)
                 self._handle = None
 
-    def __enter__(self):
+    def __enter__(self) -> Engine:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self):
         self.close()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Engine(device={self.device!r})"
 
     def call(self, fn, *args, progress=None) -> None:

@@ -30,7 +30,8 @@ def _task_objects(mteb, tasks, benchmark):
 
 def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, device: str = "auto",
              score_device: str | None = None, revision: str | None = None, batch_size: int = 32,
-             dtype: str = "float32", num_proc: int | None = None, mem_limit: str | None = None):
+             dtype: str = "float32", num_proc: int | None = None, mem_limit: str | None = None,
+             published: str | Path | None = None):
     """Encode `model` on `tasks` (names, MODULE:CLASS names or mteb task objects) or `benchmark`
     (e.g. "MIEB(lite)") and score them with mieb-eval.
 
@@ -39,6 +40,10 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
     score_device: where mieb-eval scores (default: device). Writes into output_folder:
     export/ (task data and embeddings), results/<org>__<model>/<revision>/<Task>.json,
     summary.txt, .csv, .json and report.html.
+
+    With a benchmark and the published results at hand (published: a clone of mteb's results
+    repository; default: mteb's downloaded copy where it exists), the last line logged on the
+    `mieb_eval` logger (INFO) says where the model stands among them.
 
     Returns the mteb.TaskResult of each task scored. A task that could not be exported or
     scored is named in a warning on the `mieb_eval` logger and left out. A summary or report
@@ -52,6 +57,7 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
     from .export.device import check_device
     from .export.eval_model import load_model
     from .export.export import REGISTRY_NAME, export
+    from .export.placement import default_published, describe
 
     encode_device = None if device == "auto" else check_device(device)
     if isinstance(model, str):
@@ -79,5 +85,11 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
             report(out / "results", out / "report.html", benchmark, engine=eng)
         else:
             logger.warning("no result was scored: no summary or report written")
+        published = published or default_published()
+        if benchmark and published and res.results_dir.is_dir():
+            placed = summary(res.results_dir, benchmark, published=published, engine=eng, missing_ok=True)
+            line = describe(placed.get("placement") or [], benchmark, published)
+            if line:
+                logger.info("%s", line)
     return [mteb.TaskResult.from_disk(res.results_dir / f"{n}.json") for n in names
             if (res.results_dir / f"{n}.json").exists()]

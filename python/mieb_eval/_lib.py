@@ -37,9 +37,9 @@ def _load() -> ctypes.CDLL:
         "mieb_run_request_free": (None, [c.c_void_p]),
         "mieb_run": (c.c_int, [c.c_void_p, c.c_void_p, c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]),
         "mieb_summary": (c.c_int, [c.c_void_p, c.POINTER(c.c_char_p), c.c_int, c.c_char_p, c.c_char_p, c.c_char_p,
-                                   c.POINTER(c.c_void_p), c.POINTER(c.c_void_p), c.POINTER(c.c_int)]),
+                                   c.c_char_p, c.POINTER(c.c_void_p), c.POINTER(c.c_void_p), c.POINTER(c.c_int)]),
         "mieb_report": (c.c_int, [c.c_void_p, c.POINTER(c.c_char_p), c.c_int, c.c_char_p, c.c_char_p, c.c_char_p,
-                                  c.POINTER(c.c_int)]),
+                                  c.c_int, c.c_char_p, c.POINTER(c.c_int)]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 import numpy as np
 
@@ -13,10 +15,17 @@ from . import _lib, _registry
 from ._arrays import as_matrix, c_array
 from ._engine import Engine, engine_for
 from ._progress import Progress
-from ._search import similarity_code
+from ._search import ProgressArg, similarity_code
+
+if TYPE_CHECKING:
+    import mteb
+
+# {role: array}, {(split, subset, role): array} or {split: {subset: {role: array}}}; an array is
+# a numpy array or torch tensor, (rows, offsets) or {"embeddings": rows, "row_index": rows}
+Embeddings = Mapping[Any, Any]
 
 
-def _role_entries(task: str, embeddings) -> list[tuple[str, str, str, object]]:
+def _role_entries(task: str, embeddings: Embeddings) -> list[tuple[str, str, str, object]]:
     """(split, subset, role, value) from the three accepted forms (see score)."""
     items = list(embeddings.items())
     if items and all(isinstance(k, tuple) and len(k) == 3 for k, _ in items):
@@ -32,7 +41,7 @@ def _role_entries(task: str, embeddings) -> list[tuple[str, str, str, object]]:
     return [(pairs[0][0], pairs[0][1], role, v) for role, v in items]
 
 
-def _load_result(path: Path, text: str, as_mteb: bool):
+def _load_result(path: Path, text: str, as_mteb: bool) -> Union[mteb.TaskResult, dict]:
     """The result the call returned as text: mteb's TaskResult read from its file where mteb is
     importable and wanted, else the JSON itself."""
     if as_mteb:
@@ -45,9 +54,10 @@ def _load_result(path: Path, text: str, as_mteb: bool):
     return json.loads(text)
 
 
-def score(task: str, embeddings, task_data, similarity="cosine", device: str = "auto", *,
-          output_folder=None, bfloat16: bool = False, as_mteb: bool = True, progress=None,
-          engine: Engine | None = None):
+def score(task: str, embeddings: Embeddings, task_data: Union[str, os.PathLike], similarity: str = "cosine",
+          device: str = "auto", *, output_folder: Union[str, os.PathLike, None] = None, bfloat16: bool = False,
+          as_mteb: bool = True, progress: ProgressArg = None, engine: Optional[Engine] = None
+          ) -> Union[mteb.TaskResult, dict]:
     """Score `task` as `mieb-eval run` would, from in-memory embeddings.
 
     embeddings: the task's roles as FORMAT.md names them (queries and corpus, train and eval,

@@ -31,12 +31,17 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ._arrays import BFLOAT16, FLOAT32, as_matrix
 from ._engine import Engine
-from ._search import search as _search
+from ._search import search_arrays, top_k_arg
+
+if TYPE_CHECKING:  # mteb is imported only when search_wrapper is called
+    from mteb.models.search_wrappers import SearchEncoderWrapper
 
 logger = logging.getLogger("mieb_eval")
 
@@ -48,7 +53,7 @@ def _bf16_to_float32(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-def _id_list(ids) -> list:
+def _id_list(ids: Sequence[str]) -> list:
     """Document ids as a list. mteb passes the corpus Dataset's "id" column: a datasets Column,
     which slices to a list at once but reads row by row when iterated (0.4 s for 60,000 ids)."""
     if isinstance(ids, list):
@@ -80,7 +85,7 @@ class SearchIndex:
     bfloat16); the index holds them until clear(), which mteb calls after each search.
     """
 
-    def __init__(self, model, device: str = "auto", engine: Engine | None = None) -> None:
+    def __init__(self, model: Any, device: str = "auto", engine: Optional[Engine] = None) -> None:
         name = model.mteb_model_meta.similarity_fn_name
         value = getattr(name, "value", name)
         if value not in _SUPPORTED:
@@ -92,7 +97,7 @@ class SearchIndex:
         self.idxs: list[str] = []
         self._parts: list[tuple[np.ndarray, int]] = []
 
-    def add_documents(self, embeddings, idxs: list[str]) -> None:
+    def add_documents(self, embeddings: npt.ArrayLike, idxs: Sequence[str]) -> None:
         """Append documents: their embeddings (rows) and ids, in the same order."""
         arr, code = as_matrix(embeddings, "documents")
         ids = _id_list(idxs)
@@ -105,7 +110,9 @@ class SearchIndex:
         logger.info("mieb_eval index: %d documents of dim %d added (%d in all)", len(ids), arr.shape[1],
                     len(self.idxs))
 
-    def search(self, embeddings, top_k: int, similarity_fn=None, top_ranked=None, query_idx_to_id=None):
+    def search(self, embeddings: npt.ArrayLike, top_k: int, similarity_fn: Any = None,
+               top_ranked: Optional[Mapping[str, Sequence[str]]] = None,
+               query_idx_to_id: Optional[Mapping[int, str]] = None) -> tuple[list[list[float]], list[list[int]]]:
         """Each query's top_k as (scores, indices) lists in the order of mteb's heap (see the
         module). similarity_fn is not called: the similarity is the model's, fixed at __init__.
         With top_ranked ({query id: [doc ids]}), each query's candidates are reranked and the
@@ -122,21 +129,24 @@ class SearchIndex:
                 queries = _bf16_to_float32(queries)
             if ccode == BFLOAT16:
                 corpus = _bf16_to_float32(corpus)
-        kw = dict(top_k=int(top_k), similarity=self.similarity, device=self.device, corpus_ids=self.idxs,
-                  order="heap", bfloat16=bf16, engine=self.engine)
+        # mteb's corpus may repeat an id (its search keeps both rows), so the ids go in unchecked
+        ids = [str(i).encode() for i in self.idxs]
+        kw = dict(similarity=self.similarity, device=self.device, ids=ids, order="heap", bfloat16=bf16,
+                  progress=None, engine=self.engine)
         if top_ranked is None:
-            scores, rows = _search(queries, corpus, **kw)
+            scores, rows = search_arrays(queries, corpus, top_k_arg(top_k), candidates=None, **kw)
             return self._lists(scores, rows, None)
         if query_idx_to_id is None:
             raise ValueError("query_idx_to_id must be provided when reranking.")
         ranked = self._ranked_lists(queries.shape[0], top_ranked, query_idx_to_id)
         row_of = {doc_id: i for i, doc_id in enumerate(self.idxs)}  # a repeated id: its last row, as mteb
         cands = [[row_of[d] for d in r] for r in ranked]
-        scores, rows = _search(queries, corpus, candidates=cands, **kw)
+        scores, rows = search_arrays(queries, corpus, top_k_arg(top_k), candidates=cands, **kw)
         return self._lists(scores, rows, cands)
 
     @staticmethod
-    def _ranked_lists(nq: int, top_ranked, query_idx_to_id) -> list[list[str]]:
+    def _ranked_lists(nq: int, top_ranked: Mapping[str, Sequence[str]], query_idx_to_id: Mapping[int, str]
+                      ) -> list[list[str]]:
         out = []
         for q in range(nq):
             qid = query_idx_to_id[q]
@@ -150,7 +160,8 @@ class SearchIndex:
         return out
 
     @staticmethod
-    def _lists(scores: np.ndarray, rows: np.ndarray, cands):
+    def _lists(scores: np.ndarray, rows: np.ndarray, cands: Optional[list[list[int]]]
+               ) -> tuple[list[list[float]], list[list[int]]]:
         """Python lists per query, the -1 padding dropped; reranking: corpus rows as positions
         in the query's candidate list (a document listed twice: either position names it)."""
         if cands is None and (rows.size == 0 or rows.min() >= 0):  # no padding: two conversions in C
@@ -172,7 +183,8 @@ class SearchIndex:
         self.idxs = []
 
 
-def search_wrapper(model, device: str = "auto", engine: Engine | None = None, **kwargs):
+def search_wrapper(model: Any, device: str = "auto", engine: Optional[Engine] = None,
+                   **kwargs: Any) -> SearchEncoderWrapper:
     """mteb's SearchEncoderWrapper over a SearchIndex of `model`, its heaps taken as SearchIndex
     returns them (see the module); kwargs go to SearchEncoderWrapper (corpus_chunk_size)."""
     from mteb.models.search_wrappers import SearchEncoderWrapper

@@ -73,3 +73,19 @@ def test_refusals_raise_and_write_nothing(two_models, tmp_path, engine):
     with pytest.raises(ValueError, match="at least one result folder"):
         mieb_eval.summary([], engine=engine)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
+
+
+def test_published_placement_and_page_are_the_programs(two_models, tmp_path, engine):
+    """One model ranked among another's results taken as published: the summary's placement and
+    the page equal the program's --published ones."""
+    own, pub = two_models / "cosine", two_models / "dot"
+    ref = program("summary", own, "-b", "MIEB(lite)", "--published", pub, "--json", tmp_path / "ref.json")
+    assert ref.returncode == 0, ref.stderr
+    got = mieb_eval.summary(own, "MIEB(lite)", published=pub, text=tmp_path / "got.txt", engine=engine)
+    assert got == json.loads((tmp_path / "ref.json").read_text())
+    assert got["placement"] and [m["source"] for m in got["models"]].count("own") == 1
+    assert (tmp_path / "got.txt").read_text() == ref.stdout
+    ref = program("report", own, "--html", tmp_path / "ref.html", "--published", pub, "--top", "1")
+    assert ref.returncode == 0, ref.stderr
+    mieb_eval.report(own, tmp_path / "got.html", published=pub, top=1, engine=engine)
+    assert (tmp_path / "got.html").read_bytes() == (tmp_path / "ref.html").read_bytes()

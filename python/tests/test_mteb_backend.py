@@ -12,6 +12,7 @@ bfloat16 embeddings), and of mteb's search as it is where scores are distinct. H
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -52,19 +53,24 @@ def _dict_diffs(ref: list, got: list) -> int:
     return sum(a != b for a, b in zip(ref, got))
 
 
+def _mteb_env(tmp: Path) -> dict:
+    """The environment of a .venv-mteb process: offline, this mieb_eval alone on its path."""
+    if not MTEB_PY.exists():
+        raise RuntimeError(f"{MTEB_PY} is missing: run scripts/setup-mteb-env.sh (scripts/test.sh does)")
+    pkg = tmp / "pkg"
+    pkg.mkdir()
+    (pkg / "mieb_eval").symlink_to(Path(mieb_eval.__file__).resolve().parent)  # this mieb_eval, alone
+    return dict(os.environ, HF_DATASETS_DISABLE_PROGRESS_BARS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
+                TRANSFORMERS_OFFLINE="1", MTEB_CACHE=str(tmp / "mteb-cache"), TQDM_DISABLE="1",
+                PYTHONPATH=os.pathsep.join(p for p in (str(pkg), os.environ.get("PYTHONPATH", "")) if p))
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     from conftest import TIME_SCALE
 
-    if not MTEB_PY.exists():
-        raise RuntimeError(f"{MTEB_PY} is missing: run scripts/setup-mteb-env.sh (scripts/test.sh does)")
     tmp = tmp_path_factory.mktemp("mteb_backend")
-    pkg = tmp / "pkg"
-    pkg.mkdir()
-    (pkg / "mieb_eval").symlink_to(Path(mieb_eval.__file__).resolve().parent)  # this mieb_eval, alone
-    env = dict(os.environ, HF_DATASETS_DISABLE_PROGRESS_BARS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", MTEB_CACHE=str(tmp / "mteb-cache"), TQDM_DISABLE="1",
-               PYTHONPATH=os.pathsep.join(p for p in (str(pkg), os.environ.get("PYTHONPATH", "")) if p))
+    env = _mteb_env(tmp)
     out = tmp / "report.json"
     res = subprocess.run([str(MTEB_PY), str(HERE / "mteb_backend_driver.py"), str(out)], capture_output=True,
                          text=True, env=env, timeout=600 * TIME_SCALE)
@@ -188,3 +194,37 @@ def test_reranking_returns_positions_in_the_candidate_list(engine):
     assert (scores[2], pos[2]) == ([1.0], [0])
     with pytest.raises(ValueError, match="query_idx_to_id"):
         index.search(q, 3, top_ranked=top)
+
+
+# What the test adds to docs/PYTHON.md's first example: its results against mteb's own search
+# and a numpy ranking, and no file written under the mteb cache.
+_EXAMPLE_CHECK = """
+import json, os
+default = mteb.evaluate(model, Fruit(), cache=None)
+untimed = lambda r: {s: [{k: v for k, v in x.items() if "time" not in k} for x in subs] for s, subs in r.scores.items()}
+assert untimed(results.task_results[0]) == untimed(default.task_results[0])
+q, d = model.embed(queries.values()), model.embed(docs.values())
+cos = (q / np.linalg.norm(q, axis=1, keepdims=True)) @ (d / np.linalg.norm(d, axis=1, keepdims=True)).T
+assert rows.tolist() == np.argsort(-cos, axis=1, kind="stable")[:, :2].tolist()
+assert not [f for _, _, fs in os.walk(os.environ["MTEB_CACHE"]) for f in fs]  # cache=None: no files
+print("EXAMPLE-CHECKED", json.dumps(results.task_results[0].get_score()))
+"""
+
+
+def test_python_doc_example_runs_offline(tmp_path):
+    """docs/PYTHON.md opens with a runnable example (an in-memory task, a small encoder, no
+    hub): it runs as written, offline, and mieb_eval's search inside mteb.evaluate gives mteb's
+    own scores."""
+    from conftest import TIME_SCALE
+
+    text = (SRC / "docs" / "PYTHON.md").read_text()
+    example = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    assert "mieb_eval.mteb.search_wrapper" in example and "mieb_eval.search(" in example
+    script = tmp_path / "example.py"
+    script.write_text(example + _EXAMPLE_CHECK)
+    res = subprocess.run([str(MTEB_PY), str(script)], capture_output=True, text=True, cwd=tmp_path,
+                         env=_mteb_env(tmp_path), timeout=300 * TIME_SCALE)
+    assert res.returncode == 0, res.stderr[-6000:]
+    assert "EXAMPLE-CHECKED" in res.stdout
+    printed = "[['d1', 'd3'], ['d3', 'd1'], ['d4', 'd1']]"
+    assert printed in res.stdout and f"(`{printed}`)" in text  # what the page says it prints

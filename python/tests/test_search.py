@@ -189,3 +189,62 @@ def test_engine_warnings_reach_pythons_logging(caplog):
     s2, i2 = mieb_eval.search(q, c, top_k=10, device="cpu")
     np.testing.assert_array_equal(i, i2)
     np.testing.assert_array_equal(s, s2)
+
+
+def test_top_k_must_be_an_integer(engine):
+    """int(2.7) would search for 2 results without a word; numpy integers are integers."""
+    q, c = np.ones((2, 4), np.float32), np.ones((5, 4), np.float32)
+    for bad in (2.7, 3.0, "3", True, None):
+        with pytest.raises(ValueError, match=r"top_k .*integer"):
+            mieb_eval.search(q, c, top_k=bad, engine=engine)
+    assert mieb_eval.search(q, c, top_k=np.int64(3), engine=engine)[1].shape == (2, 3)
+
+
+def test_repeated_corpus_ids_are_refused_by_name(engine):
+    """mteb's result dict is keyed by id: two rows of one id would collapse into one result."""
+    q, c = np.ones((2, 4), np.float32), np.ones((4, 4), np.float32)
+    with pytest.raises(ValueError, match=r"corpus_ids: id 'b' is repeated \(row 3\)"):
+        mieb_eval.search(q, c, top_k=2, corpus_ids=["a", "b", "c", "b"], engine=engine)
+    with pytest.raises(ValueError, match=r"id '7' is repeated \(row 1\)"):
+        mieb_eval.search(q, c, top_k=2, corpus_ids=[7, "7", 8, 9], engine=engine)
+
+
+def test_integer_ids_compare_as_strings_among_ties(engine):
+    """Ids are compared as strings, as mteb's string ids are: among equal scores 9 ("9") ranks
+    above 10 ("10") in rank order, and the heap's cut keeps "9" over "10"."""
+    q = np.ones((1, 4), np.float32)
+    c = np.ones((3, 4), np.float32)  # three equal scores
+    ids = [10, 9, 100]
+    s, i = mieb_eval.search(q, c, top_k=3, similarity="dot", corpus_ids=ids, engine=engine)
+    assert [ids[r] for r in i[0]] == [9, 100, 10]  # "9" > "100" > "10"
+    s, i = mieb_eval.search(q, c, top_k=1, similarity="dot", corpus_ids=ids, engine=engine)
+    ref = full_corpus(q, c, [str(x) for x in ids], 1, False)
+    assert [ids[r] for r in i[0]] == [9] and ref == [[(4.0, "9")]]
+
+
+@pytest.mark.parametrize("order", ["rank", "heap"])
+def test_output_is_as_wide_as_the_corpus_not_top_k(engine, order):
+    """top_k far above the corpus size allocates min(top_k, nd) columns (top_k=10**12 would
+    need 12 TB at (nq, top_k)), and the results are mteb's with that top_k, across chunks."""
+    rng = np.random.default_rng(21)
+    nd = 50_000 + 37
+    q, c = int_rows(rng, 2, 4, 1), int_rows(rng, nd, 4, 1)
+    ids = [f"{(r * 7919) % nd:06d}" for r in range(nd)]
+    s, i = mieb_eval.search(q, c, top_k=10**12, similarity="dot", corpus_ids=ids, order=order, engine=engine)
+    assert s.shape == i.shape == (2, nd)
+    assert (s if s.base is None else s.base).nbytes == 2 * nd * 4  # what was allocated
+    ref = full_corpus(q, c, ids, 10**12, False)
+    want = ref if order == "heap" else [sorted(h, reverse=True) for h in ref]
+    assert as_lists(s, i, ids) == want
+
+
+def test_reranking_output_is_as_wide_as_the_longest_list(engine):
+    rng = np.random.default_rng(22)
+    q, c = int_rows(rng, 3, 5, 1), int_rows(rng, 40, 5, 1)
+    ids = [f"doc{r}" for r in range(40)]
+    cands = [[1, 2, 3], [4, 5, 6, 7, 8, 9, 10], []]
+    s, i = mieb_eval.search(q, c, top_k=10**12, similarity="dot", corpus_ids=ids, candidates=cands, order="heap",
+                            engine=engine)
+    assert s.shape == (3, 7)
+    assert as_lists(s, i, ids) == rerank(q, c, ids, cands, 10**12, False)
+    assert list(i[2]) == [-1] * 7 and np.all(np.isneginf(s[2]))

@@ -138,3 +138,37 @@ def test_every_source_file_is_in_the_test_map():
              if p.suffix in (".c", ".cu")}
     assert not files - named, f"source files missing from tests/README.md's map: {sorted(files - named)}"
     assert not named - files, f"tests/README.md's map names files that do not exist: {sorted(named - files)}"
+
+
+def test_links_between_documents_resolve():
+    """Every relative link of a tracked Markdown file names a file or folder of the repository
+    (a doc moved or renamed leaves no dangling link)."""
+    tracked = subprocess.run(["git", "ls-files", "*.md"], cwd=SRC, capture_output=True, text=True)
+    files = tracked.stdout.split() if tracked.returncode == 0 else \
+        [p.relative_to(SRC).as_posix() for p in SRC.rglob("*.md") if ".git" not in p.parts]
+    assert "README.md" in files and "docs/INSTALL.md" in files
+    dangling = []
+    for f in files:
+        text = re.sub(r"```.*?```", "", (SRC / f).read_text(), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = target.split("#")[0]
+            if not (SRC / f).parent.joinpath(path).exists():
+                dangling.append(f"{f}: {target}")
+    assert not dangling, "links to nothing:\n" + "\n".join(dangling)
+
+
+def test_mteb_extra_admits_the_tested_version():
+    """pyproject.toml's [mteb] extra states a range, and the version the tests run (the lock
+    file's) lies in it, as docs/INSTALL.md says."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    extra = tomllib.loads((SRC / "pyproject.toml").read_text())["project"]["optional-dependencies"]["mteb"]
+    (req,) = [Requirement(r) for r in extra]
+    lock = re.search(r"^mteb==(\S+)$", (SRC / "tools" / "requirements-mteb-lock.txt").read_text(), re.M).group(1)
+    assert req.name == "mteb" and req.specifier, "the mteb extra states no supported range"
+    assert req.specifier.contains(lock), f"{req} leaves out the tested mteb {lock}"
+    assert f"`{extra[0]}`" in (SRC / "docs" / "INSTALL.md").read_text(), "docs/INSTALL.md does not state the range"

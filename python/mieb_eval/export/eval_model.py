@@ -9,7 +9,8 @@ interruption continues where it stopped:
   2. mieb-eval run --export OUT/export --overwrite-strategy only-missing -> OUT/results/...
   3. mieb-eval summary                                           -> OUT/summary.txt, .csv, .json
   4. mieb-eval report                                            -> OUT/report.html
-and a last line naming where each is.
+and a line naming where each is; with a benchmark and the published results at hand (--published,
+or mteb's downloaded copy), a last line placing the model among them (placement.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .logs import one_line_per_warning
+from .placement import placement_line
 from .progress import MODES, Progress
 
 PROG = "mieb-eval-model"
@@ -65,6 +67,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default="float32",
                    help="how the embeddings are stored [float32]")
     p.add_argument("--num-proc", type=int, default=None, help="dataloader worker processes")
+    p.add_argument("--published", type=Path, default=None,
+                   help="the published results to place the model among (a clone of "
+                   "github.com/embeddings-benchmark/results; default: mteb's downloaded copy, "
+                   "$MTEB_CACHE/remote or ~/.cache/mteb/remote, where it exists); with -b only")
     p.add_argument("--bin", help="the mieb-eval binary [build/mieb-eval of this checkout, else mieb-eval on PATH]")
     p.add_argument("--score-device", default="auto", help="mieb-eval run's --device [auto]")
     p.add_argument("--mem-limit", help="mieb-eval run's --mem-limit [its default]")
@@ -272,6 +278,9 @@ def _main(args: argparse.Namespace) -> int:
         _say("some tasks were not exported or scored (see above); the summary leaves their aggregates empty")
     print(f"{PROG}: results {results}; summary {txt} ({csv.name}, {js.name}); report {html}; export {exp}",
           flush=True)
+    placed = placement_line(bin_, out / "results", args.benchmark, args.published)
+    if placed:
+        print("\n".join(f"{PROG}: {line}" for line in placed.splitlines()), flush=True)
     return status
 
 
