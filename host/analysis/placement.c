@@ -5,11 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-mieb_status mieb_published_append(const char *dir, struct mieb_model_results **models, int *n_models, int *n_bad)
+/* A published file is read when its task is one of the registry's (mteb's results repository
+   holds every MTEB task: the text ones are most of its files). */
+static bool registry_task(void *reg, const char *task) { return mieb_registry_find(reg, task) != NULL; }
+
+mieb_status mieb_published_append(const char *dir, const struct mieb_registry *reg, struct mieb_model_results **models,
+                                  int *n_models, int *n_bad)
 {
     struct mieb_model_results *pub = NULL;
-    int n_pub = 0;
-    MIEB_TRY(mieb_results_scan(&dir, 1, &pub, &n_pub, n_bad));
+    int n_pub = 0, bad = 0;
+    MIEB_TRY(mieb_results_scan_only(&dir, 1, registry_task, (void *)reg, &pub, &n_pub, &bad));
+    *n_bad += bad;
     struct mieb_model_results *all = realloc(*models, sizeof *all * ((size_t)*n_models + (size_t)n_pub + 1));
     if (!all) {
         mieb_model_results_free(pub, n_pub);

@@ -49,10 +49,12 @@ struct mieb_placement {
 };
 
 /**
- * Scan the published folder and append its models to *models (owned, as mieb_results_scan
- * gives them): the own models stay first. *n_bad counts files that could not be read.
+ * Scan the published folder for the registry's tasks and append its models to *models (owned,
+ * as mieb_results_scan gives them): the own models stay first. *n_bad adds the files that
+ * could not be read.
  */
-mieb_status mieb_published_append(const char *dir, struct mieb_model_results **models, int *n_models, int *n_bad);
+mieb_status mieb_published_append(const char *dir, const struct mieb_registry *reg, struct mieb_model_results **models,
+                                  int *n_models, int *n_bad);
 
 /** Mark rows [n_own, n_models) published. */
 void mieb_lb_mark_published(struct mieb_leaderboard *lb, int n_own);

@@ -9,12 +9,13 @@
 #include "../report/report_data.h"
 
 /* The models of the folders, then those of the published folder (with at least one own model). */
-static mieb_status read_models(struct mieb_board *b, const char *const *dirs, int n_dirs)
+static mieb_status read_models(struct mieb_board *b, const struct mieb_registry *reg, const char *const *dirs,
+                               int n_dirs)
 {
     MIEB_TRY(mieb_results_scan(dirs, n_dirs, &b->models, &b->n_models, &b->n_bad));
     b->n_own = b->n_models;
     if (b->published && b->n_own)
-        MIEB_TRY(mieb_published_append(b->published, &b->models, &b->n_models, &b->n_bad));
+        MIEB_TRY(mieb_published_append(b->published, reg, &b->models, &b->n_models, &b->n_bad));
     return MIEB_OK;
 }
 
@@ -26,7 +27,7 @@ mieb_status mieb_board_open(struct mieb_board *b, const struct mieb_registry *re
         b->unknown_benchmark = 1;
         return MIEB_ERR_INVALID_ARG; /* the registry named the benchmark in the last error */
     }
-    MIEB_TRY(read_models(b, dirs, n_dirs));
+    MIEB_TRY(read_models(b, reg, dirs, n_dirs));
     MIEB_TRY(mieb_lb_pick_tasks(reg, b->bench, b->models, b->n_models, &b->tasks, &b->n_tasks));
     MIEB_TRY(mieb_leaderboard_compute(b->tasks, b->n_tasks, b->models, b->n_models, &b->full));
     if (b->published) {

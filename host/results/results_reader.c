@@ -129,7 +129,21 @@ struct scan_state {
     struct mieb_model_results *m;
     int n, cap;
     int n_bad;
+    mieb_results_keep_fn keep; /* NULL: every task file */
+    void *keep_user;
 };
+
+/* Whether the scan reads this task file (its name less ".json"). */
+static bool wanted(const struct scan_state *s, const char *file)
+{
+    char task[NAME_MAX + 1];
+    size_t l = strlen(file);
+    if (!s->keep || l - 5 > NAME_MAX)
+        return true;
+    memcpy(task, file, l - 5);
+    task[l - 5] = '\0';
+    return s->keep(s->keep_user, task);
+}
 
 static bool is_task_json(const char *name)
 {
@@ -195,6 +209,8 @@ static mieb_status read_revision(struct scan_state *s, const char *dir, char **f
     qsort(files, (size_t)nf, sizeof *files, mieb_cmp_str_ptr);
     for (int i = 0; i < nf; i++) {
         char path[PATH_MAX];
+        if (!wanted(s, files[i]))
+            continue;
         mieb_status st = mieb_path_join(path, sizeof path, dir, files[i]);
         if (st == MIEB_OK)
             st = mieb_task_result_read(path, &m->tasks[m->n_tasks]);
@@ -299,7 +315,13 @@ void mieb_model_results_free(struct mieb_model_results *m, int n)
 mieb_status mieb_results_scan(const char *const *dirs, int n_dirs, struct mieb_model_results **out, int *n_out,
                               int *n_bad)
 {
-    struct scan_state s = {0};
+    return mieb_results_scan_only(dirs, n_dirs, NULL, NULL, out, n_out, n_bad);
+}
+
+mieb_status mieb_results_scan_only(const char *const *dirs, int n_dirs, mieb_results_keep_fn keep, void *user,
+                                   struct mieb_model_results **out, int *n_out, int *n_bad)
+{
+    struct scan_state s = {.keep = keep, .keep_user = user};
     mieb_status st = MIEB_OK;
     for (int i = 0; i < n_dirs && st == MIEB_OK; i++)
         st = scan_dir(&s, dirs[i], 0);

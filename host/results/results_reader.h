@@ -11,6 +11,7 @@
 #ifndef MIEB_RESULTS_RESULTS_READER_H
 #define MIEB_RESULTS_RESULTS_READER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../core/status.h"
@@ -58,6 +59,16 @@ void mieb_task_result_free(struct mieb_task_result *tr);
  */
 mieb_status mieb_results_scan(const char *const *dirs, int n_dirs, struct mieb_model_results **out, int *n_out,
                               int *n_bad);
+
+/** Which result files a scan reads: keep(user, task name) for <task name>.json. */
+typedef bool (*mieb_results_keep_fn)(void *user, const char *task);
+/**
+ * mieb_results_scan reading only the files keep wants (a model folder keeps its row, with the
+ * tasks kept): a clone of mteb's whole results repository holds every MTEB task, and the
+ * published models are read for the MIEB ones alone.
+ */
+mieb_status mieb_results_scan_only(const char *const *dirs, int n_dirs, mieb_results_keep_fn keep, void *user,
+                                   struct mieb_model_results **out, int *n_out, int *n_bad);
 void mieb_model_results_free(struct mieb_model_results *m, int n);
 
 #endif

@@ -89,3 +89,26 @@ def test_published_placement_and_page_are_the_programs(two_models, tmp_path, eng
     assert ref.returncode == 0, ref.stderr
     mieb_eval.report(own, tmp_path / "got.html", published=pub, top=1, engine=engine)
     assert (tmp_path / "got.html").read_bytes() == (tmp_path / "ref.html").read_bytes()
+
+
+def test_published_files_of_other_tasks_are_not_read(two_models, tmp_path, engine, caplog):
+    """A published folder holds every MTEB task: a file of a task outside the registry is not
+    read (a broken one is not counted as unreadable) and changes nothing."""
+    import logging
+    import shutil
+
+    pub = tmp_path / "published"
+    shutil.copytree(two_models / "dot", pub)
+    want = mieb_eval.summary(two_models / "cosine", "MIEB(lite)", published=pub, engine=engine)
+    for rev in {p.parent for p in pub.rglob("model_meta.json")}:
+        (rev / "SomeTextRetrievalTask.json").write_text("{ not json")
+    with caplog.at_level(logging.WARNING, logger="mieb_eval"):
+        got = mieb_eval.summary(two_models / "cosine", "MIEB(lite)", published=pub, engine=engine)
+    assert got == want
+    assert not [r for r in caplog.records if "could not be read" in r.getMessage()]
+    # the same broken file under a task of the registry is read, and counted
+    for rev in {p.parent for p in pub.rglob("model_meta.json")}:
+        (rev / "CIFAR10.json").write_text("{ not json")
+    with caplog.at_level(logging.WARNING, logger="mieb_eval"):
+        mieb_eval.summary(two_models / "cosine", "MIEB(lite)", published=pub, engine=engine)
+    assert [r for r in caplog.records if "1 result file(s) could not be read" in r.getMessage()]
