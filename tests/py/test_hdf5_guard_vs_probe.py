@@ -87,7 +87,7 @@ def test_probe_verdicts(tmp_path):
 
 
 def test_guard_behind_one_header():
-    io = os.path.join(SRC, "host", "io")
+    hdf5 = os.path.join(SRC, "host", "hdf5")
     guard_files = {"h5_guard.h", "h5_guard_headers.c", "h5_guard_attrs.c", "h5_guard_heaps.c", "h5_guard_storage.c"}
     doors = {"h5_open.c", "h5_util.c", "h5_read.c"}  # where the readers call the guard
     includers = set()
@@ -97,7 +97,7 @@ def test_guard_behind_one_header():
                                                        open(os.path.join(dp, n)).read()):
                 includers.add(n)
     assert includers == (guard_files - {"h5_guard.h"}) | doors, includers
-    util_h = open(os.path.join(io, "h5_util.h")).read()
+    util_h = open(os.path.join(hdf5, "h5_util.h")).read()
     for fn in ("mieb_h5_check_object", "mieb_h5_check_attr_msgs", "mieb_h5_check_root_header",
                "mieb_h5_check_global_heaps", "mieb_h5_vlen_strings_raw", "mieb_h5_layout_of"):
         assert not re.search(rf"\b{fn}\(", util_h), fn  # declared in h5_guard.h alone
