@@ -1,4 +1,4 @@
-"""Task-data reader (host/io/task_data.c, h5_read.c) on files written by h5py: string
+"""Task-data reader (host/io/task_data.c, host/hdf5/h5_read.c) on files written by h5py: string
 encodings, integer types, candidates, the generic typed readers, and bad inputs that must
 give the right status and a message naming the file and dataset."""
 from __future__ import annotations
