@@ -71,6 +71,14 @@ for sim in cosine MaxSim; do
   echo "  $sim:"
   python3 "$root/tests/gpu/compare_results.py" "$e2e/$sim/out-cpu" "$e2e/$sim/out-cuda" || rc=1
   [ $sim = cosine ] || continue
+  # the run manifest names both sides' kernels: the CPU's and the backend's describe slot
+  python3 - "$e2e/$sim/out-cuda" <<'PY' || rc=1
+import glob, json, sys
+man = json.load(open(sorted(glob.glob(sys.argv[1] + "/results/*/*/.mieb-eval/run-*.json"))[-1]))
+assert man["device"] == "cuda" and "openblas_core" in man["cpu_kernels"], man
+assert {"device_name", "similarity_gemm", "screen"} <= set(man["cuda_kernels"]), man["cuda_kernels"]
+print("  manifest: cpu_kernels and cuda_kernels", man["cuda_kernels"])
+PY
   # the int8 screen on every retrieval block (docs/SCREEN_INT8.md): the same result files
   MIEB_CUDA_SCREEN=int8 ASAN_OPTIONS=detect_leaks=1 "$out/mieb-eval-mock" run --task-data "$e2e/$sim/task-data" \
       --embeddings "$e2e/$sim/embeddings" -t "${tasks[@]}" --output-folder "$e2e/$sim/out-int8" --device cuda -v \
