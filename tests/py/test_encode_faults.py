@@ -125,6 +125,23 @@ def test_width_of_the_first_call_wrong_removes_the_task(clean, tmp_path):
     assert result_files(out) == clean
 
 
+def test_width_change_without_a_declared_width_removes_the_task(tmp_path):
+    """No embed_dim declared: which of two widths is right cannot be told, so the task's kept
+    rows go too and the rerun encodes the whole task; the result is a clean run's."""
+    out, ref = tmp_path / "out", tmp_path / "ref"
+    model = "helpers.fault_encoders:UndeclaredEncoder"
+    bad = run_model(_cmd(out, model=model), MIEB_TEST_ENCODER_FAULT="width@2")
+    assert bad.returncode == 1, bad.stderr[-4000:]
+    assert ("role test/default/corpus, encode call 1 of 1" in bad.stderr and "it cannot be told which width is "
+            "right, so the task's kept rows were removed too" in bad.stderr), bad.stderr[-4000:]
+    assert not list((out / "export/embeddings/InMemT2IRetrieval").rglob("*.h5"))
+    good = run_model(_cmd(out, model=model))
+    assert good.returncode == 0, good.stderr[-6000:]
+    assert _encoded_roles(good.stderr) == {("InMemT2IRetrieval", "queries"), ("InMemT2IRetrieval", "corpus")}
+    assert run_model(_cmd(ref, model=model)).returncode == 0
+    assert result_files(out) == result_files(ref)
+
+
 def test_float16_overflow_is_refused(tmp_path):
     """A finite value float16 cannot hold would be stored as Inf: refused, as a NaN is."""
     out, ref = tmp_path / "out", tmp_path / "ref"
@@ -176,6 +193,21 @@ def test_another_model_is_refused_in_the_folder(clean, tmp_path):
     good = run_model(_cmd(out))
     assert good.returncode == 0, good.stderr[-6000:]
     assert result_files(out) == clean
+
+
+def test_mieb_export_refuses_another_model_the_same_way(tmp_path):
+    """tools/mieb-export (mteb's random baseline encoder, loaded offline) into a folder holding
+    the hash encoder's partial export: exit 2, the same message, nothing changed."""
+    out = tmp_path / "out"
+    assert run_model(_cmd(out), MIEB_TEST_ENCODER_FAULT="nan@2").returncode == 1
+    before = _snapshot(out / "export/embeddings")
+    res = subprocess.run([str(TOOL.parent / "mieb-export"), "--model", "mteb/baseline-random-encoder", "-t", *TASKS,
+                          "--output-folder", str(out / "export")], capture_output=True, text=True, env=model_env(),
+                         timeout=600)
+    assert res.returncode == 2, (res.returncode, res.stderr[-3000:])
+    assert re.search(r"holds an export of mieb-test/hash-encoder @ 1 \(code:[0-9a-f]+\), not of "
+                     r"mteb/baseline-random-encoder @ \S+; nothing of it is resumed", res.stderr), res.stderr[-3000:]
+    assert _snapshot(out / "export/embeddings") == before
 
 
 def _wait_for(path: Path, proc: subprocess.Popen, what: str) -> None:

@@ -13,7 +13,8 @@ KIND: nan, inf (one cell of one row), overflow16 (a finite 1e6 that float16 cann
 short, long (one row too few or too many), width (one column fewer), dim3, dim1 (a 3-D or
 1-D array), strings, none (what is returned), raise (a RuntimeError), and the outputs that are
 right in another form: list (lists of floats), float64, tensor (a torch tensor).
-OtherEncoder has the same ModelMeta as HashEncoder and other code: another model of one's own.
+OtherEncoder has the same ModelMeta as HashEncoder and other code: another model of one's own;
+WideEncoder declares another embed_dim than it returns, UndeclaredEncoder none.
 """
 
 from __future__ import annotations
@@ -100,3 +101,11 @@ class WideEncoder(HashEncoder):
     def __init__(self) -> None:
         super().__init__()
         self.mteb_model_meta = self.mteb_model_meta.model_copy(update={"embed_dim": 64})
+
+
+class UndeclaredEncoder(FaultyEncoder):
+    """FaultyEncoder whose ModelMeta declares no embed_dim."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mteb_model_meta = self.mteb_model_meta.model_copy(update={"embed_dim": None})
