@@ -142,6 +142,20 @@ def test_width_change_without_a_declared_width_removes_the_task(tmp_path):
     assert result_files(out) == result_files(ref)
 
 
+def test_refused_call_leaves_no_older_role_file(tmp_path):
+    """A finished export with --batch-size 16, then the same with 32 (each role encoded again)
+    whose corpus call is refused: the corpus file of the older export is gone, not left beside
+    the new queries."""
+    out = tmp_path / "out"
+    assert run_model(_cmd(out, "--batch-size", "16")).returncode == 0
+    corpus = out / "export/embeddings/InMemT2IRetrieval/test/default/corpus.h5"
+    assert corpus.exists()
+    bad = run_model(_cmd(out), MIEB_TEST_ENCODER_FAULT="nan@2")
+    assert bad.returncode == 1 and "role test/default/corpus" in bad.stderr, bad.stderr[-4000:]
+    assert not corpus.exists()
+    _export_is_sound(out)
+
+
 def test_float16_overflow_is_refused(tmp_path):
     """A finite value float16 cannot hold would be stored as Inf: refused, as a NaN is."""
     out, ref = tmp_path / "out", tmp_path / "ref"

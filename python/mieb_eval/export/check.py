@@ -102,7 +102,7 @@ def check_call(emb: Any, call: Call, width: int | None, dtype: str) -> np.ndarra
     if bad.any():
         r, c = (int(v) for v in np.argwhere(bad)[0])
         was = x[r, c]
-        what = ("NaN" if np.isnan(was) else f"{was!r}" if np.isfinite(was) else "Inf" if was > 0 else "-Inf")
+        what = ("NaN" if np.isnan(was) else f"{float(was)!r}" if np.isfinite(was) else "Inf" if was > 0 else "-Inf")
         extra = " (beyond float32's range)" if np.isfinite(was) else ""
         raise call.refuse(f"{call.at(r, c)} holds {what}{extra}, and {int(bad.any(axis=1).sum())} row(s) of "
                           f"the call hold a value that is not finite")

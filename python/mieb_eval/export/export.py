@@ -142,6 +142,8 @@ def _encode_role(model: Any, task: Any, rp: Any, w: RoleWriter, width: int | Non
     """Encode the role's calls not yet recorded, each checked before it is written. Returns the
     items encoded; EncodeRefused leaves the role unfinished, with the calls before it kept."""
     done = w.rows_done()
+    if done == 0:  # files of this role from another export (another batch size, dtype, ...): a
+        w.discard()  # refused first call must not leave them to be scored
     progress = ctx["progress"]
     if progress is not None:
         progress.role_start(rp.split, rp.subset, rp.role, done, rp.n_rows)
