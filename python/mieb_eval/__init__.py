@@ -10,14 +10,16 @@ The engine is the C library of the `mieb-eval` program (include/mieb.h); docs/PY
 describes the API, and mieb_eval.mteb.SearchIndex plugs it into mteb.evaluate.
 """
 __all__ = ["Engine", "search", "score", "run", "summary", "report", "evaluate", "MiebError", "InvalidArgument",
-           "BadData", "NotFound", "NoDevice", "DeviceError", "ConfigError", "InternalError", "__version__"]
+           "BadData", "NotFound", "NoDevice", "DeviceError", "ConfigError", "InternalError", "TasksFailed",
+           "__version__"]
 
 # Loaded on first use, so that mieb_eval.export (the exporter, which needs mteb but not the C
 # library) imports where the library is not built.
 _WHERE = {"Engine": "._engine", "search": "._search", "score": "._score", "run": "._run", "summary": "._board",
           "report": "._board", "evaluate": "._evaluate",
           "MiebError": ".errors", "InvalidArgument": ".errors", "BadData": ".errors", "NotFound": ".errors",
-          "NoDevice": ".errors", "DeviceError": ".errors", "ConfigError": ".errors", "InternalError": ".errors"}
+          "NoDevice": ".errors", "DeviceError": ".errors", "ConfigError": ".errors", "InternalError": ".errors",
+          "TasksFailed": ".errors"}
 
 
 # Submodules reached as attributes (mieb_eval.mteb), imported on first use: `import mieb_eval`

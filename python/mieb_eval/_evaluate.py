@@ -45,13 +45,17 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
     repository; default: mteb's downloaded copy where it exists), the last line logged on the
     `mieb_eval` logger (INFO) says where the model stands among them.
 
-    Returns the mteb.TaskResult of each task scored. A task that could not be exported or
-    scored is named in a warning on the `mieb_eval` logger and left out. A summary or report
-    that cannot be written raises (MiebError), leaving no file half written.
+    Returns the mteb.TaskResult of each task scored. When a task could not be exported or scored
+    (the tools' exit status 1), the others are scored and summarised all the same, each failure is
+    named in a warning on the `mieb_eval` logger, and TasksFailed is raised at the end, carrying
+    the reasons (.failed) and the scored tasks' results (.results); the same call run again once
+    the cause is fixed encodes and scores what is missing. A summary or report that cannot be
+    written raises (MiebError), leaving no file half written.
     """
     import mteb
 
     from ._board import report, summary
+    from .errors import TasksFailed
     from ._engine import Engine
     from ._run import _run_library, _size
     from .export.device import check_device
@@ -67,17 +71,21 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
     exp = out / "export"
     exported = export(model, task_objs, exp / "task-data", exp / "embeddings",
                      encode_kwargs={"batch_size": batch_size}, dtype=dtype, num_proc=num_proc)
-    for name, why in dict(exported["failed"]).items():
-        logger.warning("%s: not exported: %s", name, why)
+    failed = {name: f"not exported: {why}" for name, why in dict(exported["failed"]).items()}
+    for name, why in failed.items():
+        logger.warning("%s: %s", name, why)
     names = [t.metadata.name for t in task_objs]
+    to_score = [n for n in names if n not in failed]  # a task that failed to export may have no registry entry
     registry = str(exp / "task-data" / REGISTRY_NAME) if own else None  # MODULE:CLASS tasks: the export's
     with Engine(score_device or device, mem_limit=_size(mem_limit or 0), registry=registry) as eng:
-        res = _run_library(exp / "task-data", exp / "embeddings", out, None if benchmark else names,
-                           [benchmark] if benchmark else None, device, {"overwrite_strategy": "only-missing",
-                                                                         "engine": eng})
-        for t in res.outcomes.get("tasks", []):
-            if t.get("outcome") == "failed":
-                logger.warning("%s: not scored: %s", t["task"], t.get("error", ""))
+        if benchmark or to_score:
+            res = _run_library(exp / "task-data", exp / "embeddings", out, None if benchmark else to_score,
+                               [benchmark] if benchmark else None, device,
+                               {"overwrite_strategy": "only-missing", "engine": eng})
+            for t in res.outcomes.get("tasks", []):
+                if t.get("outcome") == "failed":
+                    failed.setdefault(t["task"], f"not scored: {t.get('error', '')}")
+                    logger.warning("%s: not scored: %s", t["task"], t.get("error", ""))
         # the leaderboard summary and the report of every model under results/, as the program's;
         # with no result at all there is no leaderboard, and no file is written
         if summary(out / "results", benchmark, csv=out / "summary.csv", json_path=out / "summary.json",
@@ -85,11 +93,15 @@ def evaluate(model, tasks=None, benchmark: str | None = None, *, output_folder, 
             report(out / "results", out / "report.html", benchmark, engine=eng)
         else:
             logger.warning("no result was scored: no summary or report written")
+        results_dir = res.results_dir if benchmark or to_score else None
         published = published or default_published()
-        if benchmark and published and res.results_dir.is_dir():
-            placed = summary(res.results_dir, benchmark, published=published, engine=eng, missing_ok=True)
+        if benchmark and published and results_dir and results_dir.is_dir():
+            placed = summary(results_dir, benchmark, published=published, engine=eng, missing_ok=True)
             line = describe(placed.get("placement") or [], benchmark, published)
             if line:
                 logger.info("%s", line)
-    return [mteb.TaskResult.from_disk(res.results_dir / f"{n}.json") for n in names
-            if (res.results_dir / f"{n}.json").exists()]
+    results = [mteb.TaskResult.from_disk(results_dir / f"{n}.json") for n in names
+               if results_dir and (results_dir / f"{n}.json").exists()]
+    if failed:
+        raise TasksFailed(failed, results)
+    return results

@@ -67,6 +67,19 @@ class InternalError(MiebError):
     status = 14
 
 
+class TasksFailed(MiebError):
+    """mieb_eval.evaluate: some task was not exported or scored (the tools' exit status 1); the
+    others were, and their files, summary and report are written. failed: why, by task name;
+    results: the mteb.TaskResult of each task that was scored."""
+
+    def __init__(self, failed: dict, results: list):
+        names = ", ".join(sorted(failed))
+        super().__init__(f"{len(failed)} task(s) not exported or scored: {names} (each one's reason is in .failed; "
+                         "the others' results are in .results); run the same call again once the cause is fixed")
+        self.failed = dict(failed)
+        self.results = list(results)
+
+
 _BY_STATUS = {c.status: c for c in (InvalidArgument, OutOfMemory, TooLarge, IOFailure, HDF5Error, BadData,
                                     ConfigError, DeviceError, Unsupported, NoDevice, NotFound, InternalError)}
 _BY_STATUS[9] = DeviceError

@@ -150,6 +150,10 @@ def test_resumed_export(world):
     assert not any(p.startswith("InMemT2IRetrieval/test/default/corpus") for p in rep["finals_after_interrupt"])
     assert "InMemT2IRetrieval/test/default/.corpus.h5.part" in rep["staged_after_interrupt"], rep
     assert rep["rows_done_at_interrupt"] == 200, rep
+    # the model's raise failed its call, and the message says where and how to recover
+    assert ("task InMemT2IRetrieval, role test/default/corpus, encode call 3 of" in rep["error"]
+            and "the model raised RuntimeError: HashEncoder: simulated interruption" in rep["error"]
+            and "Rerunning the same command re-encodes this role from this call on" in rep["error"]), rep
     # the rerun encoded only what was missing (2 corpus chunks + 2 roles of each later task), a
     # third run nothing; the result equals an uninterrupted export, with nothing staged left
     assert rep["calls_resume"] == 6 and rep["calls_third_run"] == 0, rep

@@ -29,10 +29,9 @@ from pathlib import Path
 import pytest
 
 from helpers.mieb_tools import build_dir
+from helpers.model_runs import MTEB_PY, SRC, TOOL, result_files, run_model
+from helpers.model_runs import model_env as _env
 
-SRC = Path(os.environ.get("MIEB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-MTEB_PY = Path(os.environ.get("MIEB_MTEB_VENV", SRC / ".venv-mteb")) / "bin" / "python"
-TOOL = SRC / "tools" / "mieb-eval-model"
 TASKS = {  # command-line name -> mteb task name
     "helpers.mteb_inmem:InMemT2IRetrieval": "InMemT2IRetrieval",
     "helpers.mteb_inmem:InMemImageClassification": "InMemImageClassification",
@@ -40,20 +39,6 @@ TASKS = {  # command-line name -> mteb task name
     "mteb.mocks:MockImageClusteringTask": "MockImageClustering",
     "helpers.mteb_inmem:InMemVisualSTS": "InMemVisualSTS",
 }
-VOLATILE = re.compile(r'\n  "(evaluation_time|date|evaluation_phases|kg_co2_emissions)": (\[.*?\n  \]|[^\n]*?)(?=,?\n)',
-                      re.S)
-
-
-def _env(**extra: str) -> dict[str, str]:
-    if not MTEB_PY.exists():
-        raise RuntimeError(f"{MTEB_PY} is missing: run scripts/setup-mteb-env.sh (scripts/test.sh does)")
-    env = {k: v for k, v in os.environ.items() if k not in ("MIEB_REGISTRY", "MIEB_EVAL_MODEL_KILL_AFTER_CALLS")}
-    env.update(MIEB_EXPORT_PYTHON=str(MTEB_PY), PYTHONPATH=str(SRC / "tests/py"),
-               HF_DATASETS_DISABLE_PROGRESS_BARS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", TQDM_DISABLE="1", TOKENIZERS_PARALLELISM="false",
-               MIEB_EVAL_MODEL_PROGRESS_INTERVAL="0")  # a plain progress line at every batch
-    env.update(extra)
-    return env
 
 
 def _cmd(out: Path, *extra: str, bin_: Path | None = None) -> list[str]:
@@ -61,18 +46,8 @@ def _cmd(out: Path, *extra: str, bin_: Path | None = None) -> list[str]:
             "--bin", str(bin_ or build_dir() / "mieb-eval"), "--progress", "plain", *extra]
 
 
-def _run(cmd: list[str], **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, env=_env(**env), timeout=900)
-
-
-def _results(out: Path) -> dict[str, str]:
-    """Result files of a run, as text without the volatile members."""
-    files = {}
-    for p in sorted((out / "results").rglob("*.json")):
-        if ".mieb-eval" in p.parts:  # the run manifests: one per run, with times and pids
-            continue
-        files[str(p.relative_to(out))] = VOLATILE.sub("", p.read_text())
-    return files
+_run = run_model
+_results = result_files
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +160,8 @@ def test_rerun_after_kill_gives_the_same_results(whole, tmp_path):
         second.stderr[-3000:]
     assert not re.search(r"InMemT2IRetrieval \S+: \d+/\d+ items", second.stderr)  # nothing of it re-encoded
     assert _results(out) == _results(whole[0])
-    assert not [p for p in emb.rglob(".*") if p.is_file()]  # nothing staged left
+    # nothing staged left (the hidden file beside model_meta.json says which model the export is of)
+    assert [p.name for p in emb.rglob(".*") if p.is_file()] == [".mieb-export-model.json"]
     # the scoring half resumes too: a lost result is scored again, the others are kept
     rdir = out / "results/mieb-test__hash-encoder/1"
     kept = {p.name: p.stat().st_mtime_ns for p in rdir.glob("*.json") if p.name not in ("InMemVisualSTS.json", "model_meta.json")}

@@ -8,9 +8,11 @@ replayed in mteb (tools/mieb-export, tools/mieb-eval-model, mieb_eval.evaluate).
 The data contract is docs/FORMAT.md; see README.md "Exporting from mteb".
 """
 
-from .export import REGISTRY_NAME, ModelMismatch, export
+from .check import EncodeRefused
+from .export import REGISTRY_NAME, export
+from .identity import ExportBusy, ExportRefused, ModelMismatch
 
-__all__ = ["REGISTRY_NAME", "ModelMismatch", "ReplayEncoder", "export"]
+__all__ = ["REGISTRY_NAME", "EncodeRefused", "ExportBusy", "ExportRefused", "ModelMismatch", "ReplayEncoder", "export"]
 
 
 def __getattr__(name: str):  # the replay model imports mteb's model classes: load it on first use

@@ -8,7 +8,8 @@ import re
 import sys
 from pathlib import Path
 
-USAGE_EXIT, FAILED_EXIT, NO_DEVICE_EXIT = 2, 1, 3
+# The exit statuses of tools/mieb-eval-model, with the same meaning (README "Score your model").
+USAGE_EXIT, FAILED_EXIT, NO_DEVICE_EXIT, INTERRUPTED_EXIT = 2, 1, 3, 130
 
 
 def _size(s: str) -> int:
@@ -36,7 +37,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="mieb-export",
         description="Encode MIEB tasks with a model as mteb loads it and write mieb-eval's inputs: "
         "<out>/task-data/<Task>.h5 (ground truth), <out>/embeddings/<Task>/<split>/<subset>/<role>.h5 "
-        "and model_meta.json. A rerun resumes an interrupted export.",
+        "and model_meta.json. Every encode call's output is checked before it is written. A rerun "
+        "resumes an interrupted or failed export.",
+        epilog="exit status: 0 done; 1 some task not exported (named on stderr: the model's output "
+        "refused, the model raised, or a write failed; rerun to encode what is missing); 2 bad command "
+        "line, or the folder holds another model's export or another export is writing into it; "
+        "3 --device cuda[:N] that torch cannot use; 130 interrupted (rerun to resume).",
     )
     m = p.add_mutually_exclusive_group(required=True)
     m.add_argument("--model", help="model name for mteb.get_model")
@@ -86,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         return NO_DEVICE_EXIT
     import mteb
 
-    from .export import ModelMismatch, export
+    from .export import ExportRefused, export
     from .progress import Progress
 
     try:
@@ -104,21 +110,30 @@ def main(argv: list[str] | None = None) -> int:
 
         model = SentenceTransformerEncoderWrapper(SentenceTransformer(args.sentence_transformer, device=args.device))
     out = Path(args.output_folder)
+    progress = None if args.quiet else Progress(args.progress, args.progress_interval)
     try:
         summary = export(
             model, tasks, Path(args.task_data or out / "task-data"), Path(args.embeddings or out / "embeddings"),
             encode_kwargs={"batch_size": args.batch_size}, dtype=args.dtype, shard_bytes=args.shard_size,
-            num_proc=args.num_proc, overwrite=args.overwrite,
-            progress=None if args.quiet else Progress(args.progress, args.progress_interval),
+            num_proc=args.num_proc, overwrite=args.overwrite, progress=progress,
         )
-    except ModelMismatch as e:
+    except ExportRefused as e:
         print(f"mieb-export: {e}", file=sys.stderr)
-        return USAGE_EXIT
-    for name, why in summary["failed"].items():
-        print(f"mieb-export: {name}: not exported: {why}", file=sys.stderr)
+        return e.exit_status
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.finish()
+        print("mieb-export: interrupted; finished encode calls are kept: rerun the same command to resume",
+              file=sys.stderr)
+        return INTERRUPTED_EXIT
+    if summary["failed"]:
+        print(f"mieb-export: {len(summary['failed'])} task(s) not exported (said above): "
+              f"{', '.join(summary['failed'])}; rerun the same command to encode what is missing", file=sys.stderr)
     print(out)
     return FAILED_EXIT if summary["failed"] else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .h5roles import end_process
+
+    end_process(main())

@@ -46,11 +46,12 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Encode MIEB tasks with a model (as mteb does), score them with mieb-eval, and write "
         "the leaderboard summary and an HTML report. Rerun the same command to resume.",
-        epilog="exit status: 0 done; 1 some task could not be exported or scored (named on stderr); "
+        epilog="exit status: 0 done; 1 some task could not be exported or scored (named on stderr: the "
+        "model's output refused, the model raised, a write failed; rerun to encode and score what is missing); "
         "2 bad command line, no mieb-eval binary, a model that cannot be loaded (named, with why), "
-        "or OUT/export holds another model's export; "
+        "OUT/export holds another model's export, or another export is writing into it; "
         "3 --device cuda[:N] asked for and torch cannot use it (nothing encoded); "
-        "4 mieb-eval could not run; 130 interrupted (rerun to resume).",
+        "4 mieb-eval (run, summary or report) could not run; 130 interrupted (rerun to resume).",
     )
     p.add_argument("-m", "--model", required=True,
                    help="model name for mteb.get_model, or MODULE:CALLABLE returning an mteb encoder of your own")
@@ -150,8 +151,9 @@ def score_export(bin_: str, exp: Path, out: Path, sel: list[str], *, own_registr
                  device: str = "auto", progress: str = "auto", mem_limit: str | None = None):
     """Steps 2-4 on an export: `mieb-eval run --export EXP` into OUT (resuming: only missing
     results), then OUT/summary.{txt,csv,json} and OUT/report.html. sel: -b BENCHMARK or -t TASK...
-    Returns (results folder, whether run failed a task, summary's and report's processes), or
-    an exit status (INTERRUPTED, FATAL, USAGE, NO_DEVICE) when a step could not run."""
+    Returns (results folder, whether run failed a task, summary's exit status and stdout,
+    report's exit status: see summarize), or an exit status (INTERRUPTED, FATAL, USAGE,
+    NO_DEVICE) when a step could not run."""
     env = dict(os.environ)
     if own_registry:
         from .export import REGISTRY_NAME
@@ -175,24 +177,57 @@ def score_export(bin_: str, exp: Path, out: Path, sel: list[str], *, own_registr
     return written if isinstance(written, int) else (results, r.returncode == 1, *written)
 
 
+def _step(bin_: str, args: list[str], env: dict, files: dict[Path, Path],
+          stdout_to: Path | None = None) -> tuple[int, str]:
+    """Run one program step that writes `files` (temporary -> final path) and, with stdout_to
+    (one of the temporaries), its stdout. The files are renamed into place only when the step
+    ran (exit 0, or 1: some result files could not be read, said on stderr) and wrote every one
+    of them, none empty; else the temporaries are removed and what was there stays. Returns
+    the exit status (-1: it ran and wrote nothing) and stdout."""
+    r = _mieb(bin_, args, env, capture=True)
+    out = r.stdout or ""
+    if stdout_to is not None:
+        stdout_to.write_text(out, encoding="utf-8")
+    whole = r.returncode in (0, 1) and all(t.is_file() and t.stat().st_size > 0 for t in files)
+    for tmp, final in files.items():
+        if whole:
+            os.replace(tmp, final)
+        else:
+            tmp.unlink(missing_ok=True)
+    return (r.returncode if whole or r.returncode not in (0, 1) else -1), out
+
+
 def summarize(bin_: str, out: Path, bsel: list[str], env: dict):
-    """Steps 3-4 on OUT/results: OUT/summary.{txt,csv,json} and OUT/report.html. Returns the
-    summary's and report's processes, or FATAL when one could not run."""
+    """Steps 3-4 on OUT/results: OUT/summary.{txt,csv,json} and OUT/report.html, each written
+    whole or not at all. Returns (summary's exit status, its stdout, report's exit status), -1
+    for a step that ran and wrote nothing (no result could be read), or FATAL when a step could
+    not run (a crash, a signal, an unwritable folder)."""
     txt, csv, js, html = out / "summary.txt", out / "summary.csv", out / "summary.json", out / "report.html"
+    tmp = {f: f.with_name(f".{f.name}.tmp{os.getpid()}") for f in (txt, csv, js, html)}
     _say("[3/4] mieb-eval summary")
-    s = _mieb(bin_, ["summary", str(out / "results"), *bsel, "--csv", str(csv), "--json", str(js)], env, capture=True)
-    if s.returncode not in (0, 1):
-        _say(f"mieb-eval summary failed (exit {s.returncode})")
+    s_rc, s_out = _step(bin_, ["summary", str(out / "results"), *bsel, "--csv", str(tmp[csv]), "--json",
+                               str(tmp[js])], env, {tmp[txt]: txt, tmp[csv]: csv, tmp[js]: js}, stdout_to=tmp[txt])
+    if s_rc not in (0, 1, -1):
+        _say(f"mieb-eval summary could not run (exit {s_rc}); no summary written")
         return FATAL
-    tmp = txt.with_name(f".{txt.name}.tmp{os.getpid()}")
-    tmp.write_text(s.stdout, encoding="utf-8")
-    os.replace(tmp, txt)
     _say("[4/4] mieb-eval report")
-    h = _mieb(bin_, ["report", str(out / "results"), "--html", str(html), *bsel], env, capture=True)
-    if h.returncode not in (0, 1):
-        _say(f"mieb-eval report failed (exit {h.returncode})")
+    h_rc, _ = _step(bin_, ["report", str(out / "results"), "--html", str(tmp[html]), *bsel], env, {tmp[html]: html})
+    if h_rc not in (0, 1, -1):
+        _say(f"mieb-eval report could not run (exit {h_rc}); no report written")
         return FATAL
-    return s, h
+    return s_rc, s_out, h_rc
+
+
+def closing_line(results: str, out: Path, exp: Path, s_rc: int, h_rc: int) -> str:
+    """The last line: where each output is, naming only files this run wrote (or found, for
+    the results folder and the export)."""
+    parts = [f"results {results}" if results and Path(results).is_dir() else "no results"]
+    txt, csv, js, html = (out / n for n in ("summary.txt", "summary.csv", "summary.json", "report.html"))
+    parts.append(f"summary {txt} ({csv.name}, {js.name})" if s_rc != -1 else "no summary (see above)")
+    parts.append(f"report {html}" if h_rc != -1 else "no report (see above)")
+    if exp.is_dir():
+        parts.append(f"export {exp}")
+    return f"{PROG}: " + "; ".join(parts)
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -221,7 +256,7 @@ def _main(args: argparse.Namespace) -> int:
     import mteb
 
     from .__main__ import _tasks
-    from .export import ModelMismatch, export
+    from .export import ExportRefused, export
 
     try:
         tasks = mteb.get_benchmark(args.benchmark).tasks if args.benchmark else _tasks(mteb, args.tasks)
@@ -252,38 +287,44 @@ def _main(args: argparse.Namespace) -> int:
         summary = export(model, tasks, exp / "task-data", exp / "embeddings",
                          encode_kwargs={"batch_size": args.batch_size}, dtype=args.dtype,
                          num_proc=args.num_proc, progress=progress)
-    except ModelMismatch as e:
+    except ExportRefused as e:
         _say(str(e))
-        return USAGE
+        return e.exit_status
     except KeyboardInterrupt:
         progress.finish()
         raise
     failed = dict(summary["failed"])
-    for name, why in failed.items():
-        _say(f"{name}: not exported: {why}")
+    if failed:
+        _say(f"{len(failed)} task(s) not exported (said above): {', '.join(failed)}; they are not scored; "
+             "rerun the same command to encode what is missing")
 
     # 2-4. mieb-eval: scores, summary, report. Tasks of one's own (MODULE:CLASS) are described
     # by the export's registry; mteb's tasks are in mieb-eval's own.
+    # A task not exported is not given to mieb-eval by name: it may have no registry entry.
     own = bool(args.tasks) and any(":" in t for t in args.tasks)
-    sel = ["-b", args.benchmark] if args.benchmark else ["-t", *[t.metadata.name for t in tasks]]
+    names = [t.metadata.name for t in tasks if t.metadata.name not in failed]
+    if not args.benchmark and not names:
+        print(closing_line("", out, exp, -1, -1), flush=True)
+        return FAILED
+    sel = ["-b", args.benchmark] if args.benchmark else ["-t", *names]
     scored = score_export(bin_, exp, out, sel, own_registry=own, device=args.score_device,
                           progress=args.progress, mem_limit=args.mem_limit)
     if isinstance(scored, int):
         return scored
-    results, run_failed, s, h = scored
-    txt, csv, js, html = (out / n for n in ("summary.txt", "summary.csv", "summary.json", "report.html"))
-    sys.stdout.write(s.stdout)
-    status = FAILED if (failed or run_failed or s.returncode or h.returncode) else OK
+    results, run_failed, s_rc, s_out, h_rc = scored
+    sys.stdout.write(s_out)
+    status = FAILED if (failed or run_failed or s_rc or h_rc) else OK
     if status:
-        _say("some tasks were not exported or scored (see above); the summary leaves their aggregates empty")
-    print(f"{PROG}: results {results}; summary {txt} ({csv.name}, {js.name}); report {html}; export {exp}",
-          flush=True)
-    placed = placement_line(bin_, out / "results", args.benchmark, args.published)
+        _say("some tasks were not exported or scored (see above)" +
+             ("; the summary leaves their aggregates empty" if s_rc != -1 else ""))
+    print(closing_line(results, out, exp, s_rc, h_rc), flush=True)
+    placed = placement_line(bin_, out / "results", args.benchmark, args.published) if s_rc != -1 else None
     if placed:
         print("\n".join(f"{PROG}: {line}" for line in placed.splitlines()), flush=True)
     return status
 
-
 if __name__ == "__main__":
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    sys.exit(main())
+    from .h5roles import end_process
+
+    end_process(main())

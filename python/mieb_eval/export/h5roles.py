@@ -10,13 +10,15 @@ are renamed to their final names, so a reader never meets a half-written role fi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import h5py
 import numpy as np
@@ -27,12 +29,45 @@ DTYPES = ("float32", "float16", "bfloat16")
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
+    """path holds obj, or (a failed write, a full disk) what it held before; no temporary is left."""
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1, default=str, allow_nan=False)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=1, default=str, allow_nan=False)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+_write_failed = False  # an HDF5 write of this process failed (see end_process)
+
+
+@contextlib.contextmanager
+def _writing(path: Path, mode: str) -> Iterator[h5py.File]:
+    """An HDF5 file open for writing, whose failures are OSError (HDF5 reports a write that
+    failed at close, a full disk say, as RuntimeError)."""
+    global _write_failed
+    try:
+        with h5py.File(path, mode) as f:
+            yield f
+    except (OSError, RuntimeError) as e:
+        _write_failed = True
+        raise OSError(f"{path}: {e}") from e
+
+
+def end_process(status: int) -> NoReturn:
+    """End a program with `status`. After a failed write HDF5 keeps the file open with state it
+    cannot flush, and its own clean-up at exit can crash the process (SIGSEGV instead of the
+    status): then the process ends without it (the kernel closes the files; the staged file it
+    leaves is checked, and encoded again, by the next run)."""
+    if _write_failed:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
 
 
 def to_bfloat16_bits(x: np.ndarray) -> np.ndarray:
@@ -118,6 +153,15 @@ class RoleWriter:
         except (OSError, KeyError, ValueError):
             return False
 
+    def kept_width(self) -> int | None:
+        """The width of the rows this role holds already (finished, or recorded by an
+        unfinished write), None when it holds none."""
+        if self.is_done():
+            with h5py.File(self._existing_finals()[0], "r") as f:
+                return int(f["embeddings"].shape[1])
+        st = self._load_state()
+        return int(st["dim"]) if st and int(st["rows_done"]) > 0 else None
+
     def rows_done(self) -> int:
         """Rows recorded as written by an interrupted run (0 when starting afresh)."""
         st = self._load_state()
@@ -134,15 +178,24 @@ class RoleWriter:
             st = None
         ok = st is not None and st.get("signature") == json.loads(json.dumps(self.signature, default=str))
         if ok:
-            for k in range(int(st["n_shards"])):
-                p = self._staged(k, int(st["n_shards"]))
-                if not p.exists() and not (self.dir / final_names(self.role, int(st["n_shards"]))[k]).exists():
-                    ok = False
+            ok = all(self._staged_readable(k, int(st["n_shards"]), int(st["dim"])) for k in range(int(st["n_shards"])))
         if not ok:
             self._wipe(st)
             return None
         self.state = st
         return st
+
+    def _staged_readable(self, k: int, n_shards: int, dim: int) -> bool:
+        """Shard k of an unfinished write is there (staged, or renamed by a finish cut short) and
+        opens as the file that was created (a write that failed, a full disk, can break it)."""
+        p = self._staged(k, n_shards)
+        if not p.exists():
+            p = self.dir / final_names(self.role, n_shards)[k]
+        try:
+            with h5py.File(p, "r") as f:
+                return f["embeddings"].ndim == 2 and f["embeddings"].shape[1] == dim and "item_key" in f
+        except (OSError, KeyError, ValueError):
+            return False
 
     def _wipe(self, st: dict[str, Any] | None) -> None:
         """Remove staged files and state of a write that cannot be resumed."""
@@ -152,6 +205,12 @@ class RoleWriter:
                     if p.name.endswith(".part") or p.name.endswith(".state.json") or ".tmp" in p.name:
                         p.unlink()
         self.state = None
+
+    def discard(self) -> None:
+        """Remove everything of this role: finished files, staged files and state."""
+        self._wipe(None)
+        for p in self._existing_finals():
+            p.unlink()
 
     # ---- writing ----
     def _create(self, dim: int) -> dict[str, Any]:
@@ -166,7 +225,7 @@ class RoleWriter:
         n_shards = math.ceil(self.n_rows / per)
         for k in range(n_shards):
             r0, r1 = k * per, min(self.n_rows, (k + 1) * per)
-            with h5py.File(self._staged(k, n_shards), "w") as f:
+            with _writing(self._staged(k, n_shards), "w") as f:
                 if self.dtype == "bfloat16":
                     ds = f.create_dataset("embeddings", shape=(r1 - r0, dim), dtype=np.uint16)
                     ds.attrs["dtype"] = "bfloat16"
@@ -224,7 +283,7 @@ class RoleWriter:
             k = r // per
             s0, s1 = k * per, min(self.n_rows, (k + 1) * per)
             hi = min(end, s1)
-            with h5py.File(self._staged(k, n_shards), "r+") as f:
+            with _writing(self._staged(k, n_shards), "r+") as f:
                 f["embeddings"][r - s0 : hi - s0] = data[r - row_start : hi - row_start]
                 f["item_key"][r - s0 : hi - s0] = karr[r - row_start : hi - row_start]
             r = hi
