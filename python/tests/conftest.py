@@ -13,7 +13,16 @@ TIME_SCALE = float(os.environ.get("MIEB_TEST_TIME_SCALE", "1") or 1)
 # A sanitized build's library is loaded with the sanitizer's runtime preloaded (tests/CMakeLists.txt);
 # the programs the tests start carry their own runtime, and a second one would refuse to start.
 if "asan" in os.environ.get("LD_PRELOAD", ""):
-    del os.environ["LD_PRELOAD"]
+    os.environ["MIEB_SANITIZER_RUNTIME"] = os.environ.pop("LD_PRELOAD")
+
+
+def python_env() -> dict:
+    """The environment of another Python that loads the library: this one's, with the sanitizer's
+    runtime preloaded again where the library is a sanitized build's."""
+    env = dict(os.environ)
+    if env.get("MIEB_SANITIZER_RUNTIME"):
+        env["LD_PRELOAD"] = env["MIEB_SANITIZER_RUNTIME"]
+    return env
 
 
 @pytest.fixture(scope="session")

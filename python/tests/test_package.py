@@ -8,6 +8,8 @@ from pathlib import Path
 
 import mieb_eval
 
+from conftest import python_env
+
 
 def test_submodules_are_attributes_imported_on_first_use():
     code = ("import sys, mieb_eval\n"
@@ -18,7 +20,7 @@ def test_submodules_are_attributes_imported_on_first_use():
             "assert mieb_eval.errors.BadData is mieb_eval.BadData\n"
             "assert 'mteb' in dir(mieb_eval)\n"
             "try:\n    mieb_eval.nonexistent\nexcept AttributeError as e:\n    print(e)\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=python_env())
     assert r.returncode == 0, r.stderr
     assert "has no attribute 'nonexistent'" in r.stdout
 
