@@ -2,7 +2,6 @@
    backend and registry, without the program's terminal output, signal handlers or watchdog,
    which belong to a program; progress goes to the engine's callback. */
 #include <limits.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,13 +21,12 @@ static mieb_status run(mieb_engine *e, const struct mieb_run_request *rq, char *
     struct mieb_api_call call = mieb_api_call(e);
     struct mieb_run_process proc = {.argc = 1, .argv = argv, .interrupted = &e->interrupted,
                                     .hooks = &mieb_api_loop_hooks, .hooks_user = &call};
-    /* a precision the engine's backend was not opened in: the session opens the device anew */
-    bool fp32 = !o.precision || !strcmp(o.precision, "fp32");
+    /* a precision the engine's backend was not opened in: the session opens this device anew */
     o.device = e->device;
     o.mem_limit = e->mem_limit;
     o.threads = e->n_threads;
     struct mieb_run_session s;
-    mieb_status st = mieb_run_session_open(&s, &o, &proc, &e->reg, fp32 ? e->be : NULL);
+    mieb_status st = mieb_run_session_open(&s, &o, &proc, &e->reg, e->be);
     if (st == MIEB_OK)
         st = mieb_run_session_score(&s);
     if (s.step == MIEB_RUN_OPEN) {

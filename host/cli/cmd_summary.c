@@ -105,9 +105,9 @@ int mieb_cmd_summary(int argc, char **argv)
     mieb_status st = mieb_board_open(&bd, &reg, &bo, sa.dirs, sa.n_dirs);
     if (st != MIEB_OK) {
         mieb_fprintf_esc(stderr, "mieb-eval summary: %s\n", mieb_last_error());
-        rc = bd.unknown_benchmark                      ? MIEB_EXIT_USAGE
-             : st == MIEB_ERR_NOT_FOUND               ? MIEB_EXIT_TASK_FAILED
-                                                      : MIEB_EXIT_FATAL;
+        rc = bd.unknown_benchmark ? MIEB_EXIT_USAGE
+             : st == MIEB_ERR_NOT_FOUND ? MIEB_EXIT_TASK_FAILED
+                                        : MIEB_EXIT_FATAL;
     } else {
         mieb_board_print_table(stdout, &bd);
         if (sa.csv && mieb_board_write_csv(&bd, sa.csv) != MIEB_OK) {

@@ -70,11 +70,12 @@ static enum mieb_precision precision_of(const char *p)
     return p && !strcmp(p, "tf32") ? MIEB_PREC_TF32 : p && !strcmp(p, "bf16") ? MIEB_PREC_BF16 : MIEB_PREC_FP32;
 }
 
-/* The backend: the client's, or one of the session's own on o->device. */
+/* The backend: the client's where it computes in the precision asked for, else one of the
+   session's own on o->device in that precision. */
 static mieb_status open_backend(struct mieb_run_session *s, struct mieb_backend *be)
 {
     const struct mieb_run_options *o = s->o;
-    if (be) {
+    if (be && be->opts.precision == precision_of(o->precision)) {
         s->be = be;
     } else {
         struct mieb_backend_opts bo = {.mem_limit = o->mem_limit ? o->mem_limit : mieb_mem_default_here(NULL, 0),

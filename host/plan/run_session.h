@@ -96,9 +96,9 @@ struct mieb_run_session {
 
 /**
  * Open a run: select the tasks from reg (only read: --eval-splits and --languages keep their
- * splits and subsets in views of its tasks, task_select.h), read and check model_meta.json, open the backend (be NULL: o->device with
- * o's limits and precision; else be, borrowed, whose precision must be o's), make the results
- * folder with model_meta.json in it. On failure s->step says where, and the last error why.
+ * splits and subsets in views of its tasks, task_select.h), read and check model_meta.json,
+ * open the backend (be, borrowed, where it computes in o's precision; else o->device with o's
+ * limits and precision), make the results folder with model_meta.json in it. On failure s->step says where, and the last error why.
  * o, p and reg must outlive the session; mieb_run_session_free must follow either way.
  */
 mieb_status mieb_run_session_open(struct mieb_run_session *s, const struct mieb_run_options *o,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 
 from ._paths import NATIVE, library_path, program_path  # noqa: F401 (program_path: for callers)
-from ._structs import MIRRORS, Array, RoleArray, SearchRequest  # noqa: F401 (for callers)
+from ._structs import Array, RoleArray, SearchRequest  # noqa: F401 (for callers)
 
 
 LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
